@@ -1,0 +1,74 @@
+"""The whole exception family of topoalloc.
+
+Every error is also the natural built-in (``ValueError``, ``KeyError`` ...), so
+callers that do not know topoalloc can still catch it.  Messages name the
+argument or the file and line, show the offending value and say what was
+expected.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TopoallocError",
+    "InvalidArgument",
+    "UnknownName",
+    "TraceFormatError",
+    "WorkloadError",
+    "AllocationError",
+    "RequestNeverFits",
+    "SimulationError",
+]
+
+
+class TopoallocError(Exception):
+    """Base class of every error raised on purpose by topoalloc."""
+
+
+class InvalidArgument(TopoallocError, ValueError):
+    """An argument has a value outside what the function accepts."""
+
+    def __init__(self, name: str, value: object, expected: str):
+        self.name = name
+        self.value = value
+        self.expected = expected
+        super().__init__(f"argument {name}={value!r}: expected {expected}")
+
+
+class UnknownName(TopoallocError, KeyError):
+    """A registry lookup for a name that is not registered."""
+
+    def __init__(self, kind: str, name: str, known: list[str]):
+        self.kind = kind
+        self.name = name
+        self.known = list(known)
+        super().__init__(name)
+
+    def __str__(self) -> str:  # KeyError would quote the repr only
+        return f"unknown {self.kind} {self.name!r}; known: {', '.join(self.known) or '(none)'}"
+
+
+class TraceFormatError(TopoallocError, ValueError):
+    """A workload file cannot be parsed.  Carries the file and (1-based) line."""
+
+    def __init__(self, path: str, line: int | None, message: str):
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"line {line} of {self.path!r}" if line is not None else repr(self.path)
+        super().__init__(f"{where}: {message}")
+
+
+class WorkloadError(TopoallocError, ValueError):
+    """A workload that parsed but cannot be simulated as asked (e.g. a job with no size)."""
+
+
+class AllocationError(TopoallocError, RuntimeError):
+    """Misuse of an allocator: releasing an allocation it does not hold, and so on."""
+
+
+class RequestNeverFits(TopoallocError, ValueError):
+    """A request that no state of the machine could ever satisfy."""
+
+
+class SimulationError(TopoallocError, RuntimeError):
+    """The simulation cannot proceed (e.g. a queued job that can never start)."""
