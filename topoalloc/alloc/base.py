@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import AllocationError, InvalidArgument, RequestNeverFits
 from ..topology.base import Topology
 
-__all__ = ["Request", "Allocation", "Allocator", "ReservationGuard"]
+__all__ = ["Request", "Allocation", "Allocator", "ReservationGuard", "CountingGuard"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,15 @@ class Request:
             object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "size", int(self.size))
 
+    @classmethod
+    def _trusted(cls, size: int, shape: tuple[int, ...] | None, job_id: int | None) -> "Request":
+        """Build without validation, from values the caller has validated in bulk."""
+        self = object.__new__(cls)
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "job_id", job_id)
+        return self
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Allocation:
@@ -66,15 +75,18 @@ class Allocation:
 
     ``nodes`` is a read-only sorted ``int64`` array (cheaper than a frozenset
     on the simulator's hot path, and immutable all the same); ``node_set``
-    gives a frozenset.  ``info`` carries allocator-specific facts (the
-    semitorus piece, the job's virtual torus and embedding, ...).  Equality
-    is identity: two grants of the same nodes at different times differ.
+    gives a frozenset.  ``size`` is the number of nodes granted (>=
+    ``request.size`` when the allocator rounds).  ``info`` carries
+    allocator-specific facts (the semitorus piece, the job's virtual torus
+    and embedding, ...).  Equality is identity: two grants of the same nodes
+    at different times differ.
     """
 
     nodes: np.ndarray
     request: Request
     serial: int
     info: dict[str, Any] = field(default_factory=dict)
+    size: int = field(init=False)
 
     def __post_init__(self) -> None:
         arr = np.array(self.nodes, dtype=np.int64)  # always a private copy
@@ -87,11 +99,20 @@ class Allocation:
             arr = uniq
         arr.flags.writeable = False
         object.__setattr__(self, "nodes", arr)
+        object.__setattr__(self, "size", int(arr.size))
 
-    @property
-    def size(self) -> int:
-        """Number of processors granted (>= request.size when the allocator rounds)."""
-        return int(self.nodes.size)
+    @classmethod
+    def _trusted(cls, nodes: np.ndarray, request: Request, serial: int, info: dict[str, Any]) -> "Allocation":
+        """Build from a sorted, duplicate-free, private int64 array (the base allocator checks that)."""
+        self = object.__new__(cls)
+        nodes.flags.writeable = False
+        setattr_ = object.__setattr__
+        setattr_(self, "nodes", nodes)
+        setattr_(self, "request", request)
+        setattr_(self, "serial", serial)
+        setattr_(self, "info", info)
+        setattr_(self, "size", int(nodes.size))
+        return self
 
     @property
     def node_set(self) -> frozenset[int]:
@@ -133,6 +154,11 @@ class Allocator(ABC):
 
     name: ClassVar[str] = "allocator"
     counting: ClassVar[bool] = False
+    #: True if ``_allocate`` always returns a fresh, sorted, duplicate-free
+    #: int64 array of free nodes in range (the flat allocator picks from the
+    #: free mask itself); the base then trusts it instead of re-checking on
+    #: the hot path.  The conformance suite verifies the claim independently.
+    canonical_output: ClassVar[bool] = False
     claims: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, topology: Topology):
@@ -186,17 +212,27 @@ class Allocator(ABC):
         if nodes is None:
             self.check_request(request)
             return None
+        busy = self._busy
+        if self.canonical_output:
+            idx = nodes
+            n = idx.size
+        else:
+            idx = np.array(nodes, dtype=np.int64)  # private copy: the subclass may reuse its buffer
+            n = idx.size
+            if idx.ndim != 1 or n < request.size:
+                raise AllocationError(f"{self.name}: granted {n} nodes for a request of {request.size}")
+            if n > 1 and not (idx[1:] > idx[:-1]).all():
+                idx = np.unique(idx)
+                if idx.size != n:
+                    raise AllocationError(f"{self.name}: granted a node twice")
+            if idx[0] < 0 or idx[-1] >= self.n_nodes:
+                raise AllocationError(f"{self.name}: granted nodes outside 0..{self.n_nodes - 1}")
+            if busy[idx].any():
+                raise AllocationError(f"{self.name}: granted busy nodes {idx[busy[idx]].tolist()[:8]}")
+        busy[idx] = True
+        self._free_count -= n
         self._serial += 1
-        alloc = Allocation(nodes, request, self._serial, self._take_info())
-        idx = alloc.nodes
-        if idx.size < request.size:
-            raise AllocationError(f"{self.name}: granted {idx.size} nodes for a request of {request.size}")
-        if idx.size and (idx[0] < 0 or idx[-1] >= self.n_nodes):
-            raise AllocationError(f"{self.name}: granted nodes outside 0..{self.n_nodes - 1}")
-        if self._busy[idx].any():
-            raise AllocationError(f"{self.name}: granted busy nodes {idx[self._busy[idx]].tolist()[:8]}")
-        self._busy[idx] = True
-        self._free_count -= idx.size
+        alloc = Allocation._trusted(idx, request, self._serial, self._take_info())
         self._held[alloc.serial] = alloc
         return alloc
 
@@ -246,7 +282,7 @@ class Allocator(ABC):
             clone.release(alloc)
         return clone
 
-    def earliest_fit(self, request: Request, releases: Sequence[Allocation]) -> int | None:
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         """How many of ``releases`` (in order) must end before ``request`` fits.
 
         Returns 0 if it fits now, ``k`` if it fits once ``releases[:k]`` have
@@ -261,7 +297,7 @@ class Allocator(ABC):
                 return k
         return None
 
-    def reservation_guard(self, head: Request, releases: Sequence[Allocation]) -> "ReservationGuard":
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> "ReservationGuard":
         """A guard for EASY backfilling: may a job start now without delaying ``head``?
 
         ``releases`` are the allocations expected to end by the head's
@@ -304,7 +340,7 @@ class ReservationGuard:
     return a subclass that keeps the "extra nodes" arithmetic.
     """
 
-    def __init__(self, allocator: Allocator, head: Request, releases: Sequence[Allocation]):
+    def __init__(self, allocator: Allocator, head: Request, releases: Iterable[Allocation]):
         self.allocator = allocator
         self.head = head
         self.releases = list(releases)
@@ -323,5 +359,41 @@ class ReservationGuard:
         if scratch.can_allocate(self.head):
             if ends_by_shadow:
                 self.releases.append(allocation)
+            return True
+        return False
+
+
+class CountingGuard(ReservationGuard):
+    """The guard of counting allocators: EASY's "extra nodes" (free at the shadow time minus the head's size).
+
+    ``extra`` is computed on first use: most scheduling passes never need it.
+    """
+
+    def __init__(self, allocator: Allocator, head: Request, releases: Iterable[Allocation]):
+        self.allocator = allocator
+        self.head = head
+        self._pending: Iterable[Allocation] | None = releases
+        self._extra = allocator.free_count - head.size  # free now: admitted jobs do not change it
+
+    @property
+    def extra(self) -> int:
+        if self._pending is not None:
+            self._extra += sum(a.size for a in self._pending)
+            self._pending = None
+        return self._extra
+
+    @extra.setter
+    def extra(self, value: int) -> None:
+        self._pending = None
+        self._extra = value
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        return ends_by_shadow or request.size <= self.extra
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            return True
+        if allocation.size <= self.extra:
+            self.extra -= allocation.size
             return True
         return False

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
 from ..errors import InvalidArgument
 from ..registry import ALLOCATORS
 from ..topology.base import Topology
-from .base import Allocation, Allocator, Request, ReservationGuard
+from .base import Allocation, Allocator, CountingGuard, Request, ReservationGuard
 
 __all__ = ["FlatAllocator"]
 
@@ -42,6 +42,7 @@ class FlatAllocator(Allocator):
 
     name = "flat"
     claims = frozenset({"exact_size"})
+    canonical_output = True
 
     def __init__(self, topology: Topology, *, probe: str = "counting"):
         super().__init__(topology)
@@ -60,7 +61,7 @@ class FlatAllocator(Allocator):
     def can_allocate(self, request: Request) -> bool:
         return request.size <= self._free_count
 
-    def earliest_fit(self, request: Request, releases: Sequence[Allocation]) -> int | None:
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         if not self.counting:
             return super().earliest_fit(request, releases)
         free = self._free_count
@@ -68,34 +69,15 @@ class FlatAllocator(Allocator):
         if need <= free:
             return 0
         for k, alloc in enumerate(releases, 1):
-            free += alloc.nodes.size
+            free += alloc.size
             if need <= free:
                 return k
         return None
 
-    def reservation_guard(self, head: Request, releases: Sequence[Allocation]) -> ReservationGuard:
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         if not self.counting:
             return super().reservation_guard(head, releases)
-        return _CountingGuard(self, head, releases)
-
-
-class _CountingGuard(ReservationGuard):
-    """EASY's "extra nodes": free at shadow time minus what the head needs."""
-
-    def __init__(self, allocator: Allocator, head: Request, releases: Sequence[Allocation]):
-        super().__init__(allocator, head, ())
-        self.extra = allocator.free_count + sum(a.nodes.size for a in releases) - head.size
-
-    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
-        return ends_by_shadow or request.size <= self.extra
-
-    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
-        if ends_by_shadow:
-            return True
-        if allocation.size <= self.extra:
-            self.extra -= allocation.size
-            return True
-        return False
+        return CountingGuard(self, head, releases)
 
 
 @ALLOCATORS.register("flat")

@@ -10,9 +10,10 @@ decisions in the same pass see the processors already taken.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from bisect import bisect_left, insort
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..alloc.base import Allocation, Allocator, Request
@@ -44,10 +45,11 @@ class SchedulingContext:
     now : float
     queue : list[int]
         Waiting job positions, in queue order.
-    running : list[tuple[float, int, int]]
-        ``(expected_end, start_serial, job)``, sorted: the order in which
-        jobs are expected to free their processors.
+    running : list[tuple[float, int, int, Allocation]]
+        ``(expected_end, start_serial, job, allocation)``, sorted: the order
+        in which jobs are expected to free their processors.
     allocator : Allocator
+    size, estimate : sequences indexed by job position
     """
 
     def __init__(
@@ -55,21 +57,23 @@ class SchedulingContext:
         allocator: Allocator,
         *,
         estimate: Sequence[float],
+        size: Sequence[int],
         requests: Callable[[int], Request],
         record_reservations: bool = False,
     ):
         self.allocator = allocator
         self.estimate = estimate
+        self.size = size
         self.request = requests
         self.now = 0.0
         self.queue: list[int] = []
-        self.running: list[tuple[float, int, int]] = []
+        self.running: list[tuple[float, int, int, Allocation]] = []
         self.allocation: dict[int, Allocation] = {}
         self.started: list[int] = []
         self.arrived: list[int] = []
         self.released = False
         self._serial = 0
-        self._end_key: dict[int, tuple[float, int, int]] = {}
+        self._end_key: dict[int, tuple[float, int, int, Allocation]] = {}
         self.reservations: list[ReservationRecord] | None = [] if record_reservations else None
 
     # ----------------------------------------------------------- decisions
@@ -87,7 +91,7 @@ class SchedulingContext:
 
     def _run(self, job: int, alloc: Allocation) -> None:
         self._serial += 1
-        key = (self.now + self.estimate[job], self._serial, job)
+        key = (self.now + self.estimate[job], self._serial, job, alloc)
         insort(self.running, key)
         self._end_key[job] = key
         self.allocation[job] = alloc
@@ -96,7 +100,7 @@ class SchedulingContext:
     def finish(self, job: int) -> Allocation:
         """Called by the simulation when ``job`` ends: release its processors."""
         key = self._end_key.pop(job)
-        i = bisect_left(self.running, key)
+        i = bisect_left(self.running, key[:2])
         del self.running[i]
         alloc = self.allocation.pop(job)
         self.allocator.release(alloc)
@@ -104,12 +108,18 @@ class SchedulingContext:
         return alloc
 
     # ------------------------------------------------------------ queries
-    def expected_end(self, key: tuple[float, int, int]) -> float:
-        """A running job's expected end; a job past its estimate is expected to end now."""
-        return key[0] if key[0] > self.now else self.now
+    def expected_end(self, key: tuple) -> float:
+        """A running job's expected end.
 
-    def releases_in_order(self) -> list[Allocation]:
-        return [self.allocation[j] for _, _, j in self.running]
+        A job that has reached its estimate but not ended is expected to end
+        at the next instant (the next float after ``now``): any moment, but
+        not in time for a decision taken now.
+        """
+        return key[0] if key[0] > self.now else math.nextafter(self.now, math.inf)
+
+    def releases_in_order(self) -> Iterator[Allocation]:
+        """Allocations of the running jobs, in order of expected end (lazily)."""
+        return (r[3] for r in self.running)
 
     def reservation(self, job: int) -> tuple[float, int] | None:
         """Earliest expected time ``job`` fits, asking the allocator, and how many running jobs end by then.

@@ -19,7 +19,9 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 
 from __future__ import annotations
 
-from ..alloc.base import ReservationGuard
+from itertools import compress
+
+from ..alloc.base import CountingGuard, ReservationGuard
 from ..errors import SimulationError
 from ..registry import SCHEDULERS
 from .base import Scheduler, SchedulingContext
@@ -65,10 +67,7 @@ class EASY(Scheduler):
             and self.order == "fcfs"
             and ctx.allocator.counting
         ):
-            started = [j for j in ctx.arrived if self._backfill(ctx, j)]
-            if started:
-                gone = set(started)
-                q[:] = [j for j in q if j not in gone]
+            self._backfill(ctx, ctx.arrived)
             return
 
         n = 0
@@ -80,36 +79,97 @@ class EASY(Scheduler):
             self._guard = None
             return
         head = q[0]
+        free = ctx.allocator.free_count
+        size = ctx.size
+        # free only shrinks during a pass: jobs wider than it now cannot backfill
+        if len(q) > 1:
+            rest = q[1:]  # C-level filter: this runs once per pass over the whole queue
+            cands = list(compress(rest, map(free.__ge__, map(size.__getitem__, rest))))
+        else:
+            cands = []
+        if not cands and ctx.reservations is None:
+            self._guard = None  # nothing can backfill: the reservation is not needed now
+            return
         res = ctx.reservation(head)
         if res is None:  # cannot happen for a request that fits the empty machine
             raise SimulationError(f"queue head (job position {head}) cannot fit even after every running job ends")
         shadow, k = res
         ctx.record(head, shadow)
-        releases = [ctx.allocation[j] for _, _, j in ctx.running[:k]]
         self._head, self._shadow = head, shadow
-        self._guard = ctx.allocator.reservation_guard(ctx.request(head), releases)
-        started = [j for j in q[1:] if self._backfill(ctx, j)]
-        if started:
-            gone = set(started)
-            q[:] = [j for j in q if j not in gone]
+        self._guard = ctx.allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
+        if cands:
+            self._backfill(ctx, cands)
 
-    def _backfill(self, ctx: SchedulingContext, job: int) -> bool:
-        alloc_ = ctx.allocator
-        req = ctx.request(job)
-        if req.size > alloc_.free_count:
-            return False
-        ends_by = ctx.now + ctx.estimate[job] <= self._shadow
+    def _backfill(self, ctx: SchedulingContext, candidates) -> None:
+        """Start every candidate (in order) that fits now and keeps the head's reservation."""
+        allocator = ctx.allocator
+        free = allocator.free_count
+        size = ctx.size
+        est = ctx.estimate
+        latest_end = self._shadow - ctx.now  # a job ends by the shadow iff its estimate <= this
         guard = self._guard
-        if not guard.may_admit(req, ends_by):
-            return False
-        alloc = alloc_.allocate(req)
-        if alloc is None:
-            return False
-        if not guard.admit(alloc, ends_by):
-            alloc_.release(alloc)
-            return False
-        ctx.start_with(job, alloc)
-        return True
+        started = []
+        if isinstance(guard, CountingGuard):
+            # the flat machine: EASY's extra-nodes arithmetic, inline (hot path)
+            extra = None
+            for j in candidates:
+                s = size[j]
+                if s > free:
+                    continue
+                if est[j] > latest_end:
+                    if extra is None:
+                        extra = guard.extra
+                    if s > extra:
+                        continue
+                    alloc = allocator.allocate(ctx.request(j))
+                    extra -= alloc.size
+                else:
+                    alloc = allocator.allocate(ctx.request(j))
+                ctx.start_with(j, alloc)
+                started.append(j)
+                free = allocator.free_count
+                if not free:
+                    break
+            if extra is not None:
+                guard.extra = extra
+        else:
+            for j in candidates:
+                if size[j] > free:  # necessary for every allocator
+                    continue
+                ends_by = est[j] <= latest_end
+                req = ctx.request(j)
+                if not guard.may_admit(req, ends_by):
+                    continue
+                alloc = allocator.allocate(req)
+                if alloc is None:
+                    continue
+                if not guard.admit(alloc, ends_by):
+                    allocator.release(alloc)
+                    continue
+                ctx.start_with(j, alloc)
+                started.append(j)
+                free = allocator.free_count
+                if not free:
+                    break
+        if started:
+            q = ctx.queue
+            for j in started:
+                q.remove(j)
+
+
+class _Allocations:
+    """The allocations of a slice of running entries, produced on demand."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: list):
+        self._entries = entries
+
+    def __iter__(self):
+        return (r[3] for r in self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 @SCHEDULERS.register("easy")

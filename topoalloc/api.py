@@ -1,0 +1,192 @@
+"""The Python API: :func:`simulate` does what ``topoalloc simulate`` does."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .alloc import Allocator
+from .errors import InvalidArgument
+from .registry import ALLOCATORS, SCHEDULERS, parse_spec
+from .sched import Scheduler, Simulation, SimulationResult
+from .topology import Topology, parse_machine
+from .workload import Workload, default_trace_path, read_swf
+from .workload.clean import FILTERS, STANDARD_CLEAN, FilterReport, apply_filter
+from .workload.transform import estimates as estimate_fn
+from .workload.transform import round_pow2 as round_pow2_fn
+from .workload.transform import scale_sizes as scale_sizes_fn
+from .workload.transform import work_multiple as work_multiple_fn
+
+__all__ = ["simulate", "prepare_workload", "make_allocator", "make_scheduler", "PIPELINE_ORDER"]
+
+#: The order in which filters and transforms are applied, whatever order they are asked in.
+PIPELINE_ORDER = (
+    "fill-size",
+    "scale-sizes",
+    "round-pow2",
+    "work-multiple",
+    "drop-no-size",
+    "drop-wider",
+    "drop-nonpositive-runtime",
+    "cap-runtime",
+    "estimate",
+)
+
+
+def make_allocator(spec: str | Allocator, topology: Topology, seed: int | None = None) -> Allocator:
+    """A registered allocator from ``"name:key=value,..."``, bound to ``topology``.
+
+    ``seed`` is passed to allocators whose factory takes one.
+    """
+    if isinstance(spec, Allocator):
+        if spec.topology != topology:
+            raise InvalidArgument("allocator", spec, f"an allocator bound to {topology.spec()}")
+        return spec
+    name, _ = parse_spec(spec, argument="allocator")
+    extra: dict[str, Any] = {"topology": topology}
+    if seed is not None and "seed" in inspect.signature(ALLOCATORS.get(name)).parameters:
+        extra["seed"] = seed
+    return ALLOCATORS.create(spec, **extra)
+
+
+def make_scheduler(spec: str | Scheduler) -> Scheduler:
+    """A registered scheduler from ``"easy"``, ``"fcfs:order=sjf"``, ..."""
+    if isinstance(spec, Scheduler):
+        return spec
+    return SCHEDULERS.create(spec)
+
+
+def prepare_workload(
+    workload: Workload,
+    machine_nodes: int,
+    *,
+    clean: bool = False,
+    filters: Iterable[str] = (),
+    estimate: str = "double-runtime",
+    scale_sizes: float | None = None,
+    round_pow2: bool = False,
+    work_multiple: float | None = None,
+):
+    """Apply filters and transforms in :data:`PIPELINE_ORDER`; return (workload, estimates, reports)."""
+    wanted = set(filters)
+    unknown = wanted - set(FILTERS)
+    if unknown:
+        raise InvalidArgument("filters", sorted(unknown), f"names among {', '.join(FILTERS)}")
+    if clean:
+        wanted |= set(STANDARD_CLEAN)
+    reports: list[FilterReport] = []
+    w = workload
+    for step in PIPELINE_ORDER:
+        if step == "scale-sizes" and scale_sizes is not None and scale_sizes != 1:
+            w, rep = scale_sizes_fn(w, scale_sizes)
+        elif step == "round-pow2" and round_pow2:
+            w, rep = round_pow2_fn(w)
+        elif step == "work-multiple" and work_multiple is not None and work_multiple != 1:
+            w, rep = work_multiple_fn(w, work_multiple)
+        elif step in wanted:
+            w, rep = apply_filter(step, w, machine_nodes)
+        elif step == "estimate":
+            est, rep = estimate_fn(w, estimate)
+        else:
+            continue
+        reports.append(rep)
+    return w, est, reports
+
+
+def simulate(
+    trace: str | os.PathLike | Workload | None = None,
+    *,
+    machine: str | Topology | None = None,
+    allocator: str | Allocator = "flat",
+    scheduler: str | Scheduler = "easy",
+    clean: bool = False,
+    filters: Iterable[str] = (),
+    estimate: str = "double-runtime",
+    scale_sizes: float | None = None,
+    round_pow2: bool = False,
+    work_multiple: float | None = None,
+    seed: int | None = None,
+    record_reservations: bool = False,
+    record_allocations: bool | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> SimulationResult:
+    """Simulate a workload on a machine with an allocator and a scheduler.
+
+    Parameters
+    ----------
+    trace : path, Workload or None
+        An SWF file (plain or gzip), a workload, or ``None`` for the bundled
+        NASA iPSC/860 trace.
+    machine : str or Topology, optional
+        ``"flat:128"``, ...; default: a flat machine of the trace's MaxProcs.
+    allocator, scheduler : str
+        Registered names with options (``"easy:order=sjf"``).
+    clean : bool
+        Apply the standard filters (see :mod:`topoalloc.workload.clean`).
+    filters : iterable of str
+        Individual filters by name (``"drop-wider"``, ``"fill-size"``, ...).
+    estimate : {"double-runtime", "exact", "exact-all"}
+        Estimate policy for a missing requested time.
+    scale_sizes, round_pow2, work_multiple
+        The papers' transforms (applied before the filters).
+    seed : int, optional
+        Passed to allocators that make random choices.
+    record_allocations : bool, optional
+        Keep every job's nodes in the result (needed by locality metrics);
+        default: on for machines with a topology, off for the flat machine.
+
+    Returns
+    -------
+    SimulationResult
+        ``result.summary()`` has the aggregate metrics and every filter's report.
+
+    Examples
+    --------
+    >>> r = simulate(machine="flat:128", scheduler="easy")
+    >>> r.summary()["jobs"]
+    18239
+    """
+    if trace is None:
+        trace = default_trace_path()
+    workload = trace if isinstance(trace, Workload) else read_swf(trace)
+    if machine is None:
+        n = workload.max_procs
+        if n is None:
+            raise InvalidArgument("machine", None, f"a machine spec such as flat:128 ({workload.source!r} states no MaxProcs)")
+        machine = f"flat:{n}"
+    topology = parse_machine(machine)
+    alloc = make_allocator(allocator, topology, seed)
+    sched = make_scheduler(scheduler)
+    w, est, reports = prepare_workload(
+        workload,
+        topology.n_nodes,
+        clean=clean,
+        filters=filters,
+        estimate=estimate,
+        scale_sizes=scale_sizes,
+        round_pow2=round_pow2,
+        work_multiple=work_multiple,
+    )
+    if record_allocations is None:
+        record_allocations = topology.kind != "flat"
+    sim = Simulation(
+        w,
+        alloc,
+        sched,
+        est,
+        record_reservations=record_reservations,
+        record_allocations=record_allocations,
+        progress=progress,
+    )
+    result = sim.run()
+    result.reports = reports
+    result.params = {
+        "trace": workload.source,
+        "estimate": estimate,
+        "clean": bool(clean),
+        "seed": seed,
+        "jobs_in_trace": len(workload),
+    }
+    return result

@@ -1,0 +1,177 @@
+"""Command line: ``topoalloc simulate ...``.
+
+Errors that come from bad input (a missing file, a malformed trace line, an
+unknown allocator, a job wider than the machine) end the program with exit
+status 2 and one line on stderr naming the file, line, argument and value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+
+from .errors import TopoallocError
+
+__all__ = ["main", "build_parser"]
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not v > 0 or v != v or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .workload.clean import FILTERS, STANDARD_CLEAN
+    from .workload.transform import ESTIMATE_POLICIES
+
+    p = argparse.ArgumentParser(prog="topoalloc", description="Processor allocation and scheduling simulation.")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("simulate", help="simulate a workload trace on a machine", description="Simulate a workload trace on a machine.")
+    s.add_argument("--trace", metavar="PATH", help="SWF trace, plain or gzip (default: the bundled NASA iPSC/860 log)")
+    s.add_argument("--machine", metavar="SPEC", help="machine, e.g. flat:128 (default: flat with the trace's MaxProcs)")
+    s.add_argument("--allocator", default="flat", metavar="NAME", help="allocator, with options as name:key=value,... (default: flat)")
+    s.add_argument("--scheduler", default="easy", metavar="NAME", help="fcfs, easy or conservative; queue order as e.g. easy:order=sjf (default: easy)")
+    g = s.add_argument_group("filters (nothing is dropped unless asked; each reports what it did)")
+    g.add_argument("--clean", action="store_true", help=f"apply the standard set: {', '.join(STANDARD_CLEAN)}")
+    for name, fn in FILTERS.items():
+        g.add_argument(f"--{name}", action="append_const", const=name, dest="filters", help=(fn.__doc__ or "").strip().splitlines()[0])
+    s.add_argument("--estimate", choices=ESTIMATE_POLICIES, default="double-runtime", help="estimate for a missing requested time (default: double-runtime)")
+    t = s.add_argument_group("transforms (applied before the filters)")
+    t.add_argument("--scale-sizes", type=_positive_float, metavar="F", help="multiply sizes by F, rounding up")
+    t.add_argument("--round-pow2", action="store_true", help="round sizes up to a power of two")
+    t.add_argument("--work-multiple", type=_positive_float, metavar="C", help="multiply run (and requested) times by C")
+    s.add_argument("--seed", type=int, default=None, help="seed for allocators that make random choices")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar and no filter report on stderr")
+
+    ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
+    ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
+    return p
+
+
+def _version() -> str:
+    from . import __version__
+
+    return f"topoalloc {__version__}"
+
+
+class _Progress:
+    """A progress bar on stderr (rich), shown only for runs that take a while."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar = None
+        self._task = None
+        self._t0 = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            if time.perf_counter() - self._t0 < 0.5:
+                return
+            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("simulating"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("jobs", total=total)
+        self._bar.update(self._task, completed=done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from .api import simulate
+
+    progress = _Progress(not args.quiet)
+    try:
+        result = simulate(
+            args.trace,
+            machine=args.machine,
+            allocator=args.allocator,
+            scheduler=args.scheduler,
+            clean=args.clean,
+            filters=args.filters or (),
+            estimate=args.estimate,
+            scale_sizes=args.scale_sizes,
+            round_pow2=args.round_pow2,
+            work_multiple=args.work_multiple,
+            seed=args.seed,
+            record_allocations=bool(args.jobs_out) or None,
+            progress=progress,
+        )
+    finally:
+        progress.close()
+    if not args.quiet:
+        for rep in result.reports:
+            print(f"topoalloc: {rep}", file=sys.stderr)
+    if args.jobs_out:
+        result.write_jobs(args.jobs_out)
+    summary = result.summary()
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(summary)
+    return 0
+
+
+def _print_summary(summary: dict) -> None:
+    from .registry import METRICS
+
+    print(f"{summary['jobs']} jobs on {summary['machine']} — allocator {summary['allocator']}, scheduler {summary['scheduler']}")
+    for name in METRICS.names():
+        metric = METRICS.create(name)
+        unit = f" {metric.unit}" if metric.unit else ""
+        print(f"  {name:24s} {summary[name]:14.4f}{unit}")
+
+
+def _list(args: argparse.Namespace) -> int:
+    from . import registry
+
+    groups = {
+        "allocators": registry.ALLOCATORS,
+        "schedulers": registry.SCHEDULERS,
+        "topologies": registry.TOPOLOGIES,
+        "metrics": registry.METRICS,
+    }
+    for key, reg in groups.items():
+        if args.what not in (None, key):
+            continue
+        print(f"{key}:")
+        for name, doc in reg.describe().items():
+            print(f"  {name:20s} {doc}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
+
+    try:
+        if args.command == "simulate":
+            return _simulate(args)
+        return _list(args)
+    except TopoallocError as exc:
+        print(f"topoalloc: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Scheduling metrics: pure functions of a :class:`SimulationResult`.
+
+Definitions follow Mao/Chen/Watson §4.2 and Feitelson's metric conventions:
+
+* wait = start − submit; response = end − submit;
+* bounded slowdown = max(1, (wait + run) / max(run, 10 s));
+* utilization U = Σ size·run / (N · (last end − first submit)) — the
+  variant of Mao/Chen/Watson §4.2 (useful work over the whole schedule,
+  sizes as requested, so rounding waste counts as idle);
+* allocated utilization: the same with allocated sizes (rounding counted as busy);
+* offered load = Σ size·run / (N · (last submit − first submit));
+* makespan = last end − first submit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..registry import METRICS
+
+__all__ = ["Metric", "summarize"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A named aggregate: ``fn(result) -> float``, with its unit and which way is better."""
+
+    name: str
+    fn: Callable
+    unit: str
+    better: str  # "lower" | "higher" | "none"
+    doc: str = ""
+
+    def __call__(self, result) -> float:
+        return float(self.fn(result))
+
+
+def _metric(name: str, unit: str, better: str):
+    def deco(fn):
+        m = Metric(name, fn, unit, better, (fn.__doc__ or "").strip())
+        METRICS.register(name, doc=m.doc)(lambda: m)
+        return fn
+
+    return deco
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(np.mean(x)) if x.size else 0.0
+
+
+@_metric("mean_wait", "s", "lower")
+def mean_wait(r) -> float:
+    """Mean of start − submit."""
+    return _mean(r.wait)
+
+
+@_metric("mean_response", "s", "lower")
+def mean_response(r) -> float:
+    """Mean of end − submit."""
+    return _mean(r.response)
+
+
+@_metric("mean_bounded_slowdown", "", "lower")
+def mean_bounded_slowdown(r) -> float:
+    """Mean of max(1, (wait + run) / max(run, 10 s))."""
+    return _mean(r.bounded_slowdown)
+
+
+@_metric("max_wait", "s", "lower")
+def max_wait(r) -> float:
+    """Largest wait."""
+    return float(np.max(r.wait)) if len(r) else 0.0
+
+
+def _span(r) -> float:
+    return float(np.max(r.end) - np.min(r.submit)) if len(r) else 0.0
+
+
+@_metric("makespan", "s", "lower")
+def makespan(r) -> float:
+    """Last end − first submit."""
+    return _span(r)
+
+
+@_metric("utilization", "", "higher")
+def utilization(r) -> float:
+    """Σ size·run / (N · (last end − first submit)), sizes as requested (Mao/Chen/Watson §4.2)."""
+    span = _span(r)
+    return float(np.dot(r.size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+
+
+@_metric("allocated_utilization", "", "higher")
+def allocated_utilization(r) -> float:
+    """Σ allocated size·run / (N · (last end − first submit)): processors held, rounding included."""
+    span = _span(r)
+    return float(np.dot(r.allocated_size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+
+
+@_metric("offered_load", "", "none")
+def offered_load(r) -> float:
+    """Σ size·run / (N · (last submit − first submit))."""
+    if len(r) < 2:
+        return 0.0
+    span = float(np.max(r.submit) - np.min(r.submit))
+    return float(np.dot(r.size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+
+
+def summarize(result) -> dict:
+    """Every registered metric, plus what was simulated and what the filters did."""
+    out: dict = {
+        "jobs": len(result),
+        "machine": result.machine,
+        "nodes": result.n_nodes,
+        "allocator": result.allocator,
+        "scheduler": result.scheduler,
+    }
+    for name in METRICS.names():
+        out[name] = METRICS.create(name)(result)
+    out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
+    out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
+    if result.params:
+        out["params"] = result.params
+    if result.reports:
+        out["filters"] = [rep.as_dict() for rep in result.reports]
+    return out

@@ -1,0 +1,170 @@
+"""Future plans for conservative backfilling: which reservations are feasible.
+
+Two implementations answer the same questions:
+
+* :class:`CountingProfile` — a step function of free processors over time,
+  exact for counting allocators (the flat machine);
+* :class:`ReplayPlan` — the general answer for any allocator: replay, on a
+  snapshot of the allocator, the expected releases of running jobs and the
+  allocations and releases of every reservation, in time order; a plan is
+  feasible iff every reserved allocation succeeds.
+
+The differential tests run conservative backfilling on the flat machine
+with both and require identical schedules.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left
+from collections.abc import Callable
+
+from ..alloc.base import Allocation, Allocator, Request
+from ..errors import SimulationError
+
+__all__ = ["CountingProfile", "ReplayPlan", "ZERO_LENGTH"]
+
+#: A reservation holds its processors for at least this long, so a job whose
+#: estimate is 0 still needs free processors at its start instant.
+ZERO_LENGTH = 1e-6
+
+
+def _span(dur: float) -> float:
+    return dur if dur > 0 else ZERO_LENGTH
+
+
+class CountingProfile:
+    """Free processors over time: ``free[i]`` holds on ``[times[i], times[i+1])``.
+
+    Parameters
+    ----------
+    now : float
+    free_now : int
+        Processors free at ``now``.
+    releases : iterable of (time, size)
+        Running jobs' expected ends (all > now).
+    """
+
+    def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]]):
+        times = [now]
+        free = [free_now]
+        for t, s in sorted(releases):
+            if t == times[-1]:
+                free[-1] += s
+            else:
+                times.append(t)
+                free.append(free[-1] + s)
+        self.times = times
+        self.free = free
+        self._res: dict[int, tuple[float, float, int]] = {}
+
+    def _split(self, t: float) -> int:
+        times = self.times
+        i = bisect_left(times, t)
+        if i < len(times) and times[i] == t:
+            return i
+        times.insert(i, t)
+        self.free.insert(i, self.free[i - 1])
+        return i
+
+    def _change(self, t: float, end: float, delta: int) -> None:
+        i = self._split(t)
+        j = self._split(end)
+        free = self.free
+        for k in range(i, j):
+            free[k] += delta
+
+    def add(self, job: int, t: float, size: int, dur: float) -> None:
+        end = t + _span(dur)
+        self._res[job] = (t, end, size)
+        self._change(t, end, -size)
+
+    def remove(self, job: int) -> None:
+        t, end, size = self._res.pop(job)
+        self._change(t, end, size)
+
+    def feasible(self) -> bool:
+        return min(self.free) >= 0
+
+    def earliest(self, job: int, size: int, dur: float) -> float:
+        """Earliest start >= now at which ``size`` processors are free for ``dur``."""
+        times, free = self.times, self.free
+        n = len(times)
+        span = _span(dur)
+        i = 0
+        while i < n:
+            if free[i] < size:
+                i += 1
+                continue
+            end = times[i] + span
+            j = i + 1
+            while j < n and times[j] < end:
+                if free[j] < size:
+                    break
+                j += 1
+            else:
+                return times[i]
+            i = j + 1
+        raise SimulationError(f"job position {job} (size {size}) never fits the profile")
+
+
+class ReplayPlan:
+    """The general plan: feasibility by replaying allocations on an allocator snapshot."""
+
+    def __init__(
+        self,
+        now: float,
+        allocator: Allocator,
+        releases: list[tuple[float, Allocation]],
+        request: Callable[[int], Request],
+        priority: Callable[[int], int],
+    ):
+        self.now = now
+        self.allocator = allocator
+        self.releases = sorted(releases, key=lambda r: (r[0], r[1].serial))
+        self.request = request
+        self.priority = priority
+        self._res: dict[int, tuple[float, float]] = {}
+
+    def add(self, job: int, t: float, size: int, dur: float) -> None:
+        self._res[job] = (t, t + _span(dur))
+
+    def remove(self, job: int) -> None:
+        del self._res[job]
+
+    def feasible(self) -> bool:
+        # events: (time, kind, order, payload); kind 0 = release before kind 1 = allocate
+        events: list[tuple] = [(t, 0, a.serial, 0, a) for t, a in self.releases]
+        for job, (t, end) in self._res.items():
+            events.append((t, 1, self.priority(job), job, None))
+            events.append((end, 0, -1, job, None))
+        heapq.heapify(events)
+        scratch = self.allocator.snapshot()
+        granted: dict[int, Allocation] = {}
+        while events:
+            t, kind, _, job, alloc = heapq.heappop(events)
+            if kind == 0:
+                if alloc is not None:
+                    scratch.release(alloc)
+                elif job in granted:
+                    scratch.release(granted.pop(job))
+            else:
+                got = scratch.allocate(self.request(job))
+                if got is None:
+                    return False
+                granted[job] = got
+        return True
+
+    def earliest(self, job: int, size: int, dur: float) -> float:
+        times = {self.now}
+        times.update(t for t, _ in self.releases)
+        for t, end in self._res.values():
+            times.add(t)
+            times.add(end)
+        for t in sorted(x for x in times if x >= self.now):
+            self.add(job, t, size, dur)
+            ok = self.feasible()
+            self.remove(job)
+            if ok:
+                return t
+        raise SimulationError(f"job position {job} (size {size}) never fits the plan")

@@ -1,0 +1,160 @@
+"""What a simulation produces: the per-job table and everything needed to compute metrics."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ..workload.core import Workload
+
+__all__ = ["SimulationResult", "JOB_COLUMNS"]
+
+#: Columns of the per-job table, in output order.
+JOB_COLUMNS = (
+    "job_id",
+    "line",
+    "submit",
+    "start",
+    "end",
+    "wait",
+    "response",
+    "run",
+    "estimate",
+    "size",
+    "allocated_size",
+    "bounded_slowdown",
+)
+
+
+@dataclass(eq=False)
+class SimulationResult:
+    """The outcome of one simulation.
+
+    Arrays are indexed like the workload's jobs.  ``allocations`` is a CSR
+    pair ``(nodes, offsets)``: job ``j`` ran on ``nodes[offsets[j]:offsets[j+1]]``.
+    """
+
+    workload: Workload
+    estimate: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    allocated_size: np.ndarray
+    n_nodes: int
+    machine: str
+    allocator: str
+    scheduler: str
+    allocations: tuple[np.ndarray, np.ndarray] | None = None
+    reservations: list | None = None
+    reports: list = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    bsld_threshold: float = 10.0
+
+    def __len__(self) -> int:
+        return len(self.workload)
+
+    @property
+    def submit(self) -> np.ndarray:
+        return self.workload.submit
+
+    @property
+    def run(self) -> np.ndarray:
+        return self.workload.run
+
+    @property
+    def size(self) -> np.ndarray:
+        return self.workload.size
+
+    @property
+    def wait(self) -> np.ndarray:
+        return self.start - self.workload.submit
+
+    @property
+    def response(self) -> np.ndarray:
+        return self.end - self.workload.submit
+
+    @property
+    def bounded_slowdown(self) -> np.ndarray:
+        """max(1, (wait + run) / max(run, τ)) with τ = ``bsld_threshold`` (10 s)."""
+        run = self.workload.run
+        return np.maximum(1.0, (self.wait + run) / np.maximum(run, self.bsld_threshold))
+
+    def nodes_of(self, j: int) -> np.ndarray:
+        if self.allocations is None:
+            raise InvalidArgument("allocations", None, "a simulation run with record_allocations=True")
+        flat, off = self.allocations
+        return flat[off[j] : off[j + 1]]
+
+    # ------------------------------------------------------------ tables
+    def jobs_table(self) -> dict[str, np.ndarray]:
+        w = self.workload
+        return {
+            "job_id": w.job_id,
+            "line": w.line,
+            "submit": w.submit,
+            "start": self.start,
+            "end": self.end,
+            "wait": self.wait,
+            "response": self.response,
+            "run": w.run,
+            "estimate": self.estimate,
+            "size": w.size,
+            "allocated_size": self.allocated_size,
+            "bounded_slowdown": self.bounded_slowdown,
+        }
+
+    def to_csv(self, path: str | Path | None = None) -> str | None:
+        """Write the per-job table as CSV (or return it as text when ``path`` is None)."""
+        table = self.jobs_table()
+        cols = [table[c] for c in JOB_COLUMNS]
+        out = io.StringIO()
+        wr = csv.writer(out, lineterminator="\n")
+        wr.writerow(JOB_COLUMNS)
+        ints = {c for c in JOB_COLUMNS if np.issubdtype(table[c].dtype, np.integer)}
+        lists = [c.tolist() for c in cols]
+        fmt = [(lambda v: str(v)) if name in ints else _fmt_float for name in JOB_COLUMNS]
+        for row in zip(*lists):
+            wr.writerow([f(v) for f, v in zip(fmt, row)])
+        text = out.getvalue()
+        if path is None:
+            return text
+        Path(path).write_text(text)
+        return None
+
+    def to_parquet(self, path: str | Path) -> None:
+        """Write the per-job table as Parquet (needs the ``parquet`` extra: pyarrow)."""
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise InvalidArgument("jobs_out", str(path), "a .csv path, or install pyarrow (pip install 'topoalloc[parquet]') for Parquet") from None
+        table = self.jobs_table()
+        pq.write_table(pa.table({c: table[c] for c in JOB_COLUMNS}), str(path))
+
+    def write_jobs(self, path: str | Path) -> None:
+        """Per-job table to ``path``: Parquet if it ends in ``.parquet``, CSV otherwise."""
+        if str(path).endswith(".parquet"):
+            self.to_parquet(path)
+        else:
+            self.to_csv(path)
+
+    def summary(self) -> dict[str, Any]:
+        """Aggregate metrics (see :mod:`topoalloc.metrics`) plus what was simulated."""
+        from ..metrics import summarize
+
+        return summarize(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.summary(), indent=2, sort_keys=False)
+
+
+def _fmt_float(v: float) -> str:
+    if v != v:
+        return ""
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(v)
