@@ -20,12 +20,15 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import AllocationError, InvalidArgument, RequestNeverFits
 from ..topology.base import Topology
+
+_SIZE = attrgetter("size")
 
 __all__ = ["Request", "Allocation", "Allocator", "ReservationGuard", "CountingGuard"]
 
@@ -378,7 +381,7 @@ class CountingGuard(ReservationGuard):
     @property
     def extra(self) -> int:
         if self._pending is not None:
-            self._extra += sum(a.size for a in self._pending)
+            self._extra += sum(map(_SIZE, self._pending))
             self._pending = None
         return self._extra
 

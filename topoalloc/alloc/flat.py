@@ -53,7 +53,7 @@ class FlatAllocator(Allocator):
 
     def _allocate(self, request: Request) -> np.ndarray:
         # size <= free_count is guaranteed by the base class
-        return np.flatnonzero(~self._busy)[: request.size]
+        return (~self._busy).nonzero()[0][: request.size]
 
     def _fits_empty(self, request: Request) -> bool:
         return request.size <= self.n_nodes

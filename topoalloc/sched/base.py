@@ -15,11 +15,14 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import InvalidArgument
 
 __all__ = ["Scheduler", "SchedulingContext", "QUEUE_ORDERS", "ReservationRecord"]
+
+_ALLOC = itemgetter(3)  # the allocation in a running entry
 
 #: Queue orders (Mao/Chen/Watson §1: FCFS; LPT, longest processing time first,
 #: for utilization; SJF, shortest job first, for slowdown).  Processing time
@@ -75,10 +78,13 @@ class SchedulingContext:
         self._serial = 0
         self._end_key: dict[int, tuple[float, int, int, Allocation]] = {}
         self.reservations: list[ReservationRecord] | None = [] if record_reservations else None
+        self.wakeups: list[float] = []
 
     # ----------------------------------------------------------- decisions
     def try_start(self, job: int) -> bool:
-        """Allocate for ``job`` now; on success it leaves the queue's logic to the caller and runs."""
+        """Allocate for ``job`` now; True if it started (the caller removes it from the queue)."""
+        if self.size[job] > self.allocator._free_count:  # necessary for every allocator
+            return False
         alloc = self.allocator.allocate(self.request(job))
         if alloc is None:
             return False
@@ -119,7 +125,7 @@ class SchedulingContext:
 
     def releases_in_order(self) -> Iterator[Allocation]:
         """Allocations of the running jobs, in order of expected end (lazily)."""
-        return (r[3] for r in self.running)
+        return map(_ALLOC, self.running)
 
     def reservation(self, job: int) -> tuple[float, int] | None:
         """Earliest expected time ``job`` fits, asking the allocator, and how many running jobs end by then.
@@ -140,6 +146,11 @@ class SchedulingContext:
         while k < len(self.running) and self.expected_end(self.running[k]) <= t:
             k += 1
         return t, k
+
+    def wake_at(self, time: float) -> None:
+        """Ask the simulation to run the scheduler at ``time`` even if no job arrives or ends then."""
+        if time > self.now:
+            self.wakeups.append(time)
 
     def record(self, job: int, time: float) -> None:
         if self.reservations is not None:

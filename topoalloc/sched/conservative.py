@@ -50,13 +50,16 @@ class Conservative(Scheduler):
         est = ctx.estimate
         size = lambda j: ctx.request(j).size  # noqa: E731
         plan = self._plan(ctx)
+        now = ctx.now
+        stale = False
         for j in q:
             if j in res:
+                if res[j] < now:  # its time passed without a start: a job overran its estimate
+                    stale = True
+                    break
                 plan.add(j, res[j], size(j), est[j])
-        if not plan.feasible():
-            for j in q:
-                if j in res:
-                    plan.remove(j)
+        if stale or not plan.feasible():
+            plan = self._plan(ctx)  # remake every reservation from scratch, in queue order
             res.clear()
         for j in q:
             old = res.get(j)
@@ -67,7 +70,6 @@ class Conservative(Scheduler):
             res[j] = t
             if old is None or t != old:
                 ctx.record(j, t)
-        now = ctx.now
         started = []
         for j in q:
             if res[j] <= now:
@@ -80,6 +82,13 @@ class Conservative(Scheduler):
             for j in started:
                 del res[j]
             q[:] = [j for j in q if j not in gone]
+        overrunning = bool(ctx.running) and ctx.running[0][0] <= now
+        future = [res[j] for j in q if j in res and res[j] > now]
+        if future and not overrunning:
+            # Without overruns every reservation falls on a job's end or is moved earlier, so this
+            # is a safety net.  While a job overruns, its real end is the event that remakes the
+            # plan; waking at the guessed "next instant" would only step time by one ulp.
+            ctx.wake_at(min(future))
 
 
 @SCHEDULERS.register("conservative")

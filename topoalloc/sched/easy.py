@@ -24,7 +24,7 @@ from itertools import compress
 from ..alloc.base import CountingGuard, ReservationGuard
 from ..errors import SimulationError
 from ..registry import SCHEDULERS
-from .base import Scheduler, SchedulingContext
+from .base import _ALLOC, Scheduler, SchedulingContext
 
 __all__ = ["EASY"]
 
@@ -94,7 +94,8 @@ class EASY(Scheduler):
         if res is None:  # cannot happen for a request that fits the empty machine
             raise SimulationError(f"queue head (job position {head}) cannot fit even after every running job ends")
         shadow, k = res
-        ctx.record(head, shadow)
+        if ctx.reservations is not None:
+            ctx.record(head, shadow)
         self._head, self._shadow = head, shadow
         self._guard = ctx.allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
         if cands:
@@ -166,7 +167,7 @@ class _Allocations:
         self._entries = entries
 
     def __iter__(self):
-        return (r[3] for r in self._entries)
+        return map(_ALLOC, self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)

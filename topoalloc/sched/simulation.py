@@ -135,7 +135,8 @@ class Simulation:
         end = [math.nan] * n
         alloc_size = [0] * n
         nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
-        heap: list[tuple[float, int, int]] = []
+        heap: list[tuple[float, int, int]] = []  # (end time, sequence, job) or (time, sequence, -1) for a wake-up
+        pending_wakeups: set[float] = set()
         seq = 0
         i = 0
         done = 0
@@ -154,6 +155,8 @@ class Simulation:
             arrived: list[int] = []
             while heap and heap[0][0] <= now:
                 _, _, j = heapq.heappop(heap)
+                if j < 0:  # a wake-up the scheduler asked for
+                    continue
                 alloc = ctx.finish(j)
                 if self.record_allocations:
                     nodes_of[j] = alloc.nodes
@@ -175,6 +178,15 @@ class Simulation:
                 alloc_size[j] = ctx.allocation[j].size
                 seq += 1
                 heapq.heappush(heap, (e, seq, j))
+            if ctx.wakeups:
+                for t in set(ctx.wakeups):
+                    if t not in pending_wakeups:
+                        pending_wakeups.add(t)
+                        seq += 1
+                        heapq.heappush(heap, (t, seq, -1))
+                ctx.wakeups.clear()
+            if pending_wakeups and now in pending_wakeups:
+                pending_wakeups.discard(now)
             if progress is not None and done >= next_tick:
                 progress(done, n)
                 next_tick = done + tick
