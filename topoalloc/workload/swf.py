@@ -53,17 +53,12 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _readable_prefix(data: bytes) -> bytes:
-    out = io.BytesIO()
+    """The text a truncated or corrupt gzip stream still yields (its first member)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-            while True:
-                chunk = gz.read(65536)
-                if not chunk:
-                    break
-                out.write(chunk)
-    except (EOFError, OSError, zlib.error):
-        pass
-    return out.getvalue()
+        return d.decompress(data)
+    except zlib.error:
+        return b""
 
 
 def parse_header(lines: list[str]) -> dict[str, str]:
@@ -137,7 +132,7 @@ def _parse(text: str, name: str) -> Workload:
             table = np.loadtxt(body, dtype=np.float64, ndmin=2)
         except ValueError:
             table = None  # the careful pass below finds and names the bad line
-        if table is not None and table.shape[1] != 18:
+        if table is not None and (table.shape[1] != 18 or not np.isfinite(table).all()):
             table = None
         if table is not None:
             line_no = np.arange(h + 1, h + 1 + len(body), dtype=np.int64)

@@ -1,0 +1,151 @@
+"""The command line: main job, JSON keys, per-job tables, one-line errors, determinism."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from topoalloc.cli import main
+
+from .test_swf import LINE
+
+KEYS = {"jobs", "mean_wait", "mean_response", "mean_bounded_slowdown", "utilization", "makespan"}
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "topoalloc", *args], capture_output=True, text=True)
+
+
+def test_default_run_json(capsys):
+    assert main(["simulate", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert KEYS <= set(out)
+    assert out["jobs"] == 18239 and out["machine"] == "flat:128"
+    assert 0 < out["utilization"] <= 1
+
+
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "conservative", "easy:order=sjf", "fcfs:order=lpt"])
+def test_schedulers(sched, capsys, tmp_path):
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + "\n".join(LINE.replace("1 0 -1", f"{i} {i} -1", 1) for i in range(1, 6)) + "\n")
+    assert main(["simulate", "--trace", str(trace), "--scheduler", sched, "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["jobs"] == 5
+
+
+def test_jobs_out_csv_and_parquet(tmp_path, capsys):
+    out = tmp_path / "jobs.csv"
+    assert main(["simulate", "--quiet", "--jobs-out", str(out), "--json"]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 18239
+    r = rows[0]
+    assert set(r) >= {"job_id", "submit", "start", "end", "wait", "response", "bounded_slowdown", "size", "allocated_size"}
+    assert float(r["wait"]) == float(r["start"]) - float(r["submit"])
+    pq = pytest.importorskip("pyarrow.parquet")
+    outp = tmp_path / "jobs.parquet"
+    assert main(["simulate", "--quiet", "--jobs-out", str(outp)]) == 0
+    table = pq.read_table(outp)
+    assert table.num_rows == 18239 and "bounded_slowdown" in table.column_names
+
+
+def test_clean_reports_on_stderr(tmp_path):
+    trace = tmp_path / "t.swf"
+    lines = [LINE, LINE.replace("1 0 -1 10 4", "2 1 -1 0 4", 1), LINE.replace("1 0 -1 10 4 -1 -1 4", "3 2 -1 10 64 -1 -1 64", 1)]
+    trace.write_text("; MaxProcs: 8\n" + "\n".join(lines) + "\n")
+    p = run_cli("simulate", "--trace", str(trace), "--clean", "--json")
+    assert p.returncode == 0, p.stderr
+    assert "drop-wider: removed 1 jobs" in p.stderr and "drop-nonpositive-runtime: removed 1 jobs" in p.stderr
+    out = json.loads(p.stdout)
+    assert out["jobs"] == 1
+    assert {f["name"]: f["removed"] for f in out["filters"]}["drop-wider"] == 1
+
+
+@pytest.mark.parametrize(
+    "content,pattern",
+    [
+        ("; MaxProcs: 8\n" + " ".join(LINE.split()[:17]) + "\n", r"line 2 of .*: expected 18 fields, got 17"),
+        (LINE.replace(" 10 4 ", " x 4 ", 1) + "\n", r"line 1 of .*field 4 \(run_time\) is 'x'"),
+        ("", "empty"),
+        ("; MaxProcs: 8\n", "header only"),
+    ],
+)
+def test_bad_trace_one_line_error(tmp_path, content, pattern):
+    import re
+
+    trace = tmp_path / "bad.swf"
+    trace.write_text(content)
+    p = run_cli("simulate", "--trace", str(trace), "--machine", "flat:8")
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in p.stderr, p.stderr
+    assert re.search(pattern, lines[0]) and "bad.swf" in lines[0]
+
+
+def test_truncated_gzip_cli(tmp_path):
+    import gzip
+
+    data = gzip.compress(("; MaxProcs: 8\n" + (LINE + "\n") * 3000).encode())
+    trace = tmp_path / "cut.swf.gz"
+    trace.write_bytes(data[: len(data) // 3])
+    p = run_cli("simulate", "--trace", str(trace))
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
+    assert "cut.swf.gz" in p.stderr and "truncated" in p.stderr
+
+
+@pytest.mark.parametrize(
+    "args,pattern",
+    [
+        (["--allocator", "nope"], "unknown allocator 'nope'; known: flat"),
+        (["--scheduler", "lifo"], "unknown scheduler 'lifo'; known: conservative, easy, fcfs"),
+        (["--scheduler", "easy:order=random"], "order='random'"),
+        (["--machine", "flat:abc"], "flat:N"),
+        (["--machine", "torus"], "KIND:ARG"),
+        (["--machine", "flat:64"], r"job \d+ \(line \d+ of .*\): .*128 processors.*drop-wider"),
+        (["--allocator", "flat:colour=red"], "options accepted by 'flat'"),
+    ],
+)
+def test_bad_arguments_one_line(args, pattern):
+    import re
+
+    p = run_cli("simulate", *args)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(pattern, lines[0]), p.stderr
+
+
+def test_bad_number_argument():
+    p = run_cli("simulate", "--work-multiple", "-2")
+    assert p.returncode == 2 and "expected a positive number, got '-2'" in p.stderr
+
+
+def test_missing_size_without_clean(tmp_path):
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + LINE.replace("10 4 -1 -1 4", "10 -1 -1 -1 -1", 1) + "\n")
+    p = run_cli("simulate", "--trace", str(trace))
+    assert p.returncode == 2 and "job 1 (line 2" in p.stderr and "drop-no-size" in p.stderr
+    p = run_cli("simulate", "--trace", str(trace), "--clean", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["jobs"] == 0
+
+
+def test_json_byte_identical(tmp_path):
+    a = run_cli("simulate", "--json", "--quiet", "--scheduler", "conservative")
+    b = run_cli("simulate", "--json", "--quiet", "--scheduler", "conservative")
+    assert a.returncode == 0 and a.stdout == b.stdout
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "flat" in out and "easy" in out and "utilization" in out
+
+
+def test_console_script_installed():
+    import shutil
+
+    exe = shutil.which("topoalloc")
+    assert exe, "the topoalloc console script is not on PATH"
+    p = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.startswith("topoalloc ")
