@@ -9,7 +9,7 @@ Missing values follow the SWF convention: ``-1``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -62,7 +62,6 @@ class Job:
     line: int = 0
 
 
-@dataclass(frozen=True, eq=False)
 class Workload:
     """An immutable, columnar collection of jobs sorted by submit time.
 
@@ -84,58 +83,72 @@ class Workload:
         Where the jobs came from (a path, or a generator description).
     """
 
-    job_id: np.ndarray
-    submit: np.ndarray
-    run: np.ndarray
-    size: np.ndarray
-    requested_time: np.ndarray
-    shape: np.ndarray | None = None
-    line: np.ndarray | None = None
-    swf: np.ndarray | None = None
-    header: Mapping[str, str] = field(default_factory=dict)
-    source: str = "<memory>"
+    __slots__ = ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "_swf", "header", "source")
 
-    def __post_init__(self) -> None:
-        n = len(np.asarray(self.submit))
+    def __init__(
+        self,
+        job_id,
+        submit,
+        run,
+        size,
+        requested_time,
+        shape=None,
+        line=None,
+        swf=None,
+        header: Mapping[str, str] | None = None,
+        source: str = "<memory>",
+    ):
+        n = len(np.asarray(submit))
         cols = {
-            "job_id": np.int64,
-            "submit": np.float64,
-            "run": np.float64,
-            "size": np.int64,
-            "requested_time": np.float64,
+            "job_id": (job_id, np.int64),
+            "submit": (submit, np.float64),
+            "run": (run, np.float64),
+            "size": (size, np.int64),
+            "requested_time": (requested_time, np.float64),
         }
-        for name, dtype in cols.items():
-            arr = np.array(getattr(self, name), dtype=dtype)
+        for name, (value, dtype) in cols.items():
+            arr = np.array(value, dtype=dtype)
             if arr.shape != (n,):
                 raise InvalidArgument(name, f"array of shape {arr.shape}", f"a 1-D array of {n} entries")
             arr.flags.writeable = False
             object.__setattr__(self, name, arr)
-        line = np.zeros(n, np.int64) if self.line is None else np.array(self.line, dtype=np.int64)
+        line = np.zeros(n, np.int64) if line is None else np.array(line, dtype=np.int64)
         if line.shape != (n,):
             raise InvalidArgument("line", f"array of shape {line.shape}", f"{n} entries")
         line.flags.writeable = False
         object.__setattr__(self, "line", line)
-        if self.shape is not None:
-            shp = np.array(self.shape, dtype=np.int64)
+        if shape is not None:
+            shp = np.array(shape, dtype=np.int64)
             if shp.ndim != 2 or shp.shape[0] != n:
                 raise InvalidArgument("shape", f"array of shape {shp.shape}", f"an array of shape ({n}, d)")
             if n and not np.array_equal(np.prod(shp, axis=1), self.size):
                 bad = int(np.flatnonzero(np.prod(shp, axis=1) != self.size)[0])
                 raise InvalidArgument("shape", shp[bad].tolist(), f"sides whose product is the size {self.size[bad]} (job {self.job_id[bad]})")
             shp.flags.writeable = False
-            object.__setattr__(self, "shape", shp)
-        if self.swf is not None:
-            raw = np.array(self.swf, dtype=np.float64)
+            shape = shp
+        object.__setattr__(self, "shape", shape)
+        if swf is not None:
+            raw = np.array(swf, dtype=np.float64)
             if raw.shape != (n, 18):
                 raise InvalidArgument("swf", f"array of shape {raw.shape}", f"an array of shape ({n}, 18)")
             raw.flags.writeable = False
-            object.__setattr__(self, "swf", raw)
+            swf = raw
+        object.__setattr__(self, "_swf", swf)
+        object.__setattr__(self, "header", dict(header or {}))
+        object.__setattr__(self, "source", source)
         if n > 1 and (np.diff(self.submit) < 0).any():
             order = np.argsort(self.submit, kind="stable")
             sorted_wl = self.take(order)
-            for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "swf"):
+            for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "_swf"):
                 object.__setattr__(self, name, getattr(sorted_wl, name))
-        object.__setattr__(self, "header", dict(self.header))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Workload is immutable; use replace() or take() (tried to set {name!r})")
+
+    @property
+    def swf(self) -> np.ndarray | None:
+        """The (n, 18) SWF records, or None for a generated workload."""
+        return self._swf
 
     # ------------------------------------------------------------- access
     def __len__(self) -> int:
@@ -185,7 +198,7 @@ class Workload:
         return self._raw_or_missing("allocated_procs")
 
     def _raw_or_missing(self, name: str) -> np.ndarray:
-        if self.swf is None:
+        if self._swf is None:
             return np.full(len(self), -1.0)
         return self.swf[:, F[name]]
 
@@ -207,7 +220,7 @@ class Workload:
             requested_time=self.requested_time[idx],
             shape=None if self.shape is None else self.shape[idx],
             line=self.line[idx],
-            swf=None if self.swf is None else self.swf[idx],
+            swf=None if self._swf is None else self._swf[idx],
             header=self.header,
             source=self.source,
         )
@@ -216,8 +229,9 @@ class Workload:
         """A copy with some columns replaced."""
         fields = {
             name: getattr(self, name)
-            for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "swf", "header", "source")
+            for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "header", "source")
         }
+        fields["swf"] = self._swf
         fields.update(changes)
         return Workload(**fields)
 

@@ -126,18 +126,15 @@ def _parse(text: str, name: str) -> Workload:
     if not body:
         raise TraceFormatError(name, None, f"header only ({h} comment lines) and no job lines")
     simple = all(ln.strip() and not ln.lstrip().startswith(";") for ln in body)
-    table = None
     if simple:
         try:
             table = np.loadtxt(body, dtype=np.float64, ndmin=2)
         except ValueError:
             table = None  # the careful pass below finds and names the bad line
-        if table is not None and (table.shape[1] != 18 or not np.isfinite(table).all()):
-            table = None
-        if table is not None:
+        if table is not None and table.shape[1] == 18 and np.isfinite(table).all():
             line_no = np.arange(h + 1, h + 1 + len(body), dtype=np.int64)
-    if table is None:
-        table, line_no = _parse_careful(lines, h, name)
+            return _to_workload(table, line_no, header, name)
+    table, line_no = _parse_careful(lines, h, name)
     return _to_workload(table, line_no, header, name)
 
 

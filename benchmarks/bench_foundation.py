@@ -1,0 +1,96 @@
+"""Foundation performance: whole-trace simulations, timed end to end, and peak memory.
+
+Targets (issue "Foundation"):
+  * CTC-SP2 (77,222 jobs, 338 processors, EASY, flat): <= 1.5 s end to end, reading included
+  * NASA iPSC/860 (18,239 jobs, 128 processors, EASY, flat): <= 0.3 s
+  * SDSC-BLUE (243,306 jobs): completes with peak memory <= 400 MB
+
+"End to end" is measured two ways: in one process (``topoalloc.simulate(path)``: read,
+prepare, simulate, summarise; median of several runs, interpreter already started) and
+as the command a user types (``topoalloc simulate --trace ... --json --quiet``: a new
+process, imports included; median wall time).  Peak memory is the child process's
+maximum resident set size.
+
+Usage: python benchmarks/bench_foundation.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TRACES = Path(os.environ.get("TOPOALLOC_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+
+CASES = [
+    # name, trace, machine, extra CLI args, target seconds, target MB
+    ("CTC-SP2 EASY flat", "CTC-SP2-1996-3.1-cln.swf.gz", "flat:338", [], 1.5, None),
+    ("NASA iPSC/860 EASY flat", "NASA-iPSC-1993-3.1-cln.swf", "flat:128", [], 0.3, None),
+    ("SDSC-BLUE EASY flat (--clean)", "SDSC-BLUE-2000-4.2-cln.swf.gz", "flat:1152", ["--clean"], None, 400),
+]
+
+
+def in_process(trace: Path, machine: str, clean: bool, repeat: int) -> tuple[float, dict]:
+    import topoalloc
+
+    times = []
+    summary = {}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = topoalloc.simulate(trace, machine=machine, scheduler="easy", clean=clean)
+        summary = r.summary()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), summary
+
+
+def cli(trace: Path, machine: str, extra: list[str], repeat: int) -> tuple[float, float, dict]:
+    times, peaks = [], []
+    out = {}
+    for _ in range(repeat):
+        cmd = [sys.executable, "-m", "topoalloc", "simulate", "--trace", str(trace), "--machine", machine, "--json", "--quiet", *extra]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        times.append(time.perf_counter() - t0)
+        peaks.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # KiB, max over children so far
+        out = json.loads(p.stdout)
+        del before
+    return statistics.median(times), max(peaks) / 1024.0, out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
+    rows = []
+    # memory case first, alone in its own child, so ru_maxrss (a running maximum) is its own
+    for name, fname, machine, extra, target_s, target_mb in sorted(CASES, key=lambda c: c[5] is None):
+        trace = TRACES / fname
+        if not trace.exists():
+            print(f"{name}: SKIPPED ({trace} not found)")
+            continue
+        wall, peak, out = cli(trace, machine, extra, 1 if target_mb else args.repeat)
+        inproc, summary = in_process(trace, machine, "--clean" in extra, 1 if target_mb else args.repeat)
+        rows.append((name, out["jobs"], inproc, wall, peak, target_s, target_mb, summary))
+    print()
+    print(f"{'case':32s} {'jobs':>8s} {'in-process s':>13s} {'CLI wall s':>11s} {'peak MB':>8s}  target")
+    for name, jobs, inproc, wall, peak, target_s, target_mb, summary in rows:
+        target = f"<= {target_s} s" if target_s else f"<= {target_mb} MB"
+        ok = (max(inproc, wall) <= target_s) if target_s else (peak <= target_mb)
+        print(f"{name:32s} {jobs:8d} {inproc:13.3f} {wall:11.3f} {peak:8.1f}  {target}  {'met' if ok else 'MISSED'}")
+    print()
+    for name, jobs, *_, summary in rows:
+        print(f"{name}: mean_wait={summary['mean_wait']:.1f} s  mean_bsld={summary['mean_bounded_slowdown']:.3f}  utilization={summary['utilization']:.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
