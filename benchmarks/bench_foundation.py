@@ -20,10 +20,10 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,18 +51,24 @@ def in_process(trace: Path, machine: str, clean: bool, repeat: int) -> tuple[flo
 
 
 def cli(trace: Path, machine: str, extra: list[str], repeat: int) -> tuple[float, float, dict]:
+    """Median wall time of the CLI in a new process, and that process's own peak RSS (MB)."""
     times, peaks = [], []
-    out = {}
+    out: dict = {}
     for _ in range(repeat):
         cmd = [sys.executable, "-m", "topoalloc", "simulate", "--trace", str(trace), "--machine", machine, "--json", "--quiet", *extra]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        t0 = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        times.append(time.perf_counter() - t0)
-        peaks.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)  # KiB, max over children so far
-        out = json.loads(p.stdout)
-        del before
-    return statistics.median(times), max(peaks) / 1024.0, out
+        with tempfile.TemporaryFile() as fout, tempfile.TemporaryFile() as ferr:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=fout, stderr=ferr)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage
+            times.append(time.perf_counter() - t0)
+            code = os.waitstatus_to_exitcode(status)
+            fout.seek(0)
+            ferr.seek(0)
+            if code:
+                raise SystemExit(f"{' '.join(cmd)} failed: {ferr.read().decode()}")
+            out = json.loads(fout.read())
+        peaks.append(usage.ru_maxrss / 1024.0)  # KiB on Linux
+    return statistics.median(times), max(peaks), out
 
 
 def main() -> int:
@@ -71,8 +77,7 @@ def main() -> int:
     args = ap.parse_args()
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}")
     rows = []
-    # memory case first, alone in its own child, so ru_maxrss (a running maximum) is its own
-    for name, fname, machine, extra, target_s, target_mb in sorted(CASES, key=lambda c: c[5] is None):
+    for name, fname, machine, extra, target_s, target_mb in CASES:
         trace = TRACES / fname
         if not trace.exists():
             print(f"{name}: SKIPPED ({trace} not found)")

@@ -19,8 +19,6 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 
 from __future__ import annotations
 
-from itertools import compress
-
 from ..alloc.base import CountingGuard, ReservationGuard
 from ..errors import SimulationError
 from ..registry import SCHEDULERS
@@ -48,6 +46,7 @@ class EASY(Scheduler):
     def __init__(self, order: str = "fcfs", incremental: bool = True):
         super().__init__(order)
         self.incremental = incremental
+        self._incremental_ok = incremental and order == "fcfs"
         self.reset()
 
     def reset(self) -> None:
@@ -58,13 +57,12 @@ class EASY(Scheduler):
     def schedule(self, ctx: SchedulingContext) -> None:
         q = ctx.queue
         if (
-            self._guard is not None
-            and not ctx.released
+            not ctx.released
+            and self._guard is not None
             and q
-            and q[0] == self._head
             and ctx.now < self._shadow
-            and self.incremental
-            and self.order == "fcfs"
+            and q[0] == self._head
+            and self._incremental_ok
             and ctx.allocator.counting
         ):
             self._backfill(ctx, ctx.arrived)
@@ -82,11 +80,7 @@ class EASY(Scheduler):
         free = ctx.allocator.free_count
         size = ctx.size
         # free only shrinks during a pass: jobs wider than it now cannot backfill
-        if len(q) > 1:
-            rest = q[1:]  # C-level filter: this runs once per pass over the whole queue
-            cands = list(compress(rest, map(free.__ge__, map(size.__getitem__, rest))))
-        else:
-            cands = []
+        cands = [j for j in q[1:] if size[j] <= free] if len(q) > 1 else []
         if not cands and ctx.reservations is None:
             self._guard = None  # nothing can backfill: the reservation is not needed now
             return

@@ -144,6 +144,10 @@ class Simulation:
         progress = self.progress
         tick = max(1, n // 200)
         next_tick = tick
+        heappop, heappush = heapq.heappop, heapq.heappush
+        finish, schedule = ctx.finish, sched.schedule
+        allocation = ctx.allocation
+        record = self.record_allocations
         while True:
             t_end = heap[0][0] if heap else inf
             t_arr = submit[i] if i < n else inf
@@ -152,15 +156,16 @@ class Simulation:
                 break
             ctx.now = now
             ctx.released = False
-            arrived: list[int] = []
             while heap and heap[0][0] <= now:
-                _, _, j = heapq.heappop(heap)
+                j = heappop(heap)[2]
                 if j < 0:  # a wake-up the scheduler asked for
+                    pending_wakeups.discard(now)
                     continue
-                alloc = ctx.finish(j)
-                if self.record_allocations:
+                alloc = finish(j)
+                if record:
                     nodes_of[j] = alloc.nodes
                 done += 1
+            arrived = []
             while i < n and submit[i] <= now:
                 if qkey is None:
                     q.append(i)
@@ -169,24 +174,21 @@ class Simulation:
                 arrived.append(i)
                 i += 1
             ctx.arrived = arrived
-            ctx.started = []
-            sched.schedule(ctx)
-            for j in ctx.started:
+            started = ctx.started = []
+            schedule(ctx)
+            for j in started:
                 start[j] = now
-                e = now + run[j]
-                end[j] = e
-                alloc_size[j] = ctx.allocation[j].size
+                e = end[j] = now + run[j]
+                alloc_size[j] = allocation[j].size
                 seq += 1
-                heapq.heappush(heap, (e, seq, j))
+                heappush(heap, (e, seq, j))
             if ctx.wakeups:
-                for t in set(ctx.wakeups):
+                for t in sorted(set(ctx.wakeups)):
                     if t not in pending_wakeups:
                         pending_wakeups.add(t)
                         seq += 1
-                        heapq.heappush(heap, (t, seq, -1))
+                        heappush(heap, (t, seq, -1))
                 ctx.wakeups.clear()
-            if pending_wakeups and now in pending_wakeups:
-                pending_wakeups.discard(now)
             if progress is not None and done >= next_tick:
                 progress(done, n)
                 next_tick = done + tick
