@@ -113,7 +113,7 @@ def read_swf(path: str | os.PathLike) -> Workload:
 
 def _parse(text: str, name: str) -> Workload:
     if not text.strip():
-        raise TraceFormatError(name, None, "file is empty: expected SWF header comments and job lines")
+        raise TraceFormatError(name, 1, "file is empty: expected SWF header comments and job lines")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -124,7 +124,7 @@ def _parse(text: str, name: str) -> Workload:
     header = parse_header([ln for ln in lines[:h] if ln.lstrip().startswith(";")])
     body = lines[h:]
     if not body:
-        raise TraceFormatError(name, None, f"header only ({h} comment lines) and no job lines")
+        raise TraceFormatError(name, h + 1, f"header only: expected a job line after the {h} comment lines, found the end of the file")
     simple = all(ln.strip() and not ln.lstrip().startswith(";") for ln in body)
     if simple:
         try:
@@ -163,7 +163,7 @@ def _parse_careful(lines: list[str], start: int, name: str) -> tuple[np.ndarray,
         rows.append(row)
         numbers.append(i + 1)
     if not rows:
-        raise TraceFormatError(name, None, "no job lines, only comments")
+        raise TraceFormatError(name, len(lines) + 1, "no job lines, only comments")
     return np.array(rows, dtype=np.float64), np.array(numbers, dtype=np.int64)
 
 
