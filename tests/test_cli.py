@@ -149,3 +149,15 @@ def test_console_script_installed():
     assert exe, "the topoalloc console script is not on PATH"
     p = subprocess.run([exe, "--version"], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.startswith("topoalloc ")
+
+
+def test_work_multiple_and_keep_estimates(tmp_path, capsys):
+    trace = tmp_path / "t.swf"
+    trace.write_text("; MaxProcs: 8\n" + LINE + "\n")
+    out = tmp_path / "a.csv"
+    assert main(["simulate", "--trace", str(trace), "--work-multiple", "2", "--jobs-out", str(out), "--quiet"]) == 0
+    row = next(csv.DictReader(out.open()))
+    assert (float(row["run"]), float(row["estimate"])) == (20.0, 40.0)
+    assert main(["simulate", "--trace", str(trace), "--work-multiple", "2", "--keep-estimates", "--jobs-out", str(out), "--quiet"]) == 0
+    row = next(csv.DictReader(out.open()))
+    assert (float(row["run"]), float(row["estimate"])) == (20.0, 20.0)

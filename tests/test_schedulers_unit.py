@@ -52,3 +52,30 @@ def test_conservative_refuses_to_delay_a_reservation():
     Conservative().schedule(ctx)
     assert ctx.started == [0] and ctx.queue == [1, 2]
     assert {r.job: r.time for r in ctx.reservations} == {0: 0.0, 1: 10.0, 2: 20.0}
+
+
+def test_easy_counts_every_job_ending_at_the_shadow_time():
+    """Pinned convention: all running jobs expected to end at the shadow instant count as ended,
+    so the extra nodes include both of two jobs that end together."""
+    # running: A (2 procs) and B (2 procs) expected to end at 10, C (3 procs) at 30; 1 free
+    ctx = context([2, 2, 3, 3, 1], [10, 10, 30, 5, 100])
+    ctx.queue[:] = [0, 1, 2]
+    FCFS().schedule(ctx)
+    assert ctx.started == [0, 1, 2]
+    ctx.queue[:] = [3, 4]  # head: 3 procs; candidate: 1 proc for 100 s (ends after the shadow)
+    EASY().schedule(ctx)
+    # shadow 10; free then 1 + 2 + 2 = 5, extra = 2 (would be 0 counting only A): job 4 starts
+    assert ctx.reservations[-1].time == 10.0
+    assert ctx.started[-1] == 4 and ctx.queue == [3]
+
+
+def test_overrunning_job_is_expected_at_the_next_instant():
+    """Pinned convention: a job past its estimate is expected to end at the next instant."""
+    ctx = context([8, 4], [10, 10])
+    ctx.queue[:] = [0]
+    FCFS().schedule(ctx)
+    ctx.now = 50.0  # job 0 overran its 10 s estimate
+    ctx.queue[:] = [1]
+    EASY().schedule(ctx)
+    shadow = ctx.reservations[-1].time
+    assert 50.0 < shadow < 50.0 + 1e-9

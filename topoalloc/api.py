@@ -68,6 +68,7 @@ def prepare_workload(
     scale_sizes: float | None = None,
     round_pow2: bool = False,
     work_multiple: float | None = None,
+    scale_estimates: bool = True,
 ):
     """Apply filters and transforms in :data:`PIPELINE_ORDER`; return (workload, estimates, reports)."""
     wanted = set(filters)
@@ -84,7 +85,7 @@ def prepare_workload(
         elif step == "round-pow2" and round_pow2:
             w, rep = round_pow2_fn(w)
         elif step == "work-multiple" and work_multiple is not None and work_multiple != 1:
-            w, rep = work_multiple_fn(w, work_multiple)
+            w, rep = work_multiple_fn(w, work_multiple, scale_estimates=scale_estimates)
         elif step in wanted:
             w, rep = apply_filter(step, w, machine_nodes)
         elif step == "estimate":
@@ -107,6 +108,7 @@ def simulate(
     scale_sizes: float | None = None,
     round_pow2: bool = False,
     work_multiple: float | None = None,
+    scale_estimates: bool = True,
     seed: int | None = None,
     record_reservations: bool = False,
     record_allocations: bool | None = None,
@@ -131,6 +133,10 @@ def simulate(
         Estimate policy for a missing requested time.
     scale_sizes, round_pow2, work_multiple
         The papers' transforms (applied before the filters).
+    scale_estimates : bool
+        With ``work_multiple``, scale requested times too (default), keeping
+        each job's estimate accuracy; False keeps the logged requests
+        (Mao/Chen/Watson §4.3 do not say which they did).
     seed : int, optional
         Passed to allocators that make random choices.
     record_allocations : bool, optional
@@ -168,6 +174,7 @@ def simulate(
         scale_sizes=scale_sizes,
         round_pow2=round_pow2,
         work_multiple=work_multiple,
+        scale_estimates=scale_estimates,
     )
     if record_allocations is None:
         record_allocations = topology.kind != "flat"

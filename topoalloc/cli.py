@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     t = s.add_argument_group("transforms (applied before the filters)")
     t.add_argument("--scale-sizes", type=_positive_float, metavar="F", help="multiply sizes by F, rounding up")
     t.add_argument("--round-pow2", action="store_true", help="round sizes up to a power of two")
-    t.add_argument("--work-multiple", type=_positive_float, metavar="C", help="multiply run (and requested) times by C")
+    t.add_argument("--work-multiple", type=_positive_float, metavar="C", help="multiply run and requested times by C")
+    t.add_argument("--keep-estimates", action="store_true", help="with --work-multiple, leave requested times as logged")
     s.add_argument("--seed", type=int, default=None, help="seed for allocators that make random choices")
     s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
@@ -109,6 +110,7 @@ def _simulate(args: argparse.Namespace) -> int:
             scale_sizes=args.scale_sizes,
             round_pow2=args.round_pow2,
             work_multiple=args.work_multiple,
+            scale_estimates=not args.keep_estimates,
             seed=args.seed,
             record_allocations=bool(args.jobs_out) or None,
             progress=progress,
