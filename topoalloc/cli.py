@@ -56,6 +56,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no filter report on stderr")
 
+    pt = sub.add_parser("partition", help="partition a semitorus (EP or NEP) and show the pieces", description="Allocate one request on a fresh torus and print the available set and the allocated piece.")
+    pt.add_argument("--scheme", choices=["ep", "nep"], default="nep")
+    pt.add_argument("--shape", required=True, metavar="AxBx...", help="the torus, first side fastest (e.g. 2x4x4x8)")
+    pt.add_argument("--nodes", required=True, type=int, metavar="M", help="processors requested (rounded up to a power of two)")
+    pt.add_argument("--mesh", action="store_true", help="a mesh (no wrap-around links) instead of a torus")
+    pt.add_argument("--convert", choices=["collapse", "pair"], default="collapse", help="semitorus-to-torus conversion (default: collapse)")
+    pt.add_argument("--nep-order", choices=["exhaust-largest", "balanced"], default="exhaust-largest")
+    pt.add_argument("--json", action="store_true")
+
+    pr = sub.add_parser("prove", help="run the Z3 proofs and print what was proved", description="Run the Z3 proofs about the allocators' own output.")
+    pr.add_argument("family", choices=["torus"], help="which proofs")
+    pr.add_argument("--full", action="store_true", help="every orientation of every shape (slow) instead of one per shape")
+    pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
+    pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
+    pr.add_argument("--json", action="store_true")
+
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
     return p
@@ -141,6 +157,65 @@ def _print_summary(summary: dict) -> None:
         print(f"  {name:24s} {summary[name]:14.4f}{unit}")
 
 
+def _partition(args: argparse.Namespace) -> int:
+    from .alloc import PartitionAllocator, Request
+    from .errors import InvalidArgument
+    from .topology.torus import Mesh, Torus, parse_dims
+
+    dims = parse_dims(args.shape, argument="--shape")
+    machine = Mesh(dims) if args.mesh else Torus(dims)
+    if args.nodes < 1:
+        raise InvalidArgument("--nodes", args.nodes, "a positive number of processors")
+    a = PartitionAllocator(machine, scheme=args.scheme, convert=args.convert, nep_order=args.nep_order)
+    got = a.allocate(Request(args.nodes))
+    if got is None:  # cannot happen on a fresh machine: allocate raises if it never fits
+        raise InvalidArgument("--nodes", args.nodes, "a request that fits")
+    chosen = got.info["semitorus"]
+    pieces = [dict(st.as_dict(), allocated=False) for st in a.available()]
+    pieces.append(dict(chosen.as_dict(), allocated=True))
+    pieces.sort(key=lambda p: (p["offset"][::-1], p["sides"]))
+    conv = got.info["conversion"]
+    out = {
+        "machine": machine.spec(),
+        "scheme": args.scheme,
+        "requested": args.nodes,
+        "rounded": got.info["rounded"],
+        "pieces": pieces,
+        "conversion": conv.as_dict(),
+    }
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{args.scheme.upper()} on {machine.spec()} for {args.nodes} processors (rounded to {out['rounded']}):")
+        for p in pieces:
+            sides = "x".join(map(str, p["sides"]))
+            wr = "".join("w" if w else "-" for w in p["wrapped"])
+            print(f"  {'*' if p['allocated'] else ' '} offset {tuple(p['offset'])}  sides {sides}  wrap {wr}")
+        print(f"  job's torus: {'x'.join(map(str, conv.shape))} (dimensions merged: {list(map(list, conv.groups))})")
+    return 0
+
+
+def _prove(args: argparse.Namespace) -> int:
+    from .proofs.report import run_family
+
+    rows = run_family(args.family, full=args.full, max_dims=args.max_dims, max_order=args.max_order)
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"topoalloc proofs: {args.family}")
+        for col in ("property", "cases", "largest case", "seconds", "result"):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r["property"], str(r["cases"]), r["largest"], f"{r['seconds']:.2f}", "holds" if r["holds"] else f"FAILS: {r['counterexample']}")
+        Console().print(table)
+    return 0 if all(r["holds"] for r in rows) else 1
+
+
 def _list(args: argparse.Namespace) -> int:
     from . import registry
 
@@ -167,6 +242,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "simulate":
             return _simulate(args)
+        if args.command == "partition":
+            return _partition(args)
+        if args.command == "prove":
+            return _prove(args)
         return _list(args)
     except TopoallocError as exc:
         print(f"topoalloc: error: {exc}", file=sys.stderr)

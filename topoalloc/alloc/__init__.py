@@ -2,8 +2,9 @@
 
 from .base import Allocation, Allocator, Request, ReservationGuard
 from .flat import FlatAllocator
+from .partition import PartitionAllocator
 
-__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "make_allocator"]
+__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "PartitionAllocator", "make_allocator"]
 
 
 def make_allocator(spec: str, topology) -> Allocator:

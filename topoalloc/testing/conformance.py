@@ -32,7 +32,7 @@ __all__ = [
 
 def small_topologies(kinds: set[str] | None = None) -> list[Topology]:
     """The fixed set of small machines every allocator is run on (those registered so far)."""
-    specs = ["flat:1", "flat:7", "flat:16", "flat:64"]
+    specs = ["flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2", "torus:2x2x2x6x8"]
     tops = []
     for spec in specs:
         kind = spec.split(":")[0]
@@ -48,9 +48,39 @@ def _exact_size(alloc: Allocation, allocator: Allocator) -> str | None:
     return None
 
 
+def _power_of_two(alloc: Allocation, allocator: Allocator) -> str | None:
+    n = alloc.size
+    if n & (n - 1) or n < alloc.request.size or n >= 2 * alloc.request.size:
+        return f"power_of_two claimed, but {n} nodes were granted for {alloc.request.size}"
+    return None
+
+
+def _subtorus(alloc: Allocation, allocator: Allocator) -> str | None:
+    """The nodes are the claimed semitorus box, and its conversion is a dilation-1 embedding inside it."""
+    st = alloc.info.get("semitorus")
+    conv = alloc.info.get("conversion")
+    if st is None or conv is None:
+        return "subtorus claimed, but the allocation has no semitorus or conversion in its info"
+    top = allocator.topology
+    box = top.box_nodes(st.offset, st.sides)
+    if not np.array_equal(box, alloc.nodes):
+        return f"nodes are not the semitorus {st.describe()}"
+    emb = conv.embedding
+    if sorted(emb.tolist()) != box.tolist():
+        return "conversion embedding is not a bijection onto the allocation"
+    for a, b in conv.virtual_edges():
+        if not top.adjacent(int(emb[a]), int(emb[b])):
+            return f"virtual edge ({a}, {b}) maps to non-adjacent nodes {emb[a]}, {emb[b]}"
+    if conv.torus and int(np.prod(conv.shape)) != alloc.size:
+        return "virtual torus size differs from the allocation"
+    return None
+
+
 #: claim name -> check(allocation, allocator) returning an error message or None
 CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "exact_size": _exact_size,
+    "power_of_two": _power_of_two,
+    "subtorus": _subtorus,
 }
 
 

@@ -6,8 +6,9 @@ from ..errors import InvalidArgument
 from ..registry import TOPOLOGIES
 from .base import Topology
 from .flat import FlatTopology
+from .torus import Mesh, Semitorus, Torus
 
-__all__ = ["Topology", "FlatTopology", "parse_machine"]
+__all__ = ["Topology", "FlatTopology", "Torus", "Mesh", "Semitorus", "parse_machine"]
 
 
 def parse_machine(spec: "str | Topology") -> Topology:

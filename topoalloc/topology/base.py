@@ -68,3 +68,6 @@ class Topology(ABC):
 
     def __len__(self) -> int:
         return self.n_nodes
+
+    def __deepcopy__(self, memo: dict) -> "Topology":
+        return self  # immutable: allocator snapshots share their topology

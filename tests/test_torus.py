@@ -1,0 +1,205 @@
+"""Tori, semitori, preprocessing, EP/NEP, conversion and the subtorus allocators (Mao, Chen & Watson)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import topoalloc
+from topoalloc.alloc import PartitionAllocator, Request
+from topoalloc.alloc.partition import convert, ep_partition, initial_available_set, nep_partition, split_dimension
+from topoalloc.alloc.partition.schemes import ep_piece_exponents
+from topoalloc.cli import main
+from topoalloc.errors import InvalidArgument, RequestNeverFits
+from topoalloc.testing import check_schedule
+from topoalloc.topology import Mesh, Semitorus, Torus, parse_machine
+
+
+def multiset(pieces):
+    return sorted(tuple(sorted(s for s in p.sides if s > 1)) for p in pieces)
+
+
+# ------------------------------------------------------------------ topology
+def test_torus_basics():
+    t = parse_machine("torus:2x2x2x6x8")
+    assert t == Torus((2, 2, 2, 6, 8)) and t.n_nodes == 384 and t.spec() == "torus:2x2x2x6x8"
+    assert t.node_at(t.coord(123)) == 123
+    assert parse_machine("mesh:16x8") == Mesh((16, 8)) and Mesh((16, 8)).coord(17) == (1, 1)
+    ring = Torus((8,))
+    assert ring.distance(0, 7) == 1 and Mesh((8,)).distance(0, 7) == 7
+    assert ring.route(0, 5) == [0, 7, 6, 5] and ring.route(0, 4) == [0, 1, 2, 3, 4]  # tie: positive way
+    t3 = Torus((4, 4))
+    assert t3.route(0, 5) == [0, 1, 5]  # dimension 0 first
+    assert all(len(t3.route(a, b)) - 1 == t3.distance(a, b) for a in range(16) for b in range(16))
+
+
+def test_size_one_and_two_dimensions():
+    t = Torus((2, 3))
+    assert t.neighbors(0) == [1, 2, 4]
+    # size 2 wrapped: one neighbour, two channels (+1 direct, -1 through the wrap cable)
+    assert sorted(l for l in t.links(0) if l[1] == 0) == [(1, 0, -1), (1, 0, 1)]
+    assert Mesh((2, 3)).links(0) == [(1, 0, 1), (2, 1, 1)]
+    assert Torus((1, 4)).neighbors(0) == [1, 3]
+
+
+def test_bad_machine_specs():
+    for spec in ("torus:2x0", "torus:axb", "mesh:4x4:wrap=11", "torus:4x4:wrap=1"):
+        with pytest.raises(InvalidArgument):
+            parse_machine(spec)
+
+
+# ----------------------------------------------------------- preprocessing
+def test_preprocessing_paper_example():
+    pieces = initial_available_set(Torus((2, 2, 2, 6, 8)))
+    assert [(p.offset, p.sides, p.wrapped) for p in pieces] == [
+        ((0, 0, 0, 0, 0), (2, 2, 2, 4, 8), (True, True, True, False, True)),
+        ((0, 0, 0, 4, 0), (2, 2, 2, 2, 8), (True, True, True, True, True)),
+    ]
+
+
+def test_preprocessing_several_cut_dimensions():
+    assert split_dimension(6) == [4, 2] and split_dimension(7) == [4, 2, 1] and split_dimension(12) == [8, 4]
+    pieces = initial_available_set(Torus((3, 6)))
+    assert sorted(p.size for p in pieces) == [2, 4, 4, 8]
+    assert sum(p.size for p in pieces) == 18
+    assert initial_available_set(Torus((4, 8)))[0].wrapped == (True, True)
+
+
+# ---------------------------------------------------------------- schemes
+S = Semitorus((0, 0, 0, 0), (2, 4, 4, 8), (True, True, True, True))
+
+
+def test_ep_paper_examples():
+    assert sorted(1 << e for e in ep_piece_exponents(S.exponents, 3) if e) == [2, 2, 2]
+    assert sorted(1 << e for e in ep_piece_exponents(S.exponents, 6) if e) == [2, 2, 4, 4]
+    pieces = ep_partition(S, 6)
+    assert len(pieces) == 4 and len({p.sides for p in pieces}) == 1 and pieces[0].offset == S.offset
+
+
+def test_nep_paper_example():
+    pieces = nep_partition(S, 4)
+    assert multiset(pieces) == sorted([(2, 2, 4), (2, 2, 4), (2, 4, 4), (2, 2, 4, 4), (2, 4, 4, 4)])
+    assert pieces[-1].size == 16 and len(pieces) == 5
+    balanced = nep_partition(S, 4, "balanced")
+    assert len(balanced) == 5 and multiset(balanced) != multiset(pieces)
+
+
+def test_halving_drops_wrap():
+    pieces = nep_partition(Semitorus((0,), (16,), (True,)), 1)
+    assert pieces[0].sides == (8,) and pieces[0].wrapped == (False,)
+    assert pieces[-1].sides == (2,) and pieces[-1].wrapped == (True,)  # a 2-node ring needs no extra link
+
+
+# ------------------------------------------------------------- conversion
+def test_conversion_paper_examples():
+    st = Semitorus((0, 0, 0, 0), (4, 8, 2, 4), (False, False, True, True))
+    m = Torus((4, 8, 2, 4))
+    assert sorted(convert(st, m, "collapse").shape) == [2, 4, 32]
+    assert convert(st, m, "pair").shape == (16, 16)
+    path = convert(Semitorus((0,), (8,), (False,)), Torus((12,)), "collapse")
+    assert path.torus is False and path.shape == (8,)
+
+
+def test_conversion_embedding_is_dilation_one():
+    m = Torus((8, 8, 4))
+    st = Semitorus((0, 0, 0), (8, 4, 2), (True, False, True))
+    for mode in ("collapse", "pair"):
+        c = convert(st, m, mode)
+        emb = c.embedding
+        assert sorted(emb.tolist()) == m.box_nodes(st.offset, st.sides).tolist()
+        assert all(m.adjacent(int(emb[a]), int(emb[b])) for a, b in c.virtual_edges())
+
+
+# --------------------------------------------------------------- allocator
+def test_allocation_rounds_and_records():
+    a = PartitionAllocator(Torus((2, 2, 2, 4, 4, 8)), scheme="nep")
+    x = a.allocate(Request(12))
+    assert x.size == 16 and x.info["requested"] == 12 and x.info["rounded"] == 16
+    assert x.info["semitorus"].size == 16 and np.prod(x.info["conversion"].shape) == 16
+    assert len(a.available()) == 6  # 1 + log2(1024/16) pieces, one allocated
+    a.release(x)
+    assert a.available() == initial_available_set(Torus((2, 2, 2, 4, 4, 8)))
+
+
+def test_identification_policies():
+    m = Torus((2, 2, 2, 6, 8))
+    small = PartitionAllocator(m, scheme="nep", identify="smallest")
+    first = PartitionAllocator(m, scheme="nep", identify="first")
+    assert small.allocate(Request(128)).info["semitorus"].offset == (0, 0, 0, 4, 0)  # the 128-node piece
+    assert first.allocate(Request(128)).info["semitorus"].offset == (0, 0, 0, 0, 0)  # the first piece (256)
+
+
+def test_ep_fragments_more_than_nep():
+    m = Torus((2, 2, 2, 4, 4, 8))
+    ep, nep = PartitionAllocator(m, scheme="ep"), PartitionAllocator(m, scheme="nep")
+    ep.allocate(Request(1))
+    nep.allocate(Request(1))
+    assert len(ep.available()) == 1023 and len(nep.available()) == 10
+    assert ep.allocate(Request(512)) is None and nep.allocate(Request(512)) is not None
+
+
+def test_never_fits():
+    a = PartitionAllocator(Torus((2, 2, 2, 6, 8)))
+    with pytest.raises(RequestNeverFits):
+        a.allocate(Request(257))  # rounds to 512 > the largest piece, 256
+
+
+def test_rejects_non_torus():
+    with pytest.raises(InvalidArgument, match="torus or mesh"):
+        PartitionAllocator(parse_machine("flat:16"))
+
+
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "conservative"])
+@pytest.mark.parametrize("scheme", ["ep", "nep"])
+def test_simulate_on_jlab(sched, scheme):
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    n = 40 if sched == "conservative" else 150  # conservative replays every reservation on snapshots: slow
+    w = poisson_workload(n, load=0.8, sizes=Uniform(1, 200), machine_nodes=384, mean_runtime=100, estimate_factor=2, seed=3)
+    r = topoalloc.simulate(w, machine="torus:2x2x2x6x8", allocator=scheme, scheduler=sched, round_pow2=True, record_reservations=True)
+    check_schedule(r)
+    assert r.summary()["jobs"] == n
+
+
+def test_easy_replay_equals_overlay_probe():
+    """The allocator's overlay probe gives the schedule the general snapshot replay gives."""
+    from topoalloc.alloc.base import Allocator
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    class Replay(PartitionAllocator):
+        earliest_fit = Allocator.earliest_fit
+        reservation_guard = Allocator.reservation_guard
+
+    m = Torus((2, 2, 2, 6, 8))
+    w = poisson_workload(300, load=1.1, sizes=Uniform(1, 128), machine_nodes=384, mean_runtime=100, estimate_factor=2, seed=11)
+    a = topoalloc.simulate(w, machine=m, allocator=PartitionAllocator(m, scheme="nep"), scheduler="easy")
+    b = topoalloc.simulate(w, machine=m, allocator=Replay(m, scheme="nep"), scheduler="easy")
+    assert np.array_equal(a.start, b.start)
+
+
+# --------------------------------------------------------------------- CLI
+def test_partition_cli_paper_example(capsys):
+    assert main(["partition", "--scheme", "nep", "--shape", "2x4x4x8", "--nodes", "16", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    pieces = out["pieces"]
+    assert len(pieces) == 5 and sum(p["allocated"] for p in pieces) == 1
+    assert sorted(tuple(sorted(s for s in p["sides"] if s > 1)) for p in pieces) == sorted([(2, 2, 4), (2, 2, 4), (2, 4, 4), (2, 2, 4, 4), (2, 4, 4, 4)])
+    alloc = next(p for p in pieces if p["allocated"])
+    assert np.prod(alloc["sides"]) == 16 and set(alloc) == {"offset", "sides", "wrapped", "allocated"}
+
+
+def test_partition_cli_ep_and_bad_input(capsys):
+    assert main(["partition", "--scheme", "ep", "--shape", "2x4x4x8", "--nodes", "64", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["pieces"]) == 4
+    assert main(["partition", "--scheme", "ep", "--shape", "2x4", "--nodes", "64"]) == 2
+    assert "can never fit" in capsys.readouterr().err
+    assert main(["partition", "--shape", "2xq", "--nodes", "4"]) == 2
+
+
+def test_simulate_cli_on_torus(capsys):
+    assert main(["simulate", "--machine", "torus:2x2x2x6x8", "--allocator", "nep", "--scale-sizes", "2", "--round-pow2", "--clean", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine"] == "torus:2x2x2x6x8" and out["allocator"] == "nep" and out["jobs"] == 18239 - 173  # --clean drops the 173 jobs of run time 0

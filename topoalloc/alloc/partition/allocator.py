@@ -1,0 +1,294 @@
+"""Subtorus allocation by semitorus partition: the EP and NEP allocators (Mao, Chen & Watson §2.3).
+
+State: a forest of blocks.  The roots are the initial available set
+(preprocessing); a block that was partitioned has children (siblings of one
+another); the leaves are free (the available set A) or allocated.  Release
+marks a leaf free and, while all siblings of a freed block are free leaves,
+replaces them by their parent (buddy-style merging, recursively).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+
+import numpy as np
+
+from ...errors import InvalidArgument
+from ...registry import ALLOCATORS
+from ...topology.base import Topology
+from ...topology.torus import Semitorus, Torus
+from ..base import Allocation, Allocator, Request, ReservationGuard
+from .conversion import CONVERSIONS, Conversion, convert
+from .schemes import NEP_ORDERS, initial_available_set, partition
+
+__all__ = ["PartitionAllocator", "Block", "IDENTIFY_POLICIES"]
+
+#: Semitorus identification (§2.3 leaves the choice open): ``"smallest"`` — the
+#: smallest free semitorus with at least m nodes (ties: the lowest first node);
+#: ``"first"`` — the first one found in the available set's order (oldest first).
+IDENTIFY_POLICIES = ("smallest", "first")
+
+
+class Block:
+    """A node of the partition forest."""
+
+    __slots__ = ("st", "parent", "children", "state", "serial", "_nodes")
+
+    FREE, ALLOCATED, SPLIT = 0, 1, 2
+
+    def __init__(self, st: Semitorus, parent: "Block | None", serial: int):
+        self.st = st
+        self.parent = parent
+        self.children: list[Block] | None = None
+        self.state = Block.FREE
+        self.serial = serial
+        self._nodes: np.ndarray | None = None
+
+    def __repr__(self) -> str:
+        return f"Block({self.st.describe()}, {('free', 'allocated', 'split')[self.state]})"
+
+
+class PartitionAllocator(Allocator):
+    """Allocate a subtorus of 2^k nodes for a request of m <= 2^k processors (EP or NEP).
+
+    Parameters
+    ----------
+    topology : Torus
+        A torus or mesh of any number of dimensions and any sizes.
+    scheme : {"ep", "nep"}
+        Equal Partition or Non-Equal Partition (§3).
+    identify : {"smallest", "first"}
+        Semitorus identification policy (see :data:`IDENTIFY_POLICIES`).
+    convert : {"collapse", "pair"}
+        How the allocated semitorus becomes the job's torus (§2.3); the result
+        is in ``allocation.info["conversion"]``.
+    nep_order : {"exhaust-largest", "balanced"}
+        NEP halving order (see :func:`nep_partition`).
+
+    Notes
+    -----
+    A request is rounded up to the next power of two (the paper's rule;
+    ``allocation.info["rounded"]`` and ``["requested"]`` record the internal
+    fragmentation).  Allocation and release cost O(number of pieces) and
+    O(depth × siblings); the EASY probe (:meth:`earliest_fit`) replays releases
+    on an overlay of the forest, without copying it.
+    """
+
+    claims = frozenset({"subtorus", "power_of_two"})
+    canonical_output = True
+
+    def __init__(
+        self,
+        topology: Topology,
+        *,
+        scheme: str = "nep",
+        identify: str = "smallest",
+        convert: str = "collapse",
+        nep_order: str = "exhaust-largest",
+    ):
+        if not isinstance(topology, Torus):
+            raise InvalidArgument("topology", topology, "a torus or mesh (e.g. torus:2x2x2x6x8)")
+        super().__init__(topology)
+        if scheme not in ("ep", "nep"):
+            raise InvalidArgument("scheme", scheme, "'ep' or 'nep'")
+        if identify not in IDENTIFY_POLICIES:
+            raise InvalidArgument("identify", identify, f"one of {', '.join(IDENTIFY_POLICIES)}")
+        if convert not in CONVERSIONS:
+            raise InvalidArgument("convert", convert, f"one of {', '.join(CONVERSIONS)}")
+        if nep_order not in NEP_ORDERS:
+            raise InvalidArgument("nep_order", nep_order, f"one of {', '.join(NEP_ORDERS)}")
+        self.name = scheme
+        self.scheme = scheme
+        self.identify = identify
+        self.convert_mode = convert
+        self.nep_order = nep_order
+        self._blocks = 0
+        self.roots = [self._new_block(st, None) for st in initial_available_set(topology)]
+        self.max_order = max(b.st.order for b in self.roots)
+        # the available set A, bucketed by order (log2 size): order -> {serial: block}
+        self.free: list[dict[int, Block]] = [{} for _ in range(self.max_order + 1)]
+        for b in self.roots:
+            self.free[b.st.order][b.serial] = b
+        self.by_alloc: dict[int, Block] = {}  # allocation serial -> block
+
+    def _new_block(self, st: Semitorus, parent: Block | None) -> Block:
+        self._blocks += 1
+        return Block(st, parent, self._blocks)
+
+    def _nodes(self, b: Block) -> np.ndarray:
+        if b._nodes is None:
+            b._nodes = self.topology.box_nodes(b.st.offset, b.st.sides)
+        return b._nodes
+
+    # ------------------------------------------------------------- allocate
+    @staticmethod
+    def order_of(size: int) -> int:
+        return (size - 1).bit_length()
+
+    def _fits_empty(self, request: Request) -> bool:
+        return self.order_of(request.size) <= self.max_order
+
+    def _identify(self, k: int) -> Block | None:
+        free = self.free
+        if self.identify == "smallest":
+            for j in range(k, self.max_order + 1):
+                bucket = free[j]
+                if bucket:
+                    return min(bucket.values(), key=lambda b: b.st.offset[::-1])
+            return None
+        best = None
+        for j in range(k, self.max_order + 1):
+            for b in free[j].values():
+                if best is None or b.serial < best.serial:
+                    best = b
+                break  # dicts keep insertion order: the first is the oldest of this order
+        return best
+
+    def _allocate(self, request: Request) -> np.ndarray | None:
+        k = self.order_of(request.size)
+        s = self._identify(k)
+        if s is None:
+            return None
+        del self.free[s.st.order][s.serial]
+        if s.st.order > k:
+            pieces, at = partition(s.st, k, self.scheme, self.nep_order)
+            chosen = pieces[at]
+            s.state = Block.SPLIT
+            s.children = []
+            r = None
+            for st in pieces:
+                child = self._new_block(st, s)
+                s.children.append(child)
+                if st is chosen:
+                    r = child
+                else:
+                    self.free[st.order][child.serial] = child
+        else:
+            r = s
+        r.state = Block.ALLOCATED
+        self._pending = r
+        self._info = {
+            "semitorus": r.st,
+            "requested": request.size,
+            "rounded": 1 << k,
+            "conversion": convert(r.st, self.topology, self.convert_mode),
+        }
+        return self._nodes(r)
+
+    def allocate(self, request: Request) -> Allocation | None:
+        alloc = super().allocate(request)
+        if alloc is not None:
+            self.by_alloc[alloc.serial] = self._pending
+        return alloc
+
+    # -------------------------------------------------------------- release
+    def _release(self, allocation: Allocation) -> None:
+        b = self.by_alloc.pop(allocation.serial)
+        b.state = Block.FREE
+        self.free[b.st.order][b.serial] = b
+        self._merge_up(b)
+
+    def _merge_up(self, b: Block) -> None:
+        p = b.parent
+        while p is not None and all(c.state == Block.FREE for c in p.children):
+            for c in p.children:
+                del self.free[c.st.order][c.serial]
+            p.children = None
+            p.state = Block.FREE
+            self.free[p.st.order][p.serial] = p
+            p = p.parent
+
+    # --------------------------------------------------------------- probes
+    def can_allocate(self, request: Request) -> bool:
+        k = self.order_of(request.size)
+        return request.size <= self._free_count and any(self.free[j] for j in range(k, self.max_order + 1))
+
+    def _largest_free_order(self) -> int:
+        for j in range(self.max_order, -1, -1):
+            if self.free[j]:
+                return j
+        return -1
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        """Exact, without copying: replay the releases on an overlay of the forest."""
+        k = self.order_of(request.size)
+        if self._largest_free_order() >= k:
+            return 0
+        freed: set[int] = set()  # serials of blocks free in the overlay (besides the real free ones)
+        merged: set[int] = set()  # serials of blocks absorbed by a merge in the overlay
+
+        def is_free(c: Block) -> bool:
+            return c.serial not in merged and (c.serial in freed or c.state == Block.FREE)
+
+        for n, alloc in enumerate(releases, 1):
+            b = self.by_alloc[alloc.serial]
+            freed.add(b.serial)
+            best = b.st.order
+            p = b.parent
+            while p is not None and all(is_free(c) for c in p.children):
+                for c in p.children:
+                    merged.add(c.serial)
+                freed.add(p.serial)
+                best = p.st.order
+                p = p.parent
+            if best >= k:
+                return n
+        return None
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        return _ProbeGuard(self, head, releases)
+
+    def snapshot(self) -> "PartitionAllocator":
+        """A copy of the state: the forest's blocks are cloned, everything immutable is shared."""
+        clone = copy.copy(self)
+        clone._busy = self._busy.copy()
+        clone._held = dict(self._held)
+        clone._never_cache = self._never_cache
+        mapping: dict[int, Block] = {}
+
+        def dup(b: Block, parent: Block | None) -> Block:
+            nb = Block.__new__(Block)
+            nb.st, nb.parent, nb.state, nb.serial, nb._nodes = b.st, parent, b.state, b.serial, b._nodes
+            nb.children = None if b.children is None else [dup(c, nb) for c in b.children]
+            mapping[b.serial] = nb
+            return nb
+
+        clone.roots = [dup(r, None) for r in self.roots]
+        clone.free = [{k: mapping[k] for k in bucket} for bucket in self.free]
+        clone.by_alloc = {k: mapping[b.serial] for k, b in self.by_alloc.items()}
+        return clone
+
+    def available(self) -> list[Semitorus]:
+        """The available set A: every free semitorus, largest first."""
+        out = []
+        for j in range(self.max_order, -1, -1):
+            out.extend(sorted((b.st for b in self.free[j].values()), key=lambda st: st.offset[::-1]))
+        return out
+
+
+class _ProbeGuard(ReservationGuard):
+    """EASY's guard answered by the overlay probe: the head must still fit after the releases."""
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        releases = self.releases + [allocation] if ends_by_shadow else self.releases
+        if self.allocator.earliest_fit(self.head, releases) is None:
+            return False
+        if ends_by_shadow:
+            self.releases.append(allocation)
+        return True
+
+
+def _factory(scheme: str):
+    def make(topology: Topology, identify: str = "smallest", convert: str = "collapse", nep_order: str = "exhaust-largest"):
+        return PartitionAllocator(topology, scheme=scheme, identify=identify, convert=convert, nep_order=nep_order)
+
+    make.__doc__ = (
+        f"{'Equal' if scheme == 'ep' else 'Non-Equal'} Partition subtorus allocation on tori "
+        "(identify=smallest|first, convert=collapse|pair, nep_order=exhaust-largest|balanced)"
+    )
+    return make
+
+
+ALLOCATORS.register("ep")(_factory("ep"))
+ALLOCATORS.register("nep")(_factory("nep"))
