@@ -98,11 +98,12 @@ def test_truncated_gzip_cli(tmp_path):
 @pytest.mark.parametrize(
     "args,pattern",
     [
-        (["--allocator", "nope"], "unknown allocator 'nope'; known: flat"),
+        (["--allocator", "nope"], "unknown allocator 'nope'; known: ep, flat, nep"),
         (["--scheduler", "lifo"], "unknown scheduler 'lifo'; known: conservative, easy, fcfs"),
         (["--scheduler", "easy:order=random"], "order='random'"),
         (["--machine", "flat:abc"], "flat:N"),
         (["--machine", "torus"], "KIND:ARG"),
+        (["--machine", "torus:2x2x2x6x8", "--allocator", "nep", "--scale-sizes", "4"], r"job \d+ \(line \d+ .*can never fit torus:2x2x2x6x8 with allocator .nep."),
         (["--machine", "flat:64"], r"job \d+ \(line \d+ of .*\): .*128 processors.*drop-wider"),
         (["--allocator", "flat:colour=red"], "options accepted by 'flat'"),
     ],

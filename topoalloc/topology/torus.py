@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import reduce
 
 import numpy as np
@@ -224,6 +224,8 @@ class Semitorus:
     offset: tuple[int, ...]
     sides: tuple[int, ...]
     wrapped: tuple[bool, ...]
+    size: int = field(init=False, compare=False, repr=False)
+    order: int = field(init=False, compare=False, repr=False)  # log2 of the size
 
     def __post_init__(self) -> None:
         if not (len(self.offset) == len(self.sides) == len(self.wrapped)):
@@ -231,10 +233,21 @@ class Semitorus:
         if any(not is_pow2(s) for s in self.sides):
             raise InvalidArgument("sides", self.sides, "powers of two")
         object.__setattr__(self, "wrapped", tuple(bool(w) or s <= 2 for w, s in zip(self.wrapped, self.sides)))
+        size = int(reduce(lambda a, b: a * b, self.sides, 1))
+        object.__setattr__(self, "size", size)
+        object.__setattr__(self, "order", size.bit_length() - 1)
 
-    @property
-    def size(self) -> int:
-        return int(reduce(lambda a, b: a * b, self.sides, 1))
+    @classmethod
+    def _unchecked(cls, offset: tuple[int, ...], sides: tuple[int, ...], wrapped: tuple[bool, ...], order: int) -> "Semitorus":
+        """For the partition schemes, whose arguments are valid by construction (and tested so)."""
+        self = object.__new__(cls)
+        setattr_ = object.__setattr__
+        setattr_(self, "offset", offset)
+        setattr_(self, "sides", sides)
+        setattr_(self, "wrapped", tuple(w or s <= 2 for w, s in zip(wrapped, sides)))
+        setattr_(self, "size", 1 << order)
+        setattr_(self, "order", order)
+        return self
 
     @property
     def exponents(self) -> tuple[int, ...]:
@@ -244,11 +257,6 @@ class Semitorus:
     def shape(self) -> tuple[int, ...]:
         """The sides larger than 1 (the semitorus's own dimensions)."""
         return tuple(s for s in self.sides if s > 1)
-
-    @property
-    def order(self) -> int:
-        """log2 of the size."""
-        return self.size.bit_length() - 1
 
     def __deepcopy__(self, memo: dict) -> "Semitorus":
         return self  # immutable

@@ -33,7 +33,7 @@ IDENTIFY_POLICIES = ("smallest", "first")
 class Block:
     """A node of the partition forest."""
 
-    __slots__ = ("st", "parent", "children", "state", "serial", "_nodes")
+    __slots__ = ("st", "parent", "children", "state", "serial")
 
     FREE, ALLOCATED, SPLIT = 0, 1, 2
 
@@ -43,7 +43,6 @@ class Block:
         self.children: list[Block] | None = None
         self.state = Block.FREE
         self.serial = serial
-        self._nodes: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"Block({self.st.describe()}, {('free', 'allocated', 'split')[self.state]})"
@@ -111,15 +110,21 @@ class PartitionAllocator(Allocator):
         for b in self.roots:
             self.free[b.st.order][b.serial] = b
         self.by_alloc: dict[int, Block] = {}  # allocation serial -> block
+        # pure functions of a semitorus, memoised (shared by snapshots: they never change)
+        self._partitions: dict[tuple[Semitorus, int], tuple[list[Semitorus], int]] = {}
+        self._box: dict[Semitorus, np.ndarray] = {}
+        self._conversions: dict[Semitorus, Conversion] = {}
 
     def _new_block(self, st: Semitorus, parent: Block | None) -> Block:
         self._blocks += 1
         return Block(st, parent, self._blocks)
 
     def _nodes(self, b: Block) -> np.ndarray:
-        if b._nodes is None:
-            b._nodes = self.topology.box_nodes(b.st.offset, b.st.sides)
-        return b._nodes
+        nodes = self._box.get(b.st)
+        if nodes is None:
+            nodes = self._box[b.st] = self.topology.box_nodes(b.st.offset, b.st.sides)
+            nodes.flags.writeable = False
+        return nodes.copy()  # the allocation owns its array (the base marks it read-only)
 
     # ------------------------------------------------------------- allocate
     @staticmethod
@@ -152,7 +157,11 @@ class PartitionAllocator(Allocator):
             return None
         del self.free[s.st.order][s.serial]
         if s.st.order > k:
-            pieces, at = partition(s.st, k, self.scheme, self.nep_order)
+            key = (s.st, k)
+            cached = self._partitions.get(key)
+            if cached is None:
+                cached = self._partitions[key] = partition(s.st, k, self.scheme, self.nep_order)
+            pieces, at = cached
             chosen = pieces[at]
             s.state = Block.SPLIT
             s.children = []
@@ -172,9 +181,15 @@ class PartitionAllocator(Allocator):
             "semitorus": r.st,
             "requested": request.size,
             "rounded": 1 << k,
-            "conversion": convert(r.st, self.topology, self.convert_mode),
+            "conversion": self._conversion(r.st),
         }
         return self._nodes(r)
+
+    def _conversion(self, st: Semitorus) -> Conversion:
+        conv = self._conversions.get(st)
+        if conv is None:
+            conv = self._conversions[st] = convert(st, self.topology, self.convert_mode)
+        return conv
 
     def allocate(self, request: Request) -> Allocation | None:
         alloc = super().allocate(request)
@@ -249,7 +264,7 @@ class PartitionAllocator(Allocator):
 
         def dup(b: Block, parent: Block | None) -> Block:
             nb = Block.__new__(Block)
-            nb.st, nb.parent, nb.state, nb.serial, nb._nodes = b.st, parent, b.state, b.serial, b._nodes
+            nb.st, nb.parent, nb.state, nb.serial = b.st, parent, b.state, b.serial
             nb.children = None if b.children is None else [dup(c, nb) for c in b.children]
             mapping[b.serial] = nb
             return nb

@@ -67,9 +67,10 @@ def _halve(s: Semitorus, dim: int) -> tuple[Semitorus, Semitorus]:
     half = s.sides[dim] // 2
     sides = s.sides[:dim] + (half,) + s.sides[dim + 1 :]
     wraps = s.wrapped[:dim] + (False,) + s.wrapped[dim + 1 :]
-    lo = Semitorus(s.offset, sides, wraps)
+    order = s.order - 1
+    lo = Semitorus._unchecked(s.offset, sides, wraps, order)
     hi_off = s.offset[:dim] + (s.offset[dim] + half,) + s.offset[dim + 1 :]
-    return lo, Semitorus(hi_off, sides, wraps)
+    return lo, Semitorus._unchecked(hi_off, sides, wraps, order)
 
 
 def _check(s: Semitorus, k: int) -> None:
