@@ -186,6 +186,15 @@ class Allocator(ABC):
         view.flags.writeable = False
         return view
 
+    def max_request_now(self) -> int:
+        """An upper bound on the size of a request that could be allocated now.
+
+        The base answers with the free node count; allocators that know better
+        (the largest free subtorus, subcube ...) override it, so schedulers can
+        skip hopeless candidates without asking.
+        """
+        return self._free_count
+
     def free_nodes(self) -> np.ndarray:
         return np.flatnonzero(~self._busy)
 

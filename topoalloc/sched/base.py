@@ -83,7 +83,7 @@ class SchedulingContext:
     # ----------------------------------------------------------- decisions
     def try_start(self, job: int) -> bool:
         """Allocate for ``job`` now; True if it started (the caller removes it from the queue)."""
-        if self.size[job] > self.allocator._free_count:  # necessary for every allocator
+        if self.size[job] > self.allocator.max_request_now():  # necessary for every allocator
             return False
         alloc = self.allocator.allocate(self.request(job))
         if alloc is None:

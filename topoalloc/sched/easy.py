@@ -77,7 +77,7 @@ class EASY(Scheduler):
             self._guard = None
             return
         head = q[0]
-        free = ctx.allocator.free_count
+        free = ctx.allocator.max_request_now()
         size = ctx.size
         # free only shrinks during a pass: jobs wider than it now cannot backfill
         cands = [j for j in q[1:] if size[j] <= free] if len(q) > 1 else []
@@ -98,7 +98,7 @@ class EASY(Scheduler):
     def _backfill(self, ctx: SchedulingContext, candidates) -> None:
         """Start every candidate (in order) that fits now and keeps the head's reservation."""
         allocator = ctx.allocator
-        free = allocator.free_count
+        free = allocator.max_request_now()
         size = ctx.size
         est = ctx.estimate
         latest_end = self._shadow - ctx.now  # a job ends by the shadow iff its estimate <= this
@@ -143,7 +143,7 @@ class EASY(Scheduler):
                     continue
                 ctx.start_with(j, alloc)
                 started.append(j)
-                free = allocator.free_count
+                free = allocator.max_request_now()
                 if not free:
                     break
         if started:

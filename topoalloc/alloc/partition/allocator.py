@@ -219,6 +219,10 @@ class PartitionAllocator(Allocator):
         k = self.order_of(request.size)
         return request.size <= self._free_count and any(self.free[j] for j in range(k, self.max_order + 1))
 
+    def max_request_now(self) -> int:
+        j = self._largest_free_order()
+        return 1 << j if j >= 0 else 0
+
     def _largest_free_order(self) -> int:
         for j in range(self.max_order, -1, -1):
             if self.free[j]:
