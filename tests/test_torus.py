@@ -203,3 +203,30 @@ def test_simulate_cli_on_torus(capsys):
     assert main(["simulate", "--machine", "torus:2x2x2x6x8", "--allocator", "nep", "--scale-sizes", "2", "--round-pow2", "--clean", "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["machine"] == "torus:2x2x2x6x8" and out["allocator"] == "nep" and out["jobs"] == 18239 - 173  # --clean drops the 173 jobs of run time 0
+
+
+class _ReplayNEP(PartitionAllocator):
+    """The same allocator answering EASY's questions the general way (snapshots)."""
+
+    from topoalloc.alloc.base import Allocator as _A
+
+    earliest_fit = _A.earliest_fit
+    reservation_guard = _A.reservation_guard
+    max_request_now = _A.max_request_now
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from topoalloc.testing import workloads  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(w=workloads(max_jobs=30, machine_nodes=16, overrun=True), dims=st.sampled_from([(4, 4, 2), (2, 3, 4), (8, 2)]), scheme=st.sampled_from(["ep", "nep"]))
+def test_easy_probe_equals_general_replay(w, dims, scheme):
+    """The overlay probe, its ends-by-shadow shortcut and max_request_now give exactly the
+    schedule that snapshot replay gives."""
+    m = Torus(dims)
+    a = topoalloc.simulate(w, machine=m, allocator=PartitionAllocator(m, scheme=scheme), scheduler="easy")
+    b = topoalloc.simulate(w, machine=m, allocator=_ReplayNEP(m, scheme=scheme), scheduler="easy")
+    assert np.array_equal(a.start, b.start)

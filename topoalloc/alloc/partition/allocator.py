@@ -287,15 +287,21 @@ class PartitionAllocator(Allocator):
 
 
 class _ProbeGuard(ReservationGuard):
-    """EASY's guard answered by the overlay probe: the head must still fit after the releases."""
+    """EASY's guard answered by the overlay probe: the head must still fit after the releases.
+
+    A candidate that ends by the shadow time needs no probe here: its block came
+    from a block that was free now and stays free until the shadow time, and
+    releasing it merges that block back exactly as it was (its sibling pieces are
+    new and free), so the state at the shadow time — where the head fits, by the
+    guard's invariant — is unchanged.  Candidates admitted later that take one of
+    those siblings are probed with this release included.
+    """
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
-        releases = self.releases + [allocation] if ends_by_shadow else self.releases
-        if self.allocator.earliest_fit(self.head, releases) is None:
-            return False
         if ends_by_shadow:
             self.releases.append(allocation)
-        return True
+            return True
+        return self.allocator.earliest_fit(self.head, self.releases) is not None
 
 
 def _factory(scheme: str):
