@@ -129,39 +129,31 @@ def plot(rows: list[dict], out: Path) -> None:
 
     style = {"EP": "o-", "NEP": "s-", "flat": "^--"}
     colour = {"FCFS": "tab:red", "EASY": "tab:blue"}
-    for fig, (log, mach) in FIGURES.items():
-        sel = [r for r in rows if r["log"] == log and r["machine"] == mach]
-        if not sel:
-            continue
+
+    def figure(sel: list[dict], x: str, y: str, title: str, path: Path, logy: bool) -> None:
         plt.figure(figsize=(6.4, 4.8))
         for sched, alloc in COMBOS:
             pts = sorted((r for r in sel if r["scheduler"] == sched and r["allocator"] == alloc), key=lambda r: r["c"])
             if pts:
-                plt.plot([p["utilization"] for p in pts], [p["mean_bounded_slowdown"] for p in pts], style[alloc], color=colour[sched], label=f"{sched}/{alloc}", markersize=3)
-        plt.yscale("log")
-        plt.xlabel("utilization")
-        plt.ylabel("mean bounded slowdown")
-        plt.title(f"Figure {fig}: {log} on {mach} ({MACHINES[mach][0]})")
+                plt.plot([p[x] for p in pts], [p[y] for p in pts], style[alloc], color=colour[sched], label=f"{sched}/{alloc}", markersize=3)
+        if logy:
+            plt.yscale("log")
+        plt.xlabel(x.replace("_", " "))
+        plt.ylabel(y.replace("_", " "))
+        plt.title(title)
         plt.grid(True, alpha=0.3)
         plt.legend()
         plt.tight_layout()
-        plt.savefig(out / f"fig{fig}.png", dpi=110)
+        plt.savefig(path, dpi=110)
         plt.close()
+
+    for fig, (log, mach) in FIGURES.items():
+        sel = [r for r in rows if r["log"] == log and r["machine"] == mach]
+        if sel:
+            figure(sel, "utilization", "mean_bounded_slowdown", f"Figure {fig}: {log} on {mach} ({MACHINES[mach][0]})", out / f"fig{fig}.png", True)
     log = "SDSC" if any(r["log"] == "SDSC" for r in rows) else "NASA"
     sel = [r for r in rows if r["log"] == log and r["machine"] == "QCDOC"]
-    plt.figure(figsize=(6.4, 4.8))
-    for sched, alloc in COMBOS:
-        pts = sorted((r for r in sel if r["scheduler"] == sched and r["allocator"] == alloc), key=lambda r: r["c"])
-        if pts:
-            plt.plot([p["offered_load"] for p in pts], [p["utilization"] for p in pts], style[alloc], color=colour[sched], label=f"{sched}/{alloc}", markersize=3)
-    plt.xlabel("offered load")
-    plt.ylabel("utilization")
-    plt.title(f"Figure 7: utilization against load, {log} on QCDOC")
-    plt.grid(True, alpha=0.3)
-    plt.legend()
-    plt.tight_layout()
-    plt.savefig(out / "fig7.png", dpi=110)
-    plt.close()
+    figure(sel, "offered_load", "utilization", f"Figure 7: utilization against load, {log} on QCDOC", out / "fig7.png", False)
 
 
 def main(argv=None) -> int:
