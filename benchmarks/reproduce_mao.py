@@ -169,8 +169,16 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     todo = tasks(args.quick)
     t0 = time.perf_counter()
+    rows = []
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        rows = list(pool.map(run_one, todo, chunksize=1))
+        for r in pool.map(run_one, todo, chunksize=1):
+            rows.append(r)
+            print(
+                f"[{len(rows)}/{len(todo)} {time.perf_counter() - t0:7.1f} s] {r['log']} {r['machine']} c={r['c']:.2f} "
+                f"{r['scheduler']}/{r['allocator']}: util {r['utilization']:.3f}, bsld {r['mean_bounded_slowdown']:.1f} ({r['seconds']:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
     wall = time.perf_counter() - t0
     rows.sort(key=lambda r: (r["log"], r["machine"], r["scheduler"], r["allocator"], r["c"]))
     with open(args.out / "results.csv", "w", newline="") as fh:
