@@ -110,6 +110,7 @@ class PartitionAllocator(Allocator):
         for b in self.roots:
             self.free[b.st.order][b.serial] = b
         self.by_alloc: dict[int, Block] = {}  # allocation serial -> block
+        self.top_of: dict[int, Block] = {}  # allocation serial -> the free block identification took
         # pure functions of a semitorus, memoised (shared by snapshots: they never change)
         self._partitions: dict[tuple[Semitorus, int], tuple[list[Semitorus], int]] = {}
         self._box: dict[Semitorus, np.ndarray] = {}
@@ -177,6 +178,7 @@ class PartitionAllocator(Allocator):
             r = s
         r.state = Block.ALLOCATED
         self._pending = r
+        self._pending_top = s
         self._info = {
             "semitorus": r.st,
             "requested": request.size,
@@ -195,11 +197,13 @@ class PartitionAllocator(Allocator):
         alloc = super().allocate(request)
         if alloc is not None:
             self.by_alloc[alloc.serial] = self._pending
+            self.top_of[alloc.serial] = self._pending_top
         return alloc
 
     # -------------------------------------------------------------- release
     def _release(self, allocation: Allocation) -> None:
         b = self.by_alloc.pop(allocation.serial)
+        self.top_of.pop(allocation.serial, None)
         b.state = Block.FREE
         self.free[b.st.order][b.serial] = b
         self._merge_up(b)
@@ -276,6 +280,7 @@ class PartitionAllocator(Allocator):
         clone.roots = [dup(r, None) for r in self.roots]
         clone.free = [{k: mapping[k] for k in bucket} for bucket in self.free]
         clone.by_alloc = {k: mapping[b.serial] for k, b in self.by_alloc.items()}
+        clone.top_of = {k: mapping[b.serial] for k, b in self.top_of.items() if b.serial in mapping}
         return clone
 
     def available(self) -> list[Semitorus]:
@@ -287,21 +292,98 @@ class PartitionAllocator(Allocator):
 
 
 class _ProbeGuard(ReservationGuard):
-    """EASY's guard answered by the overlay probe: the head must still fit after the releases.
+    """EASY's guard for subtorus allocators: does the head still fit at the shadow time?
 
-    A candidate that ends by the shadow time needs no probe here: its block came
-    from a block that was free now and stays free until the shadow time, and
-    releasing it merges that block back exactly as it was (its sibling pieces are
-    new and free), so the state at the shadow time — where the head fits, by the
-    guard's invariant — is unchanged.  Candidates admitted later that take one of
-    those siblings are probed with this release included.
+    At creation the releases expected by the shadow time are replayed once on an
+    overlay of the forest, giving the *shadow state*: which blocks not free now
+    will be free then (``freed``, merges included) and how many maximal free
+    blocks of each order there will be.  A candidate is then judged in O(depth):
+
+    * if it ends by the shadow time it is admitted without a probe: its block
+      came from a block ``top`` that is free now and stays free until then, and
+      its release merges ``top`` back exactly as it was, so the shadow state —
+      where the head fits, by the guard's invariant — is unchanged;
+    * otherwise ``top`` stays split at the shadow time: the maximal free block
+      ``F`` that contained ``top`` is lost, and in its place the siblings along
+      the path from ``top`` up to ``F`` and the other pieces of ``top`` are free.
+      The head fits iff some free block of the result has its order.
+
+    Both cases update the shadow state for the next candidate.  Hypothesis checks
+    the whole against the general answer (replaying on snapshots).
     """
 
+    def __init__(self, allocator: "PartitionAllocator", head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        self.k = allocator.order_of(head.size)
+        freed: set[int] = set()  # blocks not free now that are free at the shadow time
+
+        def shadow_free(c: Block) -> bool:
+            # free at the shadow time, on its own or as part of a merged parent
+            return c.serial in freed or c.state == Block.FREE
+
+        for alloc in self.releases:
+            b = allocator.by_alloc[alloc.serial]
+            freed.add(b.serial)
+            p = b.parent
+            while p is not None and all(shadow_free(c) for c in p.children):
+                freed.add(p.serial)
+                p = p.parent
+        self.freed = freed
+        self.shadow_free = shadow_free
+        # orders of the maximal shadow-free blocks
+        self.count = [0] * (allocator.max_order + 1)
+        seen: set[int] = set()
+        for blocks in allocator.free:
+            for b in blocks.values():
+                self._count_top(b, seen)
+        for alloc in self.releases:
+            self._count_top(allocator.by_alloc[alloc.serial], seen)
+
+    def _maximal(self, b: Block) -> Block:
+        while b.parent is not None and self.shadow_free(b.parent):
+            b = b.parent
+        return b
+
+    def _count_top(self, b: Block, seen: set[int]) -> None:
+        top = self._maximal(b)
+        if top.serial not in seen:
+            seen.add(top.serial)
+            self.count[top.st.order] += 1
+
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        a: PartitionAllocator = self.allocator
+        b = a.by_alloc[allocation.serial]
+        top = a.top_of[allocation.serial]
         if ends_by_shadow:
+            # at the shadow time the block is released and top re-forms: record that in the overlay
+            self.freed.add(b.serial)
+            if top is not b:
+                self.freed.add(top.serial)
             self.releases.append(allocation)
             return True
-        return self.allocator.earliest_fit(self.head, self.releases) is not None
+        # top was free now; its maximal shadow-free ancestor F is lost; the pieces around the path appear
+        path = [top]
+        while path[-1].parent is not None and self.shadow_free(path[-1].parent):
+            path.append(path[-1].parent)
+        F = path[-1]
+        gained = []
+        if top is not b:
+            gained.extend(c for c in top.children if c is not b)
+        for x in path[:-1]:
+            gained.extend(c for c in x.parent.children if c is not x)
+        count = self.count
+        count[F.st.order] -= 1
+        for g in gained:
+            count[g.st.order] += 1
+        if any(count[j] > 0 for j in range(self.k, len(count))):
+            # commit: the path is no longer free at the shadow time, the gained pieces are maximal
+            for x in path:
+                self.freed.discard(x.serial)
+            return True
+        count[F.st.order] += 1
+        for g in gained:
+            count[g.st.order] -= 1
+        return False
 
 
 def _factory(scheme: str):
