@@ -158,11 +158,7 @@ class PartitionAllocator(Allocator):
             return None
         del self.free[s.st.order][s.serial]
         if s.st.order > k:
-            key = (s.st, k)
-            cached = self._partitions.get(key)
-            if cached is None:
-                cached = self._partitions[key] = partition(s.st, k, self.scheme, self.nep_order)
-            pieces, at = cached
+            pieces, at = self._partition(s.st, k)
             chosen = pieces[at]
             s.state = Block.SPLIT
             s.children = []
@@ -186,6 +182,13 @@ class PartitionAllocator(Allocator):
             "conversion": self._conversion(r.st),
         }
         return self._nodes(r)
+
+    def _partition(self, st: Semitorus, k: int) -> tuple[list[Semitorus], int]:
+        key = (st, k)
+        cached = self._partitions.get(key)
+        if cached is None:
+            cached = self._partitions[key] = partition(st, k, self.scheme, self.nep_order)
+        return cached
 
     def _conversion(self, st: Semitorus) -> Conversion:
         conv = self._conversions.get(st)
@@ -361,29 +364,52 @@ class _ProbeGuard(ReservationGuard):
                 self.freed.add(top.serial)
             self.releases.append(allocation)
             return True
-        # top was free now; its maximal shadow-free ancestor F is lost; the pieces around the path appear
+        path, gained = self._change(top, [c.st.order for c in top.children if c is not b] if top is not b else [])
+        if not self._fits(path[-1], gained):
+            return False
+        # commit: the path is no longer free at the shadow time, the gained pieces are maximal
+        self.count[path[-1].st.order] -= 1
+        for g in gained:
+            self.count[g] += 1
+        for x in path:
+            self.freed.discard(x.serial)
+        return True
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        """The same judgement before allocating (no allocate/release churn for refused candidates)."""
+        if ends_by_shadow:
+            return True
+        a: PartitionAllocator = self.allocator
+        k = a.order_of(request.size)
+        top = a._identify(k)
+        if top is None:
+            return False
+        if top.st.order > k:
+            pieces, at = a._partition(top.st, k)
+            others = [p.order for i, p in enumerate(pieces) if i != at]
+        else:
+            others = []
+        path, gained = self._change(top, others)
+        return self._fits(path[-1], gained)
+
+    def _change(self, top: Block, pieces: list[int]) -> tuple[list[Block], list[int]]:
+        """If ``top`` stays split until the shadow time: the lost path (ending at the maximal
+        shadow-free block F) and the orders of the blocks that become maximal instead."""
         path = [top]
         while path[-1].parent is not None and self.shadow_free(path[-1].parent):
             path.append(path[-1].parent)
-        F = path[-1]
-        gained = []
-        if top is not b:
-            gained.extend(c for c in top.children if c is not b)
+        gained = list(pieces)
         for x in path[:-1]:
-            gained.extend(c for c in x.parent.children if c is not x)
-        count = self.count
-        count[F.st.order] -= 1
-        for g in gained:
-            count[g.st.order] += 1
-        if any(count[j] > 0 for j in range(self.k, len(count))):
-            # commit: the path is no longer free at the shadow time, the gained pieces are maximal
-            for x in path:
-                self.freed.discard(x.serial)
+            gained.extend(c.st.order for c in x.parent.children if c is not x)
+        return path, gained
+
+    def _fits(self, F: Block, gained: list[int]) -> bool:
+        k = self.k
+        if any(g >= k for g in gained):
             return True
-        count[F.st.order] += 1
-        for g in gained:
-            count[g.st.order] -= 1
-        return False
+        count = self.count
+        f = F.st.order
+        return any(count[j] - (j == f) > 0 for j in range(k, len(count)))
 
 
 def _factory(scheme: str):
