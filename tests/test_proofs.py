@@ -41,3 +41,14 @@ def test_counterexamples_are_reported():
     assert not res.holds and res.counterexample["node"] == 2 and res.counterexample["property"] == "cover"
     res = prove_partition([[0, 1], [2, 3, 9]], range(4))
     assert not res.holds and res.counterexample["node"] == 9
+
+
+def test_every_source_package_is_installed():
+    """Each folder of the source tree with an __init__.py is part of the installed package."""
+    import importlib
+
+    from .conftest import ROOT
+
+    for init in sorted((ROOT / "topoalloc").rglob("__init__.py")):
+        name = ".".join(init.parent.relative_to(ROOT).parts)
+        importlib.import_module(name)
