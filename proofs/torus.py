@@ -153,10 +153,10 @@ def prove_scheme(scheme: str, st: Semitorus, k: int, nep_order: str = "exhaust-l
 
 
 def prove_preprocessing(machine: Torus) -> ProofResult:
-    pieces = initial_available_set(machine)
-    whole = Semitorus((0,) * machine.ndim, tuple(1 << (n - 1).bit_length() for n in machine.dims), (False,) * machine.ndim)
-    # the pieces partition the machine's box 0 <= x_i < dims_i: compare against that box directly
+    """Z3: the initial available set partitions the machine's box ``0 <= x_i < dims_i``."""
     import z3
+
+    pieces = initial_available_set(machine)
 
     t0 = time.perf_counter()
     x = _coords(machine.ndim)
@@ -165,7 +165,6 @@ def prove_preprocessing(machine: Torus) -> ProofResult:
     s = z3.Solver()
     s.add(z3.If(inside, count != 1, count != 0))
     name, size = "preprocessing", machine.spec()
-    del whole
     if s.check() == z3.sat:
         m = s.model()
         pt = tuple(m.eval(xi, model_completion=True).as_long() for xi in x)
@@ -231,7 +230,6 @@ def prove_conversion(st: Semitorus, machine: Torus, mode: str) -> ProofResult:
     two nodes are linked depends only on that.  That the embedding is a bijection onto the semitorus's
     nodes is an exact comparison of node sets, done before.
     """
-    import z3
 
     t0 = time.perf_counter()
     conv = convert(st, machine, mode)

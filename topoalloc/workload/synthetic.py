@@ -12,7 +12,6 @@ one distribution never changes the draws of another.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
