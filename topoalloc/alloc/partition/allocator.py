@@ -242,10 +242,10 @@ class PartitionAllocator(Allocator):
         if self._largest_free_order() >= k:
             return 0
         freed: set[int] = set()  # serials of blocks free in the overlay (besides the real free ones)
-        merged: set[int] = set()  # serials of blocks absorbed by a merge in the overlay
 
         def is_free(c: Block) -> bool:
-            return c.serial not in merged and (c.serial in freed or c.state == Block.FREE)
+            # a block absorbed by a merge needs no mark: nothing below a merged parent is left to release
+            return c.serial in freed or c.state == Block.FREE
 
         for n, alloc in enumerate(releases, 1):
             b = self.by_alloc[alloc.serial]
@@ -253,8 +253,6 @@ class PartitionAllocator(Allocator):
             best = b.st.order
             p = b.parent
             while p is not None and all(is_free(c) for c in p.children):
-                for c in p.children:
-                    merged.add(c.serial)
                 freed.add(p.serial)
                 best = p.st.order
                 p = p.parent
