@@ -213,6 +213,7 @@ class _ReplayNEP(PartitionAllocator):
     earliest_fit = _A.earliest_fit
     reservation_guard = _A.reservation_guard
     max_request_now = _A.max_request_now
+    fit_key = _A.fit_key  # no memo of refusals: every candidate is asked
 
 
 from hypothesis import given, settings  # noqa: E402
@@ -222,11 +223,47 @@ from topoalloc.testing import workloads  # noqa: E402
 
 
 @settings(max_examples=150, deadline=None)
-@given(w=workloads(max_jobs=30, machine_nodes=16, overrun=True), dims=st.sampled_from([(4, 4, 2), (2, 3, 4), (8, 2)]), scheme=st.sampled_from(["ep", "nep"]))
-def test_easy_probe_equals_general_replay(w, dims, scheme):
-    """The overlay probe, its ends-by-shadow shortcut and max_request_now give exactly the
-    schedule that snapshot replay gives."""
+@given(
+    w=workloads(max_jobs=30, machine_nodes=16, overrun=True),
+    dims=st.sampled_from([(4, 4, 2), (2, 3, 4), (8, 2)]),
+    scheme=st.sampled_from(["ep", "nep"]),
+    identify=st.sampled_from(["smallest", "first"]),
+)
+def test_easy_probe_equals_general_replay(w, dims, scheme, identify):
+    """The overlay probe, its ends-by-shadow shortcut, max_request_now and EASY's memo of
+    refused request orders give exactly the schedule that snapshot replay gives."""
     m = Torus(dims)
-    a = topoalloc.simulate(w, machine=m, allocator=PartitionAllocator(m, scheme=scheme), scheduler="easy")
-    b = topoalloc.simulate(w, machine=m, allocator=_ReplayNEP(m, scheme=scheme), scheduler="easy")
+    a = topoalloc.simulate(w, machine=m, allocator=PartitionAllocator(m, scheme=scheme, identify=identify), scheduler="easy")
+    b = topoalloc.simulate(w, machine=m, allocator=_ReplayNEP(m, scheme=scheme, identify=identify), scheduler="easy")
     assert np.array_equal(a.start, b.start)
+
+
+@pytest.mark.parametrize(
+    "dims,scheme,identify,seed",
+    [((2, 2, 2, 4, 4, 8), "ep", "smallest", 1), ((2, 2, 2, 4, 4, 8), "nep", "first", 6), ((2, 2, 2, 6, 8), "ep", "first", 4), ((2, 2, 2, 6, 8), "nep", "smallest", 2)],
+)
+def test_easy_probe_equals_general_replay_long_queues(dims, scheme, identify, seed):
+    """Overloaded machines (load 1.6, 500 jobs) build queues with many requests of each
+    order, where the memo of refusals matters; seeds include ones that once told apart a
+    history-dependent ``identify=first`` from the replay."""
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    m = Torus(dims)
+    w = poisson_workload(500, load=1.6, sizes=Uniform(1, m.n_nodes // 2), machine_nodes=m.n_nodes, estimate_factor=2.0, seed=seed)
+    a = topoalloc.simulate(w, machine=m, allocator=PartitionAllocator(m, scheme=scheme, identify=identify), scheduler="easy")
+    b = topoalloc.simulate(w, machine=m, allocator=_ReplayNEP(m, scheme=scheme, identify=identify), scheduler="easy")
+    assert np.array_equal(a.start, b.start)
+
+
+def test_identify_first_is_history_free():
+    """Allocating and releasing a job does not change where the next request goes."""
+    m = Torus((2, 2, 2, 6, 8))
+    a = PartitionAllocator(m, scheme="nep", identify="first")
+    keep = a.allocate(Request(8))
+    probe = a.allocate(Request(64))
+    a.release(probe)
+    again = a.allocate(Request(16))
+    b = PartitionAllocator(m, scheme="nep", identify="first")
+    b.allocate(Request(8))
+    assert np.array_equal(again.nodes, b.allocate(Request(16)).nodes)
+    assert keep.size == 8

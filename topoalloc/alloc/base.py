@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, ClassVar
@@ -307,6 +307,18 @@ class Allocator(ABC):
             scratch.release(alloc)
             if scratch.can_allocate(request):
                 return k
+        return None
+
+    def fit_key(self, request: Request) -> Hashable | None:
+        """A key under which requests are interchangeable for this allocator, or ``None``.
+
+        Two requests with equal keys must get the same answer from
+        :meth:`allocate` (success or not, and an equivalent placement) and from
+        a reservation guard's ``may_admit`` / ``admit`` in the same state.
+        Schedulers use it to remember, within one pass and while the state is
+        unchanged, that a key was refused, instead of asking again for every
+        queued job of the same kind.  ``None`` (the default) disables that.
+        """
         return None
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> "ReservationGuard":

@@ -128,21 +128,36 @@ class EASY(Scheduler):
             if extra is not None:
                 guard.extra = extra
         else:
+            # Requests the allocator calls interchangeable (``fit_key``) get the same
+            # answers while the state is unchanged: remember refusals until a job starts.
+            fit_key = allocator.fit_key
+            refused: set = set()
             for j in candidates:
                 if size[j] > free:  # necessary for every allocator
                     continue
                 ends_by = est[j] <= latest_end
                 req = ctx.request(j)
+                key = fit_key(req)
+                if key is not None:
+                    key = (key, ends_by)
+                    if key in refused:
+                        continue
                 if not guard.may_admit(req, ends_by):
+                    if key is not None:
+                        refused.add(key)
                     continue
                 alloc = allocator.allocate(req)
                 if alloc is None:
+                    if key is not None:
+                        refused.add(key)
                     continue
                 if not guard.admit(alloc, ends_by):
+                    # allocate + release may leave the state different in detail: forget nothing new
                     allocator.release(alloc)
                     continue
                 ctx.start_with(j, alloc)
                 started.append(j)
+                refused.clear()
                 free = allocator.max_request_now()
                 if not free:
                     break

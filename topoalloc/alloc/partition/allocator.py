@@ -26,7 +26,10 @@ __all__ = ["PartitionAllocator", "Block", "IDENTIFY_POLICIES"]
 
 #: Semitorus identification (§2.3 leaves the choice open): ``"smallest"`` — the
 #: smallest free semitorus with at least m nodes (ties: the lowest first node);
-#: ``"first"`` — the first one found in the available set's order (oldest first).
+#: ``"first"`` — the first one met scanning the machine in node order (the
+#: sufficient semitorus with the lowest first node, whatever its size: first fit
+#: by address).  Both depend only on the current available set, not on its
+#: history, so allocating and releasing a job leaves later choices unchanged.
 IDENTIFY_POLICIES = ("smallest", "first")
 
 
@@ -135,6 +138,10 @@ class PartitionAllocator(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return self.order_of(request.size) <= self.max_order
 
+    def fit_key(self, request: Request) -> int:
+        """Requests of the same order (log2 of the rounded size) are placed alike."""
+        return (request.size - 1).bit_length()
+
     def _identify(self, k: int) -> Block | None:
         free = self.free
         if self.identify == "smallest":
@@ -145,10 +152,11 @@ class PartitionAllocator(Allocator):
             return None
         best = None
         for j in range(k, self.max_order + 1):
-            for b in free[j].values():
-                if best is None or b.serial < best.serial:
+            bucket = free[j]
+            if bucket:
+                b = min(bucket.values(), key=lambda b: b.st.offset[::-1])
+                if best is None or b.st.offset[::-1] < best.st.offset[::-1]:
                     best = b
-                break  # dicts keep insertion order: the first is the oldest of this order
         return best
 
     def _allocate(self, request: Request) -> np.ndarray | None:
