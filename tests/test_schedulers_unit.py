@@ -15,16 +15,16 @@ def context(sizes, estimates, n=8):
 
 def test_fcfs_head_blocks():
     ctx = context([6, 4, 1], [10, 10, 10])
-    ctx.queue[:] = [0, 1, 2]
+    ctx.set_queue([0, 1, 2])
     FCFS().schedule(ctx)
     assert ctx.started == [0] and ctx.queue == [1, 2]  # job 2 would fit but FCFS is strict
 
 
 def test_easy_backfills_without_delaying_head():
     ctx = context([6, 4, 2, 2], [10, 10, 5, 20])
-    ctx.queue[:] = [0]
+    ctx.set_queue([0])
     FCFS().schedule(ctx)
-    ctx.queue[:] = [1, 2, 3]  # head needs 4, 2 free; job 0 expected to end at 10
+    ctx.set_queue([1, 2, 3])  # head needs 4, 2 free; job 0 expected to end at 10
     ctx.now = 1.0
     s = EASY()
     s.schedule(ctx)
@@ -37,7 +37,7 @@ def test_conservative_reserves_everyone():
     # job 0 (6 procs, 10 s) starts; job 1 (4) is reserved at 10 on [10, 20); job 2 (2 procs, 20 s)
     # fits the 2 free processors for all of [0, 20) (at most 4 + 2 busy after 10): starts now
     ctx = context([6, 4, 2], [10, 10, 20])
-    ctx.queue[:] = [0, 1, 2]
+    ctx.set_queue([0, 1, 2])
     Conservative().schedule(ctx)
     assert ctx.started == [0, 2] and ctx.queue == [1]
     assert {r.job: r.time for r in ctx.reservations} == {0: 0.0, 1: 10.0, 2: 0.0}
@@ -48,7 +48,7 @@ def test_conservative_refuses_to_delay_a_reservation():
     # is reserved after job 1 (EASY would start it now: it fits the extra nodes? no: extra = 0,
     # and it does not end by the shadow, so EASY refuses too; conservative reserves it at 20)
     ctx = context([6, 8, 2], [10, 10, 20])
-    ctx.queue[:] = [0, 1, 2]
+    ctx.set_queue([0, 1, 2])
     Conservative().schedule(ctx)
     assert ctx.started == [0] and ctx.queue == [1, 2]
     assert {r.job: r.time for r in ctx.reservations} == {0: 0.0, 1: 10.0, 2: 20.0}
@@ -59,10 +59,10 @@ def test_easy_counts_every_job_ending_at_the_shadow_time():
     so the extra nodes include both of two jobs that end together."""
     # running: A (2 procs) and B (2 procs) expected to end at 10, C (3 procs) at 30; 1 free
     ctx = context([2, 2, 3, 3, 1], [10, 10, 30, 5, 100])
-    ctx.queue[:] = [0, 1, 2]
+    ctx.set_queue([0, 1, 2])
     FCFS().schedule(ctx)
     assert ctx.started == [0, 1, 2]
-    ctx.queue[:] = [3, 4]  # head: 3 procs; candidate: 1 proc for 100 s (ends after the shadow)
+    ctx.set_queue([3, 4])  # head: 3 procs; candidate: 1 proc for 100 s (ends after the shadow)
     EASY().schedule(ctx)
     # shadow 10; free then 1 + 2 + 2 = 5, extra = 2 (would be 0 counting only A): job 4 starts
     assert ctx.reservations[-1].time == 10.0
@@ -72,10 +72,10 @@ def test_easy_counts_every_job_ending_at_the_shadow_time():
 def test_overrunning_job_is_expected_at_the_next_instant():
     """Pinned convention: a job past its estimate is expected to end at the next instant."""
     ctx = context([8, 4], [10, 10])
-    ctx.queue[:] = [0]
+    ctx.set_queue([0])
     FCFS().schedule(ctx)
     ctx.now = 50.0  # job 0 overran its 10 s estimate
-    ctx.queue[:] = [1]
+    ctx.set_queue([1])
     EASY().schedule(ctx)
     shadow = ctx.reservations[-1].time
     assert 50.0 < shadow < 50.0 + 1e-9

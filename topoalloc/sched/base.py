@@ -40,6 +40,50 @@ class ReservationRecord:
     time: float
 
 
+class WaitingSizes:
+    """Counts of the sizes of queued jobs, kept in step with the queue.
+
+    The simulation adds a job's size when it joins the queue and
+    :meth:`SchedulingContext._run` removes it when it starts, so a scheduler can
+    ask "could any queued job fit in ``free`` processors?" without scanning a
+    queue of tens of thousands of jobs.
+    """
+
+    __slots__ = ("_count", "_sizes")
+
+    def __init__(self) -> None:
+        self._count: dict[int, int] = {}
+        self._sizes: list[int] = []  # the distinct sizes present, ascending
+
+    def add(self, size: int) -> None:
+        c = self._count.get(size, 0)
+        if not c:
+            insort(self._sizes, size)
+        self._count[size] = c + 1
+
+    def remove(self, size: int) -> None:
+        c = self._count[size] - 1
+        if c:
+            self._count[size] = c
+        else:
+            del self._count[size]
+            del self._sizes[bisect_left(self._sizes, size)]
+
+    def count_at_most(self, limit: int, exclude: int | None = None) -> int:
+        """Queued jobs of at most ``limit`` processors, not counting one job of size ``exclude``."""
+        n = 0
+        for s in self._sizes:
+            if s > limit:
+                break
+            n += self._count[s]
+        if exclude is not None and exclude <= limit:
+            n -= 1
+        return n
+
+    def __len__(self) -> int:
+        return sum(self._count.values())
+
+
 class SchedulingContext:
     """What a scheduler sees and the one way it acts (:meth:`try_start`).
 
@@ -79,6 +123,24 @@ class SchedulingContext:
         self._end_key: dict[int, tuple[float, int, int, Allocation]] = {}
         self.reservations: list[ReservationRecord] | None = [] if record_reservations else None
         self.wakeups: list[float] = []
+        self.waiting = WaitingSizes()
+
+    # --------------------------------------------------------------- queue
+    def enqueue(self, job: int, key: Callable[[int], tuple] | None = None) -> None:
+        """Add ``job`` to the wait queue: at the end, or in ``key`` order.  The
+        only way jobs join the queue (it keeps :attr:`waiting` in step)."""
+        if key is None:
+            self.queue.append(job)
+        else:
+            insort(self.queue, job, key=key)
+        self.waiting.add(self.size[job])
+
+    def set_queue(self, jobs: Sequence[int]) -> None:
+        """Replace the wait queue by ``jobs`` (in that order), e.g. for a hand-made scenario."""
+        self.queue[:] = jobs
+        self.waiting = WaitingSizes()
+        for j in jobs:
+            self.waiting.add(self.size[j])
 
     # ----------------------------------------------------------- decisions
     def try_start(self, job: int) -> bool:
@@ -96,6 +158,7 @@ class SchedulingContext:
         self._run(job, alloc)
 
     def _run(self, job: int, alloc: Allocation) -> None:
+        self.waiting.remove(self.size[job])
         self._serial += 1
         key = (self.now + self.estimate[job], self._serial, job, alloc)
         insort(self.running, key)

@@ -19,7 +19,9 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 
 from __future__ import annotations
 
-from ..alloc.base import CountingGuard, ReservationGuard
+import numpy as np
+
+from ..alloc.base import Allocator, CountingGuard, ReservationGuard
 from ..errors import SimulationError
 from ..registry import SCHEDULERS
 from .base import _ALLOC, Scheduler, SchedulingContext
@@ -50,6 +52,9 @@ class EASY(Scheduler):
         self.reset()
 
     def reset(self) -> None:
+        self._index: _KeyIndex | None = None
+        self._codes: list[int] | None = None  # per job: 2 × its fit-key id, -2 = no key, -1 = not computed
+        self._code_ids: dict = {}
         self._head: int | None = None
         self._shadow = 0.0
         self._guard: ReservationGuard | None = None
@@ -68,8 +73,17 @@ class EASY(Scheduler):
             self._backfill(ctx, ctx.arrived)
             return
 
+        index = self._index
+        if index is None and self._index_ok(ctx):
+            index = self._index = _KeyIndex(ctx, len(ctx.size))
+        if index is not None:
+            for j in ctx.arrived:
+                index.add(j)
+
         n = 0
         while n < len(q) and ctx.try_start(q[n]):
+            if index is not None:
+                index.remove(q[n])
             n += 1
         if n:
             del q[:n]
@@ -80,7 +94,9 @@ class EASY(Scheduler):
         free = ctx.allocator.max_request_now()
         size = ctx.size
         # free only shrinks during a pass: jobs wider than it now cannot backfill
-        cands = [j for j in q[1:] if size[j] <= free] if len(q) > 1 else []
+        # (_backfill skips them; here only whether any job could is needed)
+        room = ctx.waiting.count_at_most(free, exclude=size[head])  # queued jobs but the head that are not too wide
+        cands = q[1:] if room else []
         if not cands and ctx.reservations is None:
             self._guard = None  # nothing can backfill: the reservation is not needed now
             return
@@ -93,12 +109,110 @@ class EASY(Scheduler):
         self._head, self._shadow = head, shadow
         self._guard = ctx.allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
         if cands:
-            self._backfill(ctx, cands)
+            if index is not None:
+                self._backfill_indexed(ctx, index, head)
+            else:
+                self._backfill(ctx, cands, room)
 
-    def _backfill(self, ctx: SchedulingContext, candidates) -> None:
-        """Start every candidate (in order) that fits now and keeps the head's reservation."""
+    def _index_ok(self, ctx: SchedulingContext) -> bool:
+        """The per-key queue index serves FCFS order (queue order = arrival order) on
+        allocators that declare interchangeable requests (:meth:`Allocator.fit_key`)."""
+        a = ctx.allocator
+        return self.order == "fcfs" and not a.counting and type(a).fit_key is not Allocator.fit_key and len(ctx.queue) == len(ctx.arrived)
+
+    def _backfill_indexed(self, ctx: SchedulingContext, index: "_KeyIndex", head: int) -> None:
+        """:meth:`_backfill` over the whole queue, visiting only jobs whose kind is not refused.
+
+        The same decisions in the same order as the plain scan (the tests compare
+        them): the queue is walked in order, but a key refused in the current
+        state is skipped by looking up, per key, the next queued job that could
+        still be asked (any, only those ending by the shadow time, or only those
+        ending after it).
+        """
+        allocator = ctx.allocator
+        guard = self._guard
+        latest_end = self._shadow - ctx.now
+        est = ctx.estimate
+        size = ctx.size
+        free = allocator.max_request_now()
+        index.threshold = latest_end
+        at = index.rank[head]
+        nxt = index.next_after
+        classes = index.classes
+        mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others
+        cur = {}
+        for c, cl in enumerate(classes):
+            if cl.alive_count:
+                i = nxt(cl, at, 0)
+                if i >= 0:
+                    cur[c] = i
+        started = []
+        while cur:
+            c = min(cur, key=lambda c: classes[c].ranks[cur[c]])
+            cl = classes[c]
+            i = cur[c]
+            j = cl.jobs[i]
+            r = int(cl.ranks[i])
+            ends_by = est[j] <= latest_end
+            ok = False
+            refuse = 1 if not ends_by else 2  # the code refused if j is: mode 1 asks only jobs ending by the shadow
+            if size[j] > free:
+                refuse = 3  # too wide now: so is every job of this key
+            else:
+                req = ctx.request(j)
+                if guard.may_admit(req, ends_by):
+                    alloc = allocator.allocate(req)
+                    if alloc is not None:
+                        if guard.admit(alloc, ends_by):
+                            ok = True
+                        else:
+                            allocator.release(alloc)  # the state may differ in detail: no new refusal
+                            refuse = 0
+            if ok:
+                ctx.start_with(j, alloc)
+                started.append(j)
+                index.remove(j)
+                free = allocator.max_request_now()
+                if not free:
+                    break
+                mode = [0] * len(classes)
+                cur = {}
+                for c2, cl2 in enumerate(classes):
+                    if cl2.alive_count:
+                        i2 = nxt(cl2, r, 0)
+                        if i2 >= 0:
+                            cur[c2] = i2
+                continue
+            # refused: mode 1 = the jobs ending after the shadow are refused, ask only those ending by it
+            m = mode[c]
+            if refuse:
+                m = refuse if m in (0, refuse) else 3
+                mode[c] = m
+            if m == 3:
+                del cur[c]
+                continue
+            i2 = nxt(cl, r, m)
+            if i2 >= 0:
+                cur[c] = i2
+            else:
+                del cur[c]
+        if started:
+            q = ctx.queue
+            for j in started:
+                q.remove(j)
+
+    def _backfill(self, ctx: SchedulingContext, candidates, room: int | None = None) -> None:
+        """Start every candidate (in order) that fits now and keeps the head's reservation.
+
+        ``room``, if given, is how many candidates are no wider than the free
+        processors at the start: once that many have been seen, the rest are
+        too wide and the scan stops.
+        """
         allocator = ctx.allocator
         free = allocator.max_request_now()
+        limit = free
+        if room is None:
+            room = -1  # never reaches 0
         size = ctx.size
         est = ctx.estimate
         latest_end = self._shadow - ctx.now  # a job ends by the shadow iff its estimate <= this
@@ -130,26 +244,39 @@ class EASY(Scheduler):
         else:
             # Requests the allocator calls interchangeable (``fit_key``) get the same
             # answers while the state is unchanged: remember refusals until a job starts.
-            fit_key = allocator.fit_key
-            refused: set = set()
+            # A job's key and whether it ends by the shadow make one int code (cached per job).
+            codes = self._codes
+            if codes is None or len(codes) != len(size):
+                codes = self._codes = [-1] * len(size)
+                self._code_ids = {}
+            refused: set[int] = set()
             for j in candidates:
-                if size[j] > free:  # necessary for every allocator
+                if not room:
+                    break
+                s = size[j]
+                if s > limit:
+                    continue
+                room -= 1
+                if s > free:  # necessary for every allocator
                     continue
                 ends_by = est[j] <= latest_end
-                req = ctx.request(j)
-                key = fit_key(req)
-                if key is not None:
-                    key = (key, ends_by)
-                    if key in refused:
+                code = codes[j]
+                if code == -1:
+                    code = codes[j] = self._code(allocator, ctx.request(j))
+                if code >= 0:
+                    if ends_by:
+                        code += 1
+                    if code in refused:
                         continue
+                req = ctx.request(j)
                 if not guard.may_admit(req, ends_by):
-                    if key is not None:
-                        refused.add(key)
+                    if code >= 0:
+                        refused.add(code)
                     continue
                 alloc = allocator.allocate(req)
                 if alloc is None:
-                    if key is not None:
-                        refused.add(key)
+                    if code >= 0:
+                        refused.add(code)
                     continue
                 if not guard.admit(alloc, ends_by):
                     # allocate + release may leave the state different in detail: forget nothing new
@@ -165,6 +292,100 @@ class EASY(Scheduler):
             q = ctx.queue
             for j in started:
                 q.remove(j)
+
+
+    def _code(self, allocator, request) -> int:
+        key = allocator.fit_key(request)
+        if key is None:
+            return -2
+        ids = self._code_ids
+        return 2 * ids.setdefault(key, len(ids))
+
+
+class _KeyClass:
+    """The queued jobs of one fit key, in arrival order (removed ones stay, marked dead)."""
+
+    __slots__ = ("jobs", "ranks", "est", "alive", "n", "alive_count")
+
+    def __init__(self) -> None:
+        self.jobs: list[int] = []
+        self.ranks = np.zeros(16, dtype=np.int64)
+        self.est = np.zeros(16)
+        self.alive = np.zeros(16, dtype=bool)
+        self.n = 0
+        self.alive_count = 0
+
+    def append(self, job: int, rank: int, est: float) -> int:
+        n = self.n
+        if n == len(self.ranks):
+            self.ranks = np.concatenate([self.ranks, np.zeros(n, np.int64)])
+            self.est = np.concatenate([self.est, np.zeros(n)])
+            self.alive = np.concatenate([self.alive, np.zeros(n, bool)])
+        self.jobs.append(job)
+        self.ranks[n] = rank
+        self.est[n] = est
+        self.alive[n] = True
+        self.n = n + 1
+        self.alive_count += 1
+        return n
+
+
+class _KeyIndex:
+    """Queued jobs grouped by the allocator's fit key, for FCFS-order EASY.
+
+    Within a pass, refusals are remembered per (key, ends by the shadow or
+    not) until a job starts; this index finds, for each key, the next queued
+    job that may still be asked, with numpy scans over that key's jobs
+    instead of a Python walk over the whole queue.
+    """
+
+    def __init__(self, ctx: SchedulingContext, n_jobs: int):
+        self._ctx = ctx
+        self.classes: list[_KeyClass] = []
+        self._ids: dict = {}
+        self.rank = [0] * n_jobs
+        self._where: list[tuple[int, int] | None] = [None] * n_jobs
+        self._next_rank = 0
+        self.threshold = 0.0
+
+    def add(self, job: int) -> None:
+        ctx = self._ctx
+        key = ctx.allocator.fit_key(ctx.request(job))
+        if key is None:
+            key = ("job", job)  # no key: a class of its own
+        c = self._ids.get(key)
+        if c is None:
+            c = self._ids[key] = len(self.classes)
+            self.classes.append(_KeyClass())
+        self._next_rank += 1
+        self.rank[job] = self._next_rank
+        self._where[job] = (c, self.classes[c].append(job, self._next_rank, ctx.estimate[job]))
+
+    def remove(self, job: int) -> None:
+        c, i = self._where[job]
+        cl = self.classes[c]
+        cl.alive[i] = False
+        cl.est[i] = np.inf
+        cl.alive_count -= 1
+        if not cl.alive_count:  # reclaim: nothing alive, start afresh
+            cl.jobs.clear()
+            cl.n = 0
+        self._where[job] = None
+
+    def next_after(self, cl: _KeyClass, rank: int, mode: int) -> int:
+        """Index in ``cl`` of the first live job with rank > ``rank`` that mode admits, or -1."""
+        n = cl.n
+        lo = int(cl.ranks[:n].searchsorted(rank, "right"))
+        if lo >= n:
+            return -1
+        if mode == 0:
+            m = cl.alive[lo:n]
+        elif mode == 1:
+            m = cl.est[lo:n] <= self.threshold  # dead jobs have est = inf
+        else:
+            m = cl.alive[lo:n] & (cl.est[lo:n] > self.threshold)
+        k = int(m.argmax())
+        return lo + k if m[k] else -1
 
 
 class _Allocations:

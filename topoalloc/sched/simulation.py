@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import insort
 from collections.abc import Callable
 
 import numpy as np
@@ -145,7 +144,7 @@ class Simulation:
         tick = max(1, n // 200)
         next_tick = tick
         heappop, heappush = heapq.heappop, heapq.heappush
-        finish, schedule = ctx.finish, sched.schedule
+        finish, schedule, enqueue = ctx.finish, sched.schedule, ctx.enqueue
         allocation = ctx.allocation
         record = self.record_allocations
         while True:
@@ -167,10 +166,7 @@ class Simulation:
                 done += 1
             arrived = []
             while i < n and submit[i] <= now:
-                if qkey is None:
-                    q.append(i)
-                else:
-                    insort(q, i, key=qkey)
+                enqueue(i, qkey)
                 arrived.append(i)
                 i += 1
             ctx.arrived = arrived
