@@ -267,3 +267,28 @@ def test_identify_first_is_history_free():
     b.allocate(Request(8))
     assert np.array_equal(again.nodes, b.allocate(Request(16)).nodes)
     assert keep.size == 8
+
+
+def test_prefer_three_dimensions():
+    """§2.1: 'a reasonable effort will be made to allocate a subtorus with a dimension no
+    less than three'.  Among free semitori of the smallest sufficient order, identification
+    prefers one giving the job a torus of >= prefer_dims dimensions (default 3)."""
+    m = Torus((4, 4, 4))
+
+    def run(prefer_dims):
+        a = PartitionAllocator(m, scheme="nep", convert="pair", prefer_dims=prefer_dims)
+        x4 = a.allocate(Request(4))
+        a.allocate(Request(8))
+        y4 = a.allocate(Request(4))
+        x2 = a.allocate(Request(2))
+        a.release(y4)
+        a.allocate(Request(16))
+        a.release(x4)
+        a.release(x2)
+        return a.allocate(Request(16))
+
+    with_pref, without = run(3), run(0)
+    assert with_pref.info["semitorus"].sides == (4, 2, 2) and with_pref.info["conversion"].shape == (4, 2, 2)
+    assert without.info["semitorus"].sides == (4, 4, 1) and without.info["conversion"].shape == (4, 4)
+    with pytest.raises(InvalidArgument):
+        PartitionAllocator(m, prefer_dims=-1)

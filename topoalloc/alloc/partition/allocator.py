@@ -33,6 +33,11 @@ __all__ = ["PartitionAllocator", "Block", "IDENTIFY_POLICIES"]
 IDENTIFY_POLICIES = ("smallest", "first")
 
 
+def _ADDRESS(b: "Block") -> tuple[int, ...]:
+    """Sort key: a block's first node in machine order (last dimension most significant)."""
+    return b.st.offset[::-1]
+
+
 class Block:
     """A node of the partition forest."""
 
@@ -88,6 +93,7 @@ class PartitionAllocator(Allocator):
         identify: str = "smallest",
         convert: str = "collapse",
         nep_order: str = "exhaust-largest",
+        prefer_dims: int = 3,
     ):
         if not isinstance(topology, Torus):
             raise InvalidArgument("topology", topology, "a torus or mesh (e.g. torus:2x2x2x6x8)")
@@ -105,6 +111,10 @@ class PartitionAllocator(Allocator):
         self.identify = identify
         self.convert_mode = convert
         self.nep_order = nep_order
+        if not isinstance(prefer_dims, int) or isinstance(prefer_dims, bool) or prefer_dims < 0:
+            raise InvalidArgument("prefer_dims", prefer_dims, "a non-negative integer (0 = no preference)")
+        self.prefer_dims = prefer_dims
+        self._dims_ok: dict[tuple, bool] = {}
         self._blocks = 0
         self.roots = [self._new_block(st, None) for st in initial_available_set(topology)]
         self.max_order = max(b.st.order for b in self.roots)
@@ -142,22 +152,70 @@ class PartitionAllocator(Allocator):
         """Requests of the same order (log2 of the rounded size) are placed alike."""
         return (request.size - 1).bit_length()
 
+    def _job_dims_ok(self, st: Semitorus, k: int) -> bool:
+        """Would a request of order ``k`` placed in free block ``st`` get a job torus of
+        at least ``prefer_dims`` dimensions (sides > 1, after partition and conversion)?"""
+        key = (st.sides, st.wrapped, k)  # the job's torus does not depend on where the block is
+        ok = self._dims_ok.get(key)
+        if ok is None:
+            piece = st if st.order == k else (lambda ps: ps[0][ps[1]])(self._partition(st, k))
+            shape = self._conversion(piece).shape
+            ok = self._dims_ok[key] = sum(1 for x in shape if x > 1) >= self.prefer_dims
+        return ok
+
     def _identify(self, k: int) -> Block | None:
+        """Semitorus identification (§2.3, see :data:`IDENTIFY_POLICIES`).
+
+        §2.1: "a reasonable effort will be made to allocate such a subtorus with
+        a dimension no less than three".  With ``prefer_dims = d`` (default 3)
+        and a request of at least 2^d nodes, ``smallest`` takes, among the free
+        semitori of the smallest sufficient order, one whose job torus has at
+        least d dimensions (size first, so the preference never costs
+        fragmentation); ``first`` takes the first by address among those that
+        give d dimensions, else the first by address.  Ties: the lowest first
+        node.  ``prefer_dims = 0`` turns the preference off.
+        """
         free = self.free
+        dims = self.prefer_dims if k >= self.prefer_dims else 0
         if self.identify == "smallest":
             for j in range(k, self.max_order + 1):
                 bucket = free[j]
                 if bucket:
-                    return min(bucket.values(), key=lambda b: b.st.offset[::-1])
+                    return self._first_in(bucket, k, dims)[0]
             return None
-        best = None
+        best = best_key = None
         for j in range(k, self.max_order + 1):
             bucket = free[j]
             if bucket:
-                b = min(bucket.values(), key=lambda b: b.st.offset[::-1])
-                if best is None or b.st.offset[::-1] < best.st.offset[::-1]:
-                    best = b
+                b, good = self._first_in(bucket, k, dims)
+                key = (not good, b.st.offset[::-1])
+                if best is None or key < best_key:
+                    best, best_key = b, key
         return best
+
+    def _first_in(self, bucket: dict[int, Block], k: int, dims: int) -> tuple[Block, bool]:
+        """The block of ``bucket`` with the lowest first node, among those giving the job
+        ``dims`` dimensions if any does; and whether it does."""
+        b = min(bucket.values(), key=_ADDRESS)
+        if not dims:
+            return b, True
+        ok = self._job_dims_ok
+        if ok(b.st, k):
+            return b, True
+        # the lowest one does not: look at the other shapes present (few), not at every block
+        bad = {(b.st.sides, b.st.wrapped)}
+        best = None
+        for c in bucket.values():
+            st = c.st
+            shape = (st.sides, st.wrapped)
+            if shape in bad:
+                continue
+            if ok(st, k):
+                if best is None or st.offset[::-1] < best.st.offset[::-1]:
+                    best = c
+            else:
+                bad.add(shape)
+        return (b, False) if best is None else (best, True)
 
     def _allocate(self, request: Request) -> np.ndarray | None:
         k = self.order_of(request.size)
@@ -419,12 +477,12 @@ class _ProbeGuard(ReservationGuard):
 
 
 def _factory(scheme: str):
-    def make(topology: Topology, identify: str = "smallest", convert: str = "collapse", nep_order: str = "exhaust-largest"):
-        return PartitionAllocator(topology, scheme=scheme, identify=identify, convert=convert, nep_order=nep_order)
+    def make(topology: Topology, identify: str = "smallest", convert: str = "collapse", nep_order: str = "exhaust-largest", prefer_dims: int = 3):
+        return PartitionAllocator(topology, scheme=scheme, identify=identify, convert=convert, nep_order=nep_order, prefer_dims=prefer_dims)
 
     make.__doc__ = (
         f"{'Equal' if scheme == 'ep' else 'Non-Equal'} Partition subtorus allocation on tori "
-        "(identify=smallest|first, convert=collapse|pair, nep_order=exhaust-largest|balanced)"
+        "(identify=smallest|first, convert=collapse|pair, nep_order=exhaust-largest|balanced, prefer_dims=3)"
     )
     return make
 
