@@ -292,3 +292,16 @@ def test_prefer_three_dimensions():
     assert without.info["semitorus"].sides == (4, 4, 1) and without.info["conversion"].shape == (4, 4)
     with pytest.raises(InvalidArgument):
         PartitionAllocator(m, prefer_dims=-1)
+
+
+def test_conservative_compression_keeps_reservations_on_subtori():
+    """Taking one reservation out of the plan can change where the later ones land on a
+    subtorus allocator and make them infeasible; compression then keeps the job's old
+    time instead of finding no time at all (it used to fail here: 'never fits the plan')."""
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    w = read_swf(default_trace_path()).take(np.arange(70))
+    r = topoalloc.simulate(w, machine="torus:2x2x2x4x4x8", allocator="nep", scheduler="conservative", clean=True, scale_sizes=8, round_pow2=True, work_multiple=2.0)
+    assert np.isfinite(r.start).all()
+    check_schedule(r)

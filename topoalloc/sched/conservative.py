@@ -65,7 +65,7 @@ class Conservative(Scheduler):
             old = res.get(j)
             if old is not None:
                 plan.remove(j)
-            t = plan.earliest(j, size(j), est[j])
+            t = plan.earliest(j, size(j), est[j], not_after=old)
             plan.add(j, t, size(j), est[j])
             res[j] = t
             if old is None or t != old:

@@ -86,8 +86,11 @@ class CountingProfile:
     def feasible(self) -> bool:
         return min(self.free) >= 0
 
-    def earliest(self, job: int, size: int, dur: float) -> float:
-        """Earliest start >= now at which ``size`` processors are free for ``dur``."""
+    def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
+        """Earliest start >= now at which ``size`` processors are free for ``dur``.
+
+        ``not_after`` (a reservation being compressed) needs no special care here:
+        free processors are monotone, so the old time is always still feasible."""
         times, free = self.times, self.free
         n = len(times)
         span = _span(dur)
@@ -155,12 +158,26 @@ class ReplayPlan:
                 granted[job] = got
         return True
 
-    def earliest(self, job: int, size: int, dur: float) -> float:
+    def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
+        """Earliest start >= now at which the plan with ``job`` added stays feasible.
+
+        Candidate times are now, the expected releases and the other
+        reservations' starts and ends.  ``not_after`` is the job's current
+        reservation when it is being compressed: it is a candidate too (the
+        plan with the job there is the feasible plan we started from), and no
+        later time is tried.  This matters for allocators whose success is not
+        monotone in what is free (e.g. subtorus allocators, where taking a job
+        out of the plan can change where later ones land and make the rest
+        infeasible): the job then keeps its reservation.
+        """
         times = {self.now}
         times.update(t for t, _ in self.releases)
         for t, end in self._res.values():
             times.add(t)
             times.add(end)
+        if not_after is not None:
+            times = {x for x in times if x <= not_after}
+            times.add(not_after)
         for t in sorted(x for x in times if x >= self.now):
             self.add(job, t, size, dur)
             ok = self.feasible()
