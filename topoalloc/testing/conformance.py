@@ -211,7 +211,8 @@ def check_schedule(result) -> None:
     w = result.workload
     assert np.isfinite(result.start).all(), "some job never started"
     assert (result.start >= w.submit).all(), "a job started before it was submitted"
-    assert np.allclose(result.end, result.start + w.run), "end != start + run"
+    run = w.run if getattr(result, "actual_run", None) is None else result.actual_run
+    assert np.allclose(result.end, result.start + run), "end != start + run"
     assert (result.allocated_size >= w.size).all()
     # capacity: sweep starts and ends (ends first at equal times)
     events = sorted([(e, 0, -s) for e, s in zip(result.end.tolist(), result.allocated_size.tolist())] + [(st, 1, s) for st, s in zip(result.start.tolist(), result.allocated_size.tolist())])

@@ -126,7 +126,7 @@ class LinearAllocator(Allocator):
         self.strategy = strategy
         self.span = span
         self.ring = span == "ring"
-        self.name = strategy
+        self.name = f"{strategy}:curve={self.ordering.name},span={span}"
         self._node_at_rank = self.ordering.node_at_rank
         self._rank_of = self.ordering.rank_of
         self._free_r = np.ones(self.n_nodes, dtype=bool)
