@@ -130,38 +130,40 @@ def _spans(ranks: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, 
     return lin, ring
 
 
-def _dim_extent(c: np.ndarray, seg: np.ndarray, m: int, D: int, wrapped: bool) -> np.ndarray:
+def _histogram(c: np.ndarray, seg: np.ndarray, m: int, D: int) -> np.ndarray:
+    """(jobs × D) counts of each coordinate value in one dimension."""
+    return np.bincount(seg * D + c, minlength=m * D).reshape(m, D)
+
+
+def _dim_extent(hist: np.ndarray, wrapped: bool) -> np.ndarray:
     """Per job, extent in one dimension: max − min + 1, or the shortest covering arc if wrapped."""
-    key = np.unique(seg * D + c)  # occupied (job, value), sorted
-    job = key // D
-    v = key % D
-    first = np.ones(key.size, dtype=bool)
-    first[1:] = job[1:] != job[:-1]
-    starts = np.flatnonzero(first)
-    ext = np.zeros(m, dtype=np.int64)
-    jobs = job[starts]
-    vmin = v[starts]
-    last = np.r_[starts[1:] - 1, key.size - 1]
-    vmax = v[last]
+    m, D = hist.shape
+    occ = hist > 0
+    has = occ.any(axis=1)
+    first = occ.argmax(axis=1)
     if not wrapped:
-        ext[jobs] = vmax - vmin + 1
-        return ext
-    gaps = np.zeros(key.size, dtype=np.int64)
-    gaps[1:] = v[1:] - v[:-1]
-    gaps[starts] = vmin + D - vmax  # the wrap gap, stored at each job's first value
-    maxgap = np.maximum.reduceat(gaps, starts)
-    ext[jobs] = D - maxgap + 1
-    return ext
+        last = D - 1 - occ[:, ::-1].argmax(axis=1)
+        return np.where(has, last - first + 1, 0)
+    maxgap = np.zeros(m, dtype=np.int64)
+    last = np.full(m, -1, dtype=np.int64)
+    for c in range(D):
+        col = occ[:, c]
+        gap = np.where(col & (last >= 0), c - last, 0)
+        np.maximum(maxgap, gap, out=maxgap)
+        last = np.where(col, c, last)
+    np.maximum(maxgap, np.where(has, first + D - last, 0), out=maxgap)  # the wrap gap
+    return np.where(has, D - maxgap + 1, 0)
 
 
-def _pairwise_sum(c: np.ndarray, seg: np.ndarray, m: int, D: int, wrapped: bool) -> np.ndarray:
-    """Per job, Σ over unordered pairs of the distance in one dimension (via coordinate histograms)."""
-    hist = np.bincount(seg * D + c, minlength=m * D).reshape(m, D).astype(np.float64)
+def _pairwise_sum(hist: np.ndarray, wrapped: bool) -> np.ndarray:
+    """Per job, Σ over unordered pairs of the distance in one dimension (from coordinate histograms)."""
+    D = hist.shape[1]
+    h = hist.astype(np.float64)
     a = np.arange(D)
     dist = np.abs(a[:, None] - a[None, :])
     if wrapped:
         dist = np.minimum(dist, D - dist)
-    return ((hist @ dist) * hist).sum(axis=1) / 2.0
+    return ((h @ dist) * h).sum(axis=1) / 2.0
 
 
 def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndarray:
@@ -191,22 +193,26 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndar
                 dst_list.append(np.array([int(seg[e]) * n + u]))
     src = np.concatenate(src_list) if src_list else np.zeros(0, np.int64)
     dkey = np.concatenate(dst_list) if dst_list else np.zeros(0, np.int64)
-    pos = np.searchsorted(skey, dkey)
-    pos = np.minimum(pos, k - 1)
+    pos = np.minimum(np.searchsorted(skey, dkey), k - 1)
     hit = skey[pos] == dkey
-    a = src[hit]
-    b = order[pos[hit]]
+    a = np.concatenate([src[hit], order[pos[hit]]])
+    b = np.concatenate([order[pos[hit]], src[hit]])  # both directions
     label = np.arange(k)
-    while True:
-        old = label
-        lo = np.minimum(label[a], label[b])
-        label = label.copy()
-        np.minimum.at(label, a, lo)
-        np.minimum.at(label, b, lo)
-        label = label[label]  # pointer jumping
-        label = label[label]
-        if np.array_equal(label, old):
-            break
+    if a.size:
+        by = np.argsort(a, kind="stable")
+        a, b = a[by], b[by]
+        heads = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        owners = a[heads]
+        while True:
+            lo = np.minimum.reduceat(label[b], heads)
+            new = label.copy()
+            np.minimum(new[owners], lo, out=lo)
+            new[owners] = lo
+            new = new[new]  # pointer jumping: labels are node indices, and label[x] <= x
+            new = new[new]
+            if np.array_equal(new, label):
+                break
+            label = new
     roots = label == np.arange(k)
     return np.bincount(seg[roots], minlength=m).astype(np.int64)
 
@@ -255,16 +261,16 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
         ext = []
         pair_sum = np.zeros(m)
         for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
-            ci = coords[:, i]
-            ext.append(_dim_extent(ci, seg, m, D, w))
-            pair_sum += _pairwise_sum(ci, seg, m, D, w)
+            hist = _histogram(coords[:, i], seg, m, D)
+            ext.append(_dim_extent(hist, w))
+            pair_sum += _pairwise_sum(hist, w)
         ext_a = np.stack(ext, axis=1).astype(float)
         d = len(topology.dims)
         out["bbox_volume"] = ext_a.prod(axis=1)
         out["bbox_sides"] = ext_a.sum(axis=1)
         out["bbox_cube"] = ext_a.max(axis=1) ** d
-        cache: dict[int, int] = {}
-        mins = np.array([cache.setdefault(int(s), smallest_cube(int(s), topology.dims)) if s > 0 else 1 for s in p.tolist()], dtype=float)
+        uniq, inv = np.unique(np.maximum(p, 1), return_inverse=True)
+        mins = np.array([smallest_cube(int(s), topology.dims) for s in uniq.tolist()], dtype=float)[inv]
         out["bbox_cube_ratio"] = out["bbox_cube"] / mins
         hop_sum = pair_sum
     else:
