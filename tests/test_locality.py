@@ -169,3 +169,15 @@ def test_runtime_model_formula():
     assert m(0, 100.0, Allocation([0, 15], Request(2), 3)) == pytest.approx(100.0 * (1 + 0.5 * 5))
     c = LocalityRuntime(top, alpha=1.0, metric="components")
     assert c(0, 10.0, Allocation([0, 2, 8], Request(3), 4)) == pytest.approx(30.0)
+
+
+def test_component_labels_numpy_path_equals_scipy_path():
+    pytest.importorskip("scipy")
+    from topoalloc.metrics.locality import _component_labels
+
+    rng = np.random.default_rng(0)
+    for k in (1, 5, 50, 400):
+        m = rng.integers(0, 2 * k)
+        a = rng.integers(0, k, m)
+        b = rng.integers(0, k, m)
+        assert np.array_equal(_component_labels(k, a, b, use_scipy=True), _component_labels(k, a, b, use_scipy=False))

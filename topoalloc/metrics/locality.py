@@ -166,6 +166,46 @@ def _pairwise_sum(hist: np.ndarray, wrapped: bool) -> np.ndarray:
     return ((h @ dist) * h).sum(axis=1) / 2.0
 
 
+def _component_labels(k: int, a: np.ndarray, b: np.ndarray, *, use_scipy: bool | None = None) -> np.ndarray:
+    """For a graph on ``0..k-1`` with edges ``(a[i], b[i])``: each vertex's smallest component member.
+
+    SciPy's ``connected_components`` is used when SciPy is installed (it is
+    not a dependency); otherwise min-label propagation with pointer jumping
+    in numpy.  The two are compared by the tests.
+    """
+    if use_scipy is None or use_scipy:
+        try:
+            from scipy.sparse import coo_array
+            from scipy.sparse.csgraph import connected_components
+        except ImportError:
+            if use_scipy:
+                raise
+        else:
+            g = coo_array((np.ones(a.size, dtype=np.int8), (a, b)), shape=(k, k)).tocsr()
+            _, comp = connected_components(g, directed=False)
+            first = np.full(comp.max() + 1 if k else 0, k, dtype=np.int64)
+            np.minimum.at(first, comp, np.arange(k))
+            return first[comp]
+    label = np.arange(k)
+    if a.size:
+        a, b = np.concatenate([a, b]), np.concatenate([b, a])  # both directions
+        by = np.argsort(a, kind="stable")
+        a, b = a[by], b[by]
+        heads = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        owners = a[heads]
+        while True:
+            lo = np.minimum.reduceat(label[b], heads)
+            new = label.copy()
+            np.minimum(new[owners], lo, out=lo)
+            new[owners] = lo
+            new = new[new]  # pointer jumping: labels are vertices of the same component, label[x] <= x
+            new = new[new]
+            if np.array_equal(new, label):
+                break
+            label = new
+    return label
+
+
 def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndarray:
     """Connected components of each job's induced subgraph (label propagation with pointer jumping)."""
     k = nodes.size
@@ -173,8 +213,12 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndar
         return np.zeros(m, dtype=np.int64)
     n = topology.n_nodes
     key = seg.astype(np.int64) * n + nodes
-    order = np.argsort(key, kind="stable")
-    skey = key[order]
+    if k < 2 or bool((key[1:] > key[:-1]).all()):  # recorded allocations are sorted within each job
+        order = np.arange(k)
+        skey = key
+    else:
+        order = np.argsort(key, kind="stable")
+        skey = key[order]
     src_list, dst_list = [], []
     if hasattr(topology, "coords") and hasattr(topology, "wrap"):
         coords = topology.coords[nodes]
@@ -195,24 +239,8 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndar
     dkey = np.concatenate(dst_list) if dst_list else np.zeros(0, np.int64)
     pos = np.minimum(np.searchsorted(skey, dkey), k - 1)
     hit = skey[pos] == dkey
-    a = np.concatenate([src[hit], order[pos[hit]]])
-    b = np.concatenate([order[pos[hit]], src[hit]])  # both directions
-    label = np.arange(k)
-    if a.size:
-        by = np.argsort(a, kind="stable")
-        a, b = a[by], b[by]
-        heads = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
-        owners = a[heads]
-        while True:
-            lo = np.minimum.reduceat(label[b], heads)
-            new = label.copy()
-            np.minimum(new[owners], lo, out=lo)
-            new[owners] = lo
-            new = new[new]  # pointer jumping: labels are node indices, and label[x] <= x
-            new = new[new]
-            if np.array_equal(new, label):
-                break
-            label = new
+    a, b = src[hit], order[pos[hit]]
+    label = _component_labels(k, a, b)
     roots = label == np.arange(k)
     return np.bincount(seg[roots], minlength=m).astype(np.int64)
 
