@@ -130,6 +130,7 @@ class LinearAllocator(Allocator):
         self._node_at_rank = self.ordering.node_at_rank
         self._rank_of = self.ordering.rank_of
         self._free_r = np.ones(self.n_nodes, dtype=bool)
+        self._identity = bool((self._node_at_rank == np.arange(self.n_nodes)).all())
         self._intervals = strategy != "sorted_free_list"
         n = self.n_nodes
         self._len_at: dict[int, int] = {}
@@ -274,6 +275,10 @@ class LinearAllocator(Allocator):
                     self._carve(a % n, b1 - b0)
                 self._info = {"contiguous": len(heads) == 1}
         free_r[ranks] = False
+        if self._identity:  # row-major: ranks are node ids
+            if not self._intervals:
+                return ranks  # a slice of a fresh nonzero() result: sorted, owned by nobody else
+            return np.sort(ranks)
         nodes = self._node_at_rank[ranks]
         nodes.sort()
         return nodes
