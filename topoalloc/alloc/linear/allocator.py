@@ -93,7 +93,8 @@ class LinearAllocator(Allocator):
         A registered curve name (``row_major``, ``snake``, ``hilbert``,
         ``hilbert_nd``, ``zorder``, ``gray``) or an ordering file of
         ``node rank`` lines.  Default ``"hilbert"`` on grid machines
-        (the paper's choice, §2.2), ``"row_major"`` elsewhere.
+        (the paper's choice, §2.2), ``"gray"`` on hypercubes (topology kind
+        ``"hypercube"``), ``"row_major"`` (node ids) elsewhere.
     span : {"linear", "ring"}
 
     Raises
@@ -121,7 +122,7 @@ class LinearAllocator(Allocator):
         if span not in SPANS:
             raise InvalidArgument("span", span, "'linear' or 'ring'")
         if curve is None:
-            curve = "hilbert" if hasattr(topology, "coords") else "row_major"
+            curve = _default_curve(topology)
         self.ordering = make_ordering(curve, topology)
         self.strategy = strategy
         self.span = span
@@ -328,6 +329,15 @@ class LinearAllocator(Allocator):
 
     def __repr__(self) -> str:
         return f"LinearAllocator({self.topology.spec()}, {self.strategy}, curve={self.ordering.name}, span={self.span}, free={self._free_count}/{self.n_nodes})"
+
+
+def _default_curve(topology: Topology) -> str:
+    """Hilbert on grids (the paper's choice, §2.2), Gray on hypercubes, node-id order elsewhere."""
+    if hasattr(topology, "dims") and hasattr(topology, "coords"):
+        return "hilbert"
+    if getattr(topology, "kind", "") == "hypercube":
+        return "gray"
+    return "row_major"
 
 
 def _runs(free: np.ndarray, ring: bool) -> list[tuple[int, int]]:
