@@ -75,6 +75,7 @@ def run_one(task: tuple) -> dict:
         scale_sizes=scale,
         round_pow2=True,
         work_multiple=c,
+        record_allocations=False,  # the figures need no locality metrics
     )
     s = r.summary()
     return {

@@ -335,7 +335,11 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
         mins = np.array([smallest_cube(int(s), topology.dims) for s in uniq.tolist()], dtype=float)[inv]
         out["bbox_cube_ratio"] = out["bbox_cube"] / mins
         hop_sum = pair_sum
+        # a job that fills its bounding box (arcs on wrapped dimensions) is one connected
+        # piece: only the others need the graph search (subtorus allocators: none do)
+        full_box = out["bbox_volume"] == p
     else:
+        full_box = None
         nanv = np.full(m, np.nan)
         for key in ("bbox_volume", "bbox_sides", "bbox_cube", "bbox_cube_ratio"):
             out[key] = nanv.copy()
@@ -347,7 +351,13 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
             for j in np.flatnonzero(p >= 2).tolist():
                 js = nodes[offsets[j] : offsets[j + 1]]
                 hop_sum[j] = dist[np.ix_(js, js)].sum() / 2.0
-    out["components"] = _components(nodes, seg, m, topology).astype(float)
+    if full_box is None or not full_box.any():
+        out["components"] = _components(nodes, seg, m, topology).astype(float)
+    else:
+        rest = ~full_box[seg]
+        comps = _components(nodes[rest], seg[rest], m, topology).astype(float)
+        comps[full_box & (p > 0)] = 1.0
+        out["components"] = comps
     with np.errstate(invalid="ignore", divide="ignore"):
         out["pairwise_l1"] = np.where(p >= 2, hop_sum / np.maximum(pairs, 1), np.nan)
         out["mean_hops"] = out["pairwise_l1"].copy()
