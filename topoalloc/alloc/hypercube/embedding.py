@@ -230,7 +230,7 @@ def square_shape(size: int, rule: str = "square") -> tuple[int, int]:
     ``"square"`` (default)
         The factor pair closest to square among those needing the fewest
         cube dimensions ``⌈log₂X⌉ + ⌈log₂Y⌉``: e.g. 15 → 1×15 (a 4-cube),
-        not 3×5 (a 5-cube); 600 → 20×30; 24 → 4×6.
+        not 3×5 (a 5-cube); 600 → 24×25; 24 → 4×6.
     ``"square_strict"``
         The factor pair closest to square, whatever cube it needs (15 → 3×5).
 
@@ -240,7 +240,7 @@ def square_shape(size: int, rule: str = "square") -> tuple[int, int]:
     subcube allocator accepts.
 
     >>> square_shape(15), square_shape(15, rule="square_strict"), square_shape(600)
-    ((1, 15), (3, 5), (20, 30))
+    ((1, 15), (3, 5), (24, 25))
     """
     if rule not in ("square", "square_strict"):
         raise InvalidArgument("shape_rule", rule, "'square' or 'square_strict'")
