@@ -279,3 +279,42 @@ def test_mesh_layout_positions():
     assert len(lay) == 600 and lay[0] == [0, 0, 0] and lay[1] == [0, 1, 1] and lay[2] == [0, 2, 3]
     assert lay[30] == [1, 0, 1 << 5]
     assert np.array_equal(np.sort([v for _, _, v in lay]), m.nodes)
+
+
+# -------------------------------------------------------------------- CLI
+def test_cli_afl_json_format(capsys):
+    import json
+
+    from topoalloc.cli import main
+
+    assert main(["afl", "--cube", "10", "--mesh", "20x30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"cube", "mesh", "leftover"}
+    assert out["cube"] == "*" * 10
+    assert len(out["mesh"]) == 600 and out["mesh"][:3] == [[0, 0, 0], [0, 1, 1], [0, 2, 3]]
+    assert all(isinstance(v, int) for row in out["mesh"] for v in row)
+    assert sorted(Subcube.parse(c).dim for c in out["leftover"]) == [3, 5, 7, 8]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["afl", "--cube", "10", "--mesh", "20x"], "--mesh"),
+    (["afl", "--cube", "10", "--mesh", "2x3x4"], "--mesh"),
+    (["afl", "--cube", "99", "--mesh", "2x3"], "--cube"),
+    (["afl", "--cube", "4", "--mesh", "3x5"], "never fit"),
+])
+def test_cli_afl_errors(argv, needle, capsys):
+    from topoalloc.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_cli_simulate_on_hypercube(capsys):
+    import json
+
+    from topoalloc.cli import main
+
+    assert main(["simulate", "--machine", "hypercube:7", "--allocator", "afl", "--scheduler", "fcfs", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine"] == "hypercube:7" and out["allocator"] == "afl" and out["jobs"] > 18000
