@@ -318,3 +318,24 @@ def test_cli_simulate_on_hypercube(capsys):
     assert main(["simulate", "--machine", "hypercube:7", "--allocator", "afl", "--scheduler", "fcfs", "--quiet", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["machine"] == "hypercube:7" and out["allocator"] == "afl" and out["jobs"] > 18000
+
+
+def test_afl_pieces_option_pinned():
+    """Fig. 3.9 step 4 adds the coalesced pieces "to the FL": pieces=merge (default) goes through free-list
+    deallocation (merging complementary cubes), pieces=as_is inserts them unmerged."""
+    out = {}
+    for mode in ("merge", "as_is"):
+        a = ALLOCATORS.create(f"afl:pieces={mode}", topology=Hypercube(6))
+        m1 = a.allocate(Request(24, (4, 6)))
+        p1 = a.allocate(Request(8, (4, 2)))  # takes m1's leftover 3-cube
+        m2 = a.allocate(Request(24, (4, 6)))
+        p2 = a.allocate(Request(8, (4, 2)))
+        assert p1.info["cube"] == m1.info["leftover"][0] and p2.info["cube"] == m2.info["leftover"][0]
+        a.release(m1)
+        a.release(m2)
+        out[mode] = sorted(c.dim for c in a.free_cubes("fl"))
+        check_invariants(a)
+    assert out["as_is"] == [3, 3, 4, 4]
+    assert out["merge"] == [4, 5]  # the two meshes' 4-cubes merge, and so do their 3-cubes
+    with pytest.raises(InvalidArgument, match="pieces"):
+        ALLOCATORS.create("afl:pieces=never", topology=Hypercube(3))

@@ -227,6 +227,8 @@ class FreeListAllocator(Allocator):
         self._fl[n][((1 << n) - 1, 0)] = None
         #: live partial meshes: host k-cube -> its leftover cubes (what contention-safety is judged against)
         self._live: dict[Cube, tuple[Cube, ...]] = {}
+        #: every cube on some live mesh's ownership list
+        self._owned: set[Cube] = set()
 
     # ------------------------------------------------------------ lists
     def free_cubes(self, which: str = "fl") -> list[Subcube]:
@@ -269,7 +271,7 @@ class FreeListAllocator(Allocator):
         """Free-list deallocation: add ``cube``, merging with complementary cubes (also unowned AFL cubes) while safe."""
         free, value = cube
         fl, aux = self._fl, self._aux
-        owned = self._owned_cubes() if any(aux) else frozenset()
+        owned = self._owned
         while True:
             d = free.bit_count()
             fixed = ((1 << self.dim) - 1) ^ free
@@ -291,9 +293,6 @@ class FreeListAllocator(Allocator):
             if not merged:
                 break
         fl[free.bit_count()][(free, value)] = None
-
-    def _owned_cubes(self) -> frozenset[Cube]:
-        return frozenset(c for lefts in self._live.values() for c in lefts)
 
     def _recognise(self, k: int) -> Cube | None:
         """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
@@ -381,6 +380,12 @@ class AFLAllocator(FreeListAllocator):
     claims = frozenset({"exact_size", "mesh_embedding", "contention_free"})
     auxiliary = True
 
+    def __init__(self, topology, *, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge"):
+        super().__init__(topology, recognition=recognition, shape_rule=shape_rule)
+        if pieces not in ("merge", "as_is"):
+            raise InvalidArgument("pieces", pieces, "'merge' or 'as_is'")
+        self.pieces = pieces
+
     def _shape(self, request: Request) -> tuple[int, int]:
         shape = request.shape
         if shape is None or len(shape) == 1:
@@ -411,6 +416,7 @@ class AFLAllocator(FreeListAllocator):
         for c in lefts:
             aux[c[0].bit_count()][c] = None
         self._live[cube] = lefts
+        self._owned.update(lefts)
         self._info = {"cube": cube, "mesh": (x, y), "leftover": lefts}
         local = _mesh_local(x, y)
         return local | cube[1] if _low(cube[0]) else deposit(local, cube)
@@ -426,17 +432,24 @@ class AFLAllocator(FreeListAllocator):
             self._merge_into_fl(cube)
             return
         del self._live[cube]
-        x, y = info["mesh"]
-        pieces = [deposit_cube(c, cube) for c in cluster_partition(x, y)]
+        self._owned.difference_update(lefts)
         aux = self._aux
+        back = []
         for c in lefts:
             group = aux[c[0].bit_count()]
             if c in group:
                 del group[c]
-                pieces.append(c)
-        pieces = coalesce(pieces)
-        if len(pieces) == 1 and pieces[0] == cube:
-            self._merge_into_fl(cube)
+                back.append(c)
+        if len(back) == len(lefts):
+            # every leftover is free: the mesh's cubes and its leftovers tile the k-cube (proved for
+            # every mesh up to Q10 in proofs/hypercube.py), so coalescing would return the k-cube itself
+            pieces = [cube]
+        else:
+            x, y = info["mesh"]
+            pieces = coalesce([deposit_cube(c, cube) for c in cluster_partition(x, y)] + back)
+        if (len(pieces) == 1 and pieces[0] == cube) or self.pieces == "merge":
+            for c in pieces:
+                self._merge_into_fl(c)
         else:
             fl = self._fl
             for c in pieces:
@@ -501,6 +514,6 @@ def _make_free_list(topology, recognition: str = "complete") -> FreeListAllocato
 
 
 @ALLOCATORS.register("afl")
-def _make_afl(topology, recognition: str = "complete", shape_rule: str = "square") -> AFLAllocator:
-    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict for 1-D sizes."""
-    return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule)
+def _make_afl(topology, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
+    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is."""
+    return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)
