@@ -339,3 +339,20 @@ def test_afl_pieces_option_pinned():
     assert out["merge"] == [4, 5]  # the two meshes' 4-cubes merge, and so do their 3-cubes
     with pytest.raises(InvalidArgument, match="pieces"):
         ALLOCATORS.create("afl:pieces=never", topology=Hypercube(3))
+
+
+def test_contending_pairs_metric():
+    import topoalloc
+    from topoalloc.metrics.communication import contending_pairs
+    from topoalloc.workload.synthetic import Uniform, mesh_workload
+
+    wl = mesh_workload(150, load=3.0, x=Uniform(1, 8), y=Uniform(1, 8), load_definition="service", seed=3)
+    for alloc in ("afl", "free_list", "gray_code"):
+        r = topoalloc.simulate(wl, machine="hypercube:7", allocator=alloc, scheduler="fcfs", record_allocations=True)
+        assert contending_pairs(r) == []
+    # the flat allocator packs jobs by node number: some running jobs do share channels
+    r = topoalloc.simulate(wl, machine="hypercube:7", allocator="flat", scheduler="fcfs", record_allocations=True)
+    pairs = contending_pairs(r)
+    assert pairs and all(n > 0 for _, _, n in pairs)
+    with pytest.raises(InvalidArgument, match="allocations"):
+        contending_pairs(topoalloc.simulate(wl, machine="hypercube:7", allocator="afl", scheduler="fcfs", record_allocations=False))
