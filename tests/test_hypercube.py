@@ -356,3 +356,15 @@ def test_contending_pairs_metric():
     assert pairs and all(n > 0 for _, _, n in pairs)
     with pytest.raises(InvalidArgument, match="allocations"):
         contending_pairs(topoalloc.simulate(wl, machine="hypercube:7", allocator="afl", scheduler="fcfs", record_allocations=False))
+
+
+def test_docstring_examples():
+    import doctest
+
+    import topoalloc.alloc.hypercube.allocators as allocators
+    import topoalloc.alloc.hypercube.embedding as embedding
+    import topoalloc.topology.hypercube as hypercube
+
+    for mod in (hypercube, allocators, embedding):
+        res = doctest.testmod(mod)
+        assert res.failed == 0 and res.attempted > 0, mod.__name__
