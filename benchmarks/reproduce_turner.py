@@ -69,7 +69,7 @@ def workloads(quick: bool) -> dict[str, dict]:
     for small, large in TABLE_4_1:
         for a in AS:
             name = f"iv_{small[0]}-{small[1]}_{large[0]}-{large[1]}_{a}"
-            out[name] = {"machine": 10, "loads": [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0], "kw": ("interval", small, large, a)}
+            out[name] = {"machine": 10, "loads": [0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0], "kw": ("interval", small, large, a)}
     return out
 
 
