@@ -515,5 +515,5 @@ def _make_free_list(topology, recognition: str = "complete") -> FreeListAllocato
 
 @ALLOCATORS.register("afl")
 def _make_afl(topology, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
-    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is."""
+    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists."""
     return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)
