@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import topoalloc  # noqa: F401
 from topoalloc.alloc import Request
-from topoalloc.alloc.hypercube import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator, cube_of, mesh_layout
+from topoalloc.alloc.hypercube import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator, mesh_layout
 from topoalloc.alloc.hypercube.embedding import brgc, cluster_partition, coalesce, embed_mesh, gray_blocks, partition_leftover, square_shape
 from topoalloc.errors import InvalidArgument, RequestNeverFits
 from topoalloc.registry import ALLOCATORS
@@ -150,18 +150,20 @@ def test_factories_refuse_other_topologies():
 
 
 def test_buddy_and_gray_code_recognition():
+    """With node 0 busy, buddy's only free 2-cube in Q3 is 1**; the Gray code also recognises *1* = g(2..5)."""
     q = Hypercube(3)
     b, g = BuddyAllocator(q), GrayCodeAllocator(q)
-    for a in (b, g):
-        x = a.allocate(Request(2))  # nodes 0,1
-        a.allocate(Request(4))  # 4..7 in binary order; 010,110,111,101? no: gray windows
-    # after {0,1} busy, buddy's remaining 2-cube is only 1**; gray code also finds 01*-with-wrap variants
-    b2, g2 = BuddyAllocator(q), GrayCodeAllocator(q)
-    b2.allocate(Request(1))  # node 0
-    g2.allocate(Request(1))
-    assert b2.allocate(Request(4)).nodes.tolist() == [4, 5, 6, 7]
-    assert g2.allocate(Request(4)).nodes.tolist() == [2, 3, 6, 7]  # g(2..5) = 011 010 110 111 = *1*
-    del x
+    assert b.allocate(Request(1)).nodes.tolist() == [0]
+    assert g.allocate(Request(1)).nodes.tolist() == [0]
+    got_b, got_g = b.allocate(Request(4)), g.allocate(Request(4))
+    assert got_b.nodes.tolist() == [4, 5, 6, 7] and str(Subcube(3, *got_b.info["cube"])) == "1**"
+    assert got_g.nodes.tolist() == [2, 3, 6, 7] and str(Subcube(3, *got_g.info["cube"])) == "*1*"
+    # the cyclic window g(6), g(7), g(0), g(1) = 101, 100, 000, 001 is the subcube *0*
+    g2 = GrayCodeAllocator(q)
+    held = [g2.allocate(Request(2)) for _ in range(4)]
+    g2.release(held[0])
+    g2.release(held[3])
+    assert str(Subcube(3, *g2.allocate(Request(4)).info["cube"])) == "*0*"
 
 
 def _free_subcube_exists(a, k):
@@ -346,7 +348,6 @@ def test_afl_pieces_option_pinned():
 
 
 def test_contending_pairs_metric():
-    import topoalloc
     from topoalloc.metrics.communication import contending_pairs
     from topoalloc.workload.synthetic import Uniform, mesh_workload
 
