@@ -221,7 +221,7 @@ def hypercube_rows(*, max_n: int = 10, symbolic_n: int = 64) -> list[dict]:
         a, b = prove_afl_mesh(x, y)
         tiling.append(a)
         thm.append(b)
-    largest = lambda r: int(np.prod([int(v) for v in r.size.split("x")]))  # noqa: E731
+    largest = lambda r: (r.details.get("k", 0), r.details.get("leftovers", 0))  # noqa: E731  (the biggest cube, most leftovers)
     rows = [
         summarise(f"AFL: mesh + leftover subcubes tile the k-cube (every X×Y, k <= {max_n})", tiling, largest=largest),
         summarise(f"Theorem 1: no E-cube channel shared by mesh and a leftover (every X×Y, k <= {max_n})", thm, largest=largest),
