@@ -28,4 +28,8 @@ def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order:
         from .torus import torus_rows
 
         return torus_rows(full=full, max_dims=max_dims, max_order=max_order)
+    if family == "hypercube":
+        from .hypercube import hypercube_rows
+
+        return hypercube_rows()
     raise ValueError(f"unknown proof family {family!r}")

@@ -98,7 +98,7 @@ def test_truncated_gzip_cli(tmp_path):
 @pytest.mark.parametrize(
     "args,pattern",
     [
-        (["--allocator", "nope"], "unknown allocator 'nope'; known: .*ep, .*flat, .*nep"),
+        (["--allocator", "nope"], r"unknown allocator 'nope'; known: .*\bep, .*\bflat, .*\bnep\b"),
         (["--scheduler", "lifo"], "unknown scheduler 'lifo'; known: conservative, easy, fcfs"),
         (["--scheduler", "easy:order=random"], "order='random'"),
         (["--machine", "flat:abc"], "flat:N"),

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--json", action="store_true")
 
     pr = sub.add_parser("prove", help="run the Z3 proofs and print what was proved", description="Run the Z3 proofs about the allocators' own output.")
-    pr.add_argument("family", choices=["torus"], help="which proofs")
+    pr.add_argument("family", choices=["torus", "hypercube"], help="which proofs")
     pr.add_argument("--full", action="store_true", help="every orientation of every shape (slow) instead of one per shape")
     pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
     pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
@@ -77,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("curve", metavar="CURVE", help="row_major, snake, hilbert, hilbert_nd, zorder, gray, or an ordering file")
     cv.add_argument("--machine", required=True, metavar="SPEC", help="a machine, e.g. mesh:16x8 or mesh:8x8x5")
     cv.add_argument("--out", metavar="FILE", help="write the ordering here instead of stdout")
+    af = sub.add_parser("afl", help="embed an X×Y mesh in a fresh hypercube with the AFL and show the leftover subcubes", description="Allocate one X×Y mesh on a fresh n-cube with Turner's Auxiliary Free List and print its k-cube, the mesh's nodes and the leftover subcubes.")
+    af.add_argument("--cube", required=True, type=int, metavar="N", help="dimension of the hypercube (e.g. 10)")
+    af.add_argument("--mesh", required=True, metavar="XxY", help="the mesh request, e.g. 20x30")
+    af.add_argument("--json", action="store_true", help='print {"cube", "mesh": [[x, y, node], ...], "leftover"} as JSON')
 
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
@@ -243,6 +247,39 @@ def _curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _afl(args: argparse.Namespace) -> int:
+    from .alloc import Request
+    from .alloc.hypercube import AFLAllocator, mesh_layout
+    from .errors import InvalidArgument
+    from .topology.hypercube import MAX_DIM, Hypercube, Subcube
+    from .topology.torus import parse_dims
+
+    if not 0 <= args.cube <= MAX_DIM:
+        raise InvalidArgument("--cube", args.cube, f"a hypercube dimension in 0..{MAX_DIM}")
+    sides = parse_dims(args.mesh, argument="--mesh")
+    if len(sides) != 2:
+        raise InvalidArgument("--mesh", args.mesh, "two sides XxY, e.g. 20x30")
+    x, y = sides
+    a = AFLAllocator(Hypercube(args.cube))
+    got = a.allocate(Request(x * y, (x, y)))  # a fresh machine: raises RequestNeverFits if the mesh cannot fit
+    n = args.cube
+    out = {
+        "cube": str(Subcube(n, *got.info["cube"])),
+        "mesh": mesh_layout(got),
+        "leftover": [str(Subcube(n, *c)) for c in got.info["leftover"]],
+    }
+    if args.json:
+        json.dump(out, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        cube = Subcube(n, *got.info["cube"])
+        print(f"{x}x{y} mesh in Q{n}: k-cube {out['cube']} ({cube.dim}-cube, {cube.size} nodes), mesh {x * y} nodes")
+        for c in out["leftover"]:
+            sc = Subcube.parse(c)
+            print(f"  leftover {c}  {sc.dim}-cube ({sc.size} nodes)")
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     from . import registry
 
@@ -275,6 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _prove(args)
         if args.command == "curve":
             return _curve(args)
+        if args.command == "afl":
+            return _afl(args)
         return _list(args)
     except TopoallocError as exc:
         print(f"topoalloc: error: {exc}", file=sys.stderr)

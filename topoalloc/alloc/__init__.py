@@ -2,10 +2,12 @@
 
 from .base import Allocation, Allocator, Request, ReservationGuard
 from .flat import FlatAllocator
+from .hypercube import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
 from .linear import LinearAllocator
 from .partition import PartitionAllocator
 
-__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "LinearAllocator", "PartitionAllocator", "make_allocator"]
+__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "LinearAllocator", "PartitionAllocator", "make_allocator",
+           "AFLAllocator", "BuddyAllocator", "FreeListAllocator", "GrayCodeAllocator"]
 
 
 def make_allocator(spec: str, topology) -> Allocator:

@@ -32,7 +32,8 @@ __all__ = [
 
 def small_topologies(kinds: set[str] | None = None) -> list[Topology]:
     """The fixed set of small machines every allocator is run on (those registered so far)."""
-    specs = ["flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2", "torus:2x2x2x6x8", "mesh:5x3"]
+    specs = ["flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2", "torus:2x2x2x6x8", "mesh:5x3",
+             "hypercube:3", "hypercube:4", "hypercube:5"]
     tops = []
     for spec in specs:
         kind = spec.split(":")[0]
@@ -90,12 +91,72 @@ def _rank_contiguous_when_fit(alloc: Allocation, allocator: Allocator) -> str | 
     return f"contiguous claimed, but ranks {ranks.tolist()[:12]} are not one interval"
 
 
+def _subcube(alloc: Allocation, allocator: Allocator) -> str | None:
+    """The nodes are exactly one subcube of the hypercube, the one recorded as ``info["cube"]``."""
+    from ..alloc.hypercube import cube_of
+
+    cube = cube_of(alloc.nodes)
+    if cube is None:
+        return f"subcube claimed, but nodes {alloc.nodes.tolist()[:8]} are not a subcube"
+    if alloc.info.get("cube") != cube:
+        return f"subcube claimed, but info['cube'] {alloc.info.get('cube')} differs from the nodes' cube {cube}"
+    return None
+
+
+def _mesh_embedding(alloc: Allocation, allocator: Allocator) -> str | None:
+    """An X×Y mesh embedded with dilation 1 in info["cube"]; mesh and leftover cubes tile the cube."""
+    from ..alloc.hypercube import mesh_layout
+    from ..topology.hypercube import Subcube
+
+    n = allocator.topology.n
+    x, y = alloc.info["mesh"]
+    cube = Subcube(n, *alloc.info["cube"])
+    layout = {(i, j): v for i, j, v in mesh_layout(alloc)}
+    if sorted(layout.values()) != alloc.nodes.tolist() or len(layout) != x * y:
+        return "mesh layout is not a bijection onto the allocation"
+    for (i, j), v in layout.items():
+        if not cube.contains(v):
+            return f"mesh node {v} outside the cube {cube}"
+        for nb in ((i + 1, j), (i, j + 1)):
+            if nb in layout and (layout[nb] ^ v).bit_count() != 1:
+                return f"mesh neighbours {(i, j)} and {nb} map to non-adjacent nodes {v}, {layout[nb]}"
+    seen = set(alloc.nodes.tolist())
+    for f, val in alloc.info["leftover"]:
+        left = Subcube(n, f, val)
+        if not cube.contains_cube(left):
+            return f"leftover {left} outside the cube {cube}"
+        nodes = set(left.nodes().tolist())
+        if nodes & seen:
+            return f"leftover {left} overlaps the mesh or another leftover"
+        seen |= nodes
+    if len(seen) != cube.size:
+        return f"mesh and leftovers cover {len(seen)} of the cube's {cube.size} nodes"
+    return None
+
+
+def _contention_free(alloc: Allocation, allocator: Allocator) -> str | None:
+    """No E-cube channel is usable both inside this allocation and inside any other held one."""
+    from ..topology.hypercube import shared_channels
+
+    n = allocator.topology.n
+    for other in allocator.allocations:
+        if other is alloc:
+            continue
+        shared = shared_channels(alloc.nodes, other.nodes, n)
+        if shared:
+            return f"allocations #{alloc.serial} and #{other.serial} share E-cube channels, e.g. {shared[0]}"
+    return None
+
+
 #: claim name -> check(allocation, allocator) returning an error message or None
 CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "exact_size": _exact_size,
     "power_of_two": _power_of_two,
     "subtorus": _subtorus,
     "rank_contiguous_when_fit": _rank_contiguous_when_fit,
+    "subcube": _subcube,
+    "mesh_embedding": _mesh_embedding,
+    "contention_free": _contention_free,
 }
 
 

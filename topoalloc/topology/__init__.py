@@ -6,9 +6,10 @@ from ..errors import InvalidArgument
 from ..registry import TOPOLOGIES
 from .base import Topology
 from .flat import FlatTopology
+from .hypercube import Hypercube, Subcube
 from .torus import Mesh, Semitorus, Torus
 
-__all__ = ["Topology", "FlatTopology", "Torus", "Mesh", "Semitorus", "parse_machine"]
+__all__ = ["Topology", "FlatTopology", "Torus", "Mesh", "Semitorus", "Hypercube", "Subcube", "parse_machine"]
 
 
 def parse_machine(spec: "str | Topology") -> Topology:

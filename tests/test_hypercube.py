@@ -1,0 +1,375 @@
+"""Hypercube topology, subcube allocators and Turner's AFL (seed 004, ch. 3)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topoalloc  # noqa: F401
+from topoalloc.alloc import Request
+from topoalloc.alloc.hypercube import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator, mesh_layout
+from topoalloc.alloc.hypercube.embedding import brgc, cluster_partition, coalesce, embed_mesh, gray_blocks, partition_leftover, square_shape
+from topoalloc.errors import InvalidArgument, RequestNeverFits
+from topoalloc.registry import ALLOCATORS
+from topoalloc.testing.conformance import CLAIM_CHECKS, check_invariants
+from topoalloc.topology import Hypercube, Subcube, Torus, parse_machine
+from topoalloc.topology.hypercube import channels_within, ecube_channels, shared_channels
+
+
+# --------------------------------------------------------------- topology
+def test_hypercube_basics_and_spec():
+    q = parse_machine("hypercube:4")
+    assert q == Hypercube(4) and q.n_nodes == 16 and q.spec() == "hypercube:4"
+    assert q.route(0b0100, 0b1010) == [0b0100, 0b0110, 0b0010, 0b1010]  # lowest differing bit first
+    assert q.distance(0, 15) == 4 and sorted(q.neighbors(0)) == [1, 2, 4, 8]
+    assert [tuple(c) for c in ecube_channels(0b01, 0b10)] == [(1, 0, -1), (0, 1, 1)]
+
+
+@pytest.mark.parametrize("spec", ["hypercube:x", "hypercube:-1", "hypercube:40"])
+def test_bad_hypercube_spec(spec):
+    with pytest.raises(InvalidArgument, match="machine"):
+        parse_machine(spec)
+
+
+def test_subcube_address():
+    c = Subcube.parse("1*0*")
+    assert c.dim == 2 and c.nodes().tolist() == [8, 9, 12, 13] and str(c) == "1*0*"
+    assert Subcube.parse("10**").adjacent(Subcube.parse("11**"))
+    assert not Subcube.parse("10**").adjacent(Subcube.parse("1*0*"))
+    with pytest.raises(InvalidArgument, match="subcube"):
+        Subcube.parse("12*")
+    with pytest.raises(InvalidArgument, match="subcube"):
+        Hypercube(3).subcube("1*")
+
+
+def _ref_channels(nodes):
+    return {c for s in nodes for t in nodes for c in ecube_channels(s, t)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 6), st.data())
+def test_channel_sets_match_all_pairs_reference(n, data):
+    a = data.draw(st.sets(st.integers(0, (1 << n) - 1), min_size=1, max_size=10))
+    b = data.draw(st.sets(st.integers(0, (1 << n) - 1), min_size=1, max_size=10))
+    assert channels_within(a, n) == _ref_channels(a)
+    assert set(shared_channels(a, b, n)) == _ref_channels(a) & _ref_channels(b)
+
+
+def test_figure_3_1_interference():
+    """A 2×5 and a 2×3 mesh packed in Q4: 0100→1010 and 0110→0010 both use the channel 0110 ↓ on dimension 2."""
+    shared = shared_channels([0b0100, 0b1010], [0b0110, 0b0010], 4)
+    assert (0b0110, 2, -1) in shared
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 7), st.data())
+def test_lemma1_routes_stay_in_subcube(n, data):
+    free = data.draw(st.integers(0, (1 << n) - 1))
+    value = data.draw(st.integers(0, (1 << n) - 1)) & ~free
+    cube = Subcube(n, free, value)
+    nodes = cube.nodes().tolist()
+    s, d = data.draw(st.sampled_from(nodes)), data.draw(st.sampled_from(nodes))
+    assert all(cube.contains(v) for v in Hypercube(n).route(s, d))
+
+
+# ------------------------------------------------------------- embedding
+def test_brgc_and_lemma2_blocks():
+    assert [brgc(i) for i in range(8)] == [0b000, 0b001, 0b011, 0b010, 0b110, 0b111, 0b101, 0b100]
+    for bits in range(1, 7):
+        for lo in range(1 << bits):
+            for hi in range(lo, (1 << bits) + 1):
+                covered = sorted(v for f, val in gray_blocks(lo, hi, bits) for v in Subcube(bits, f, val).nodes().tolist())
+                assert covered == sorted(brgc(i) for i in range(lo, hi))
+
+
+def test_thesis_example_20x30_in_10_cube():
+    """§3.3.1: a 20×30 mesh in a 10-cube leaves an 8-cube, a 7-cube, a 5-cube and a 3-cube."""
+    lefts = partition_leftover(20, 30)
+    assert sorted(f.bit_count() for f, _ in lefts) == [3, 5, 7, 8]
+    assert sum(1 << f.bit_count() for f, _ in lefts) == 1024 - 600
+    a = AFLAllocator(Hypercube(10))
+    m = a.allocate(Request(600, (20, 30)))
+    assert m.size == 600 and Subcube(10, *m.info["cube"]).dim == 10
+    assert sorted(Subcube(10, *c).dim for c in m.info["leftover"]) == [3, 5, 7, 8]
+    assert CLAIM_CHECKS["mesh_embedding"](m, a) is None
+
+
+def test_figure_3_4_5x5_in_6_cube():
+    lefts = [Subcube(6, f, v) for f, v in partition_leftover(5, 5)]
+    # case (a) (regions tie: 3·8 = 3·8): x codewords 5..7 → 11 1* and 1 0 1..., then A_x × L_y
+    assert sum(c.size for c in lefts) == 64 - 25
+    mesh = set(embed_mesh(5, 5).ravel().tolist())
+    assert all(not (set(c.nodes().tolist()) & mesh) for c in lefts)
+
+
+def test_partition_case_rule_pinned():
+    """Region (1) = |L_x|·2^m, region (2) = |L_y|·2^t; the larger goes first, case (a) on a tie."""
+    # 3×7: t=2, m=3: region (1) = 1·8 = 8, region (2) = 1·4 = 4 → case (a): first cube has every y bit free
+    assert partition_leftover(3, 7)[0][0] & 0b111 == 0b111
+    # 7×3: region (1) = 1·4, region (2) = 1·8 → case (b): first cube has every x bit free
+    assert partition_leftover(7, 3)[0][0] >> 2 == 0b111
+    assert partition_leftover(5, 5) == partition_leftover(5, 5, "a") != partition_leftover(5, 5, "b")
+
+
+@pytest.mark.parametrize("x,y", [(1, 1), (2, 3), (5, 5), (20, 30), (3, 17), (31, 33), (1, 100)])
+def test_mesh_and_leftovers_tile_the_cube_and_cluster_partition(x, y):
+    t, m = (x - 1).bit_length(), (y - 1).bit_length()
+    k = t + m
+    mesh = embed_mesh(x, y)
+    # dilation 1
+    assert all((int(mesh[i, j]) ^ int(mesh[i + 1, j])).bit_count() == 1 for i in range(x - 1) for j in range(y))
+    assert all((int(mesh[i, j]) ^ int(mesh[i, j + 1])).bit_count() == 1 for i in range(x) for j in range(y - 1))
+    parts = [Subcube(k, f, v) for f, v in cluster_partition(x, y)]
+    assert sorted(v for c in parts for v in c.nodes().tolist()) == sorted(mesh.ravel().tolist())
+    lefts = [Subcube(k, f, v) for f, v in partition_leftover(x, y)]
+    allnodes = sorted(v for c in parts + lefts for v in c.nodes().tolist())
+    assert allnodes == list(range(1 << k))
+    # Theorem 1 on the implementation's output
+    for c in lefts:
+        assert shared_channels(mesh.ravel(), c.nodes(), k) == []
+    # coalescing the mesh pieces with every leftover rebuilds the k-cube
+    assert coalesce(list(cluster_partition(x, y)) + list(partition_leftover(x, y))) == [((1 << k) - 1, 0)]
+
+
+def test_square_shape_rules():
+    assert square_shape(600) == (24, 25) and square_shape(24) == (4, 6) and square_shape(7) == (1, 7)
+    assert square_shape(15) == (1, 15) and square_shape(15, "square_strict") == (3, 5)
+    with pytest.raises(InvalidArgument, match="shape_rule"):
+        square_shape(4, "round")
+
+
+# ------------------------------------------------------------ allocators
+def test_factories_refuse_other_topologies():
+    for name in ("buddy", "gray_code", "free_list", "afl"):
+        with pytest.raises(InvalidArgument, match="topology"):
+            ALLOCATORS.create(name, topology=Torus((4, 4)))
+
+
+def test_buddy_and_gray_code_recognition():
+    """With node 0 busy, buddy's only free 2-cube in Q3 is 1**; the Gray code also recognises *1* = g(2..5)."""
+    q = Hypercube(3)
+    b, g = BuddyAllocator(q), GrayCodeAllocator(q)
+    assert b.allocate(Request(1)).nodes.tolist() == [0]
+    assert g.allocate(Request(1)).nodes.tolist() == [0]
+    got_b, got_g = b.allocate(Request(4)), g.allocate(Request(4))
+    assert got_b.nodes.tolist() == [4, 5, 6, 7] and str(Subcube(3, *got_b.info["cube"])) == "1**"
+    assert got_g.nodes.tolist() == [2, 3, 6, 7] and str(Subcube(3, *got_g.info["cube"])) == "*1*"
+    # the cyclic window g(6), g(7), g(0), g(1) = 101, 100, 000, 001 is the subcube *0*
+    g2 = GrayCodeAllocator(q)
+    held = [g2.allocate(Request(2)) for _ in range(4)]
+    g2.release(held[0])
+    g2.release(held[3])
+    assert str(Subcube(3, *g2.allocate(Request(4)).info["cube"])) == "*0*"
+
+
+def _free_subcube_exists(a, k):
+    free = ~a.busy_mask
+    n = a.topology.n
+    from itertools import combinations
+
+    for comb in combinations(range(n), k):
+        fr = sum(1 << p for p in comb)
+        for v in range(1 << n):
+            if v & fr == 0 and free[Subcube(n, fr, v).nodes()].all():
+                return True
+    return False
+
+
+def test_free_list_complete_recognition_vs_lists():
+    """Complete recognition finds a k-cube whenever the free nodes hold one; the lists alone sometimes miss it."""
+    missed = 0
+    for seed in range(30):
+        rng = random.Random(seed)
+        full, lists = FreeListAllocator(Hypercube(4)), FreeListAllocator(Hypercube(4), recognition="lists")
+        for _ in range(40):
+            for a in (full, lists):
+                held = a.allocations
+                if held and rng.random() < 0.45:
+                    a.release(held[rng.randrange(len(held))])
+            k = rng.randint(0, 3)
+            exists = _free_subcube_exists(full, k)
+            got = full.allocate(Request(1 << k))
+            assert (got is not None) == exists
+            if lists.allocate(Request(1 << k)) is None and _free_subcube_exists(lists, k):
+                missed += 1
+            rng.random()
+    assert missed > 0
+
+
+def test_free_list_mesh_gets_whole_cube_afl_exact():
+    fl, afl = FreeListAllocator(Hypercube(10)), AFLAllocator(Hypercube(10))
+    assert fl.allocate(Request(24, (4, 6))).size == 32
+    assert afl.allocate(Request(24, (4, 6))).size == 24
+
+
+def test_constant_workload_pairs_share_a_5_cube():
+    """Ch. 4: each 4×6 leaves a 3-cube that the following 4×2 takes (AFL); FL needs a 5-cube + a 3-cube."""
+    q = Hypercube(5)
+    afl = AFLAllocator(q)
+    a = afl.allocate(Request(24, (4, 6)))
+    b = afl.allocate(Request(8, (4, 2)))
+    assert b is not None and set(b.nodes.tolist()) == set(Subcube(5, *a.info["leftover"][0]).nodes().tolist())
+    assert shared_channels(a.nodes, b.nodes, 5) == []
+    fl = FreeListAllocator(q)
+    fl.allocate(Request(24, (4, 6)))
+    assert fl.allocate(Request(8, (4, 2))) is None
+
+
+def test_afl_deallocation_rebuilds_k_cube_and_ownership():
+    q = Hypercube(6)
+    a = AFLAllocator(q)
+    m = a.allocate(Request(25, (5, 5)))
+    assert {str(c) for c in a.free_cubes("afl")} == {str(Subcube(6, *c)) for c in m.info["leftover"]}
+    # a leftover used by another mesh: the first mesh's release cannot rebuild the 6-cube
+    big = max(m.info["leftover"], key=lambda c: c[0].bit_count())
+    d = big[0].bit_count()
+    other = a.allocate(Request(1 << d, (1, 1 << d)))
+    assert other.info["cube"] == big
+    a.release(m)
+    assert all(c.dim < 6 for c in a.free_cubes("fl"))
+    assert not any(Subcube(6, *c).contains_cube(Subcube(6, *big)) for c in [(cc.free, cc.value) for cc in a.free_cubes("fl")])
+    check_invariants(a)
+    # everything released: the whole 6-cube is one free cube again
+    a.release(other)
+    assert [str(c) for c in a.free_cubes("fl")] == ["******"] and not a.free_cubes("afl")
+    # leftovers all free when the mesh goes: the k-cube comes back by coalescing (a 4-cube mesh in Q6)
+    y = a.allocate(Request(32, (4, 8)))  # a whole 5-cube, no leftovers
+    x = a.allocate(Request(15, (3, 5)))  # the other 5-cube, 17 leftover nodes on the AFL
+    assert x.info["cube"] != y.info["cube"] and a.free_cubes("afl")
+    a.release(x)
+    assert [(c.free, c.value) for c in a.free_cubes("fl")] == [x.info["cube"]] and not a.free_cubes("afl")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_afl_random_meshes_contention_free(seed):
+    rng = random.Random(seed)
+    q = Hypercube(7)
+    for name in ("afl", "free_list", "buddy", "gray_code"):
+        a = ALLOCATORS.create(name, topology=q)
+        for _ in range(120):
+            held = a.allocations
+            if held and rng.random() < 0.4:
+                a.release(rng.choice(held))
+            else:
+                x, y = rng.randint(1, 11), rng.randint(1, 8)
+                got = a.allocate(Request(x * y, (x, y)))
+                if got is not None:
+                    for claim in a.claims:
+                        assert CLAIM_CHECKS[claim](got, a) is None, (name, claim)
+            check_invariants(a)
+
+
+def test_never_fits_and_bad_shape():
+    a = AFLAllocator(Hypercube(4))
+    with pytest.raises(RequestNeverFits):
+        a.allocate(Request(15, (3, 5)))  # needs a 5-cube
+    assert a.allocate(Request(15)) is not None  # 1×15 by the "square" rule
+    with pytest.raises(InvalidArgument, match="shape"):
+        a.allocate(Request(8, (2, 2, 2)))
+    with pytest.raises(RequestNeverFits):
+        AFLAllocator(Hypercube(4), shape_rule="square_strict").allocate(Request(15))
+
+
+def test_mesh_layout_positions():
+    a = AFLAllocator(Hypercube(10))
+    m = a.allocate(Request(600, (20, 30)))
+    lay = mesh_layout(m)
+    assert len(lay) == 600 and lay[0] == [0, 0, 0] and lay[1] == [0, 1, 1] and lay[2] == [0, 2, 3]
+    assert lay[30] == [1, 0, 1 << 5]
+    assert np.array_equal(np.sort([v for _, _, v in lay]), m.nodes)
+
+
+# -------------------------------------------------------------------- CLI
+def test_cli_afl_json_format(capsys):
+    import json
+
+    from topoalloc.cli import main
+
+    assert main(["afl", "--cube", "10", "--mesh", "20x30", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"cube", "mesh", "leftover"}
+    assert out["cube"] == "*" * 10
+    assert len(out["mesh"]) == 600 and out["mesh"][:3] == [[0, 0, 0], [0, 1, 1], [0, 2, 3]]
+    assert all(isinstance(v, int) for row in out["mesh"] for v in row)
+    assert sorted(Subcube.parse(c).dim for c in out["leftover"]) == [3, 5, 7, 8]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["afl", "--cube", "10", "--mesh", "20x"], "--mesh"),
+    (["afl", "--cube", "10", "--mesh", "2x3x4"], "--mesh"),
+    (["afl", "--cube", "99", "--mesh", "2x3"], "--cube"),
+    (["afl", "--cube", "4", "--mesh", "3x5"], "never fit"),
+])
+def test_cli_afl_errors(argv, needle, capsys):
+    from topoalloc.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+
+
+def test_cli_simulate_on_hypercube(capsys):
+    import json
+
+    from topoalloc.cli import main
+
+    assert main(["simulate", "--machine", "hypercube:7", "--allocator", "afl", "--scheduler", "fcfs", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine"] == "hypercube:7" and out["allocator"] == "afl" and out["jobs"] > 18000
+    # Q10 with EASY (reservations answered by replay on allocator snapshots)
+    assert main(["simulate", "--machine", "hypercube:10", "--allocator", "free_list", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine"] == "hypercube:10" and out["nodes"] == 1024 and out["max_wait"] == 0.0
+
+
+def test_afl_pieces_option_pinned():
+    """Fig. 3.9 step 4 adds the coalesced pieces "to the FL": pieces=merge (default) goes through free-list
+    deallocation (merging complementary cubes), pieces=as_is inserts them unmerged."""
+    out = {}
+    for mode in ("merge", "as_is"):
+        a = ALLOCATORS.create(f"afl:pieces={mode}", topology=Hypercube(6))
+        m1 = a.allocate(Request(24, (4, 6)))
+        p1 = a.allocate(Request(8, (4, 2)))  # takes m1's leftover 3-cube
+        m2 = a.allocate(Request(24, (4, 6)))
+        p2 = a.allocate(Request(8, (4, 2)))
+        assert p1.info["cube"] == m1.info["leftover"][0] and p2.info["cube"] == m2.info["leftover"][0]
+        a.release(m1)
+        a.release(m2)
+        out[mode] = sorted(c.dim for c in a.free_cubes("fl"))
+        check_invariants(a)
+    assert out["as_is"] == [3, 3, 4, 4]
+    assert out["merge"] == [4, 5]  # the two meshes' 4-cubes merge, and so do their 3-cubes
+    with pytest.raises(InvalidArgument, match="pieces"):
+        ALLOCATORS.create("afl:pieces=never", topology=Hypercube(3))
+
+
+def test_contending_pairs_metric():
+    from topoalloc.metrics.communication import contending_pairs
+    from topoalloc.workload.synthetic import Uniform, mesh_workload
+
+    wl = mesh_workload(150, load=3.0, x=Uniform(1, 8), y=Uniform(1, 8), load_definition="service", seed=3)
+    for alloc in ("afl", "free_list", "gray_code"):
+        r = topoalloc.simulate(wl, machine="hypercube:7", allocator=alloc, scheduler="fcfs", record_allocations=True)
+        assert contending_pairs(r) == []
+    # the flat allocator packs jobs by node number: some running jobs do share channels
+    r = topoalloc.simulate(wl, machine="hypercube:7", allocator="flat", scheduler="fcfs", record_allocations=True)
+    pairs = contending_pairs(r)
+    assert pairs and all(n > 0 for _, _, n in pairs)
+    with pytest.raises(InvalidArgument, match="allocations"):
+        contending_pairs(topoalloc.simulate(wl, machine="hypercube:7", allocator="afl", scheduler="fcfs", record_allocations=False))
+
+
+def test_docstring_examples():
+    import doctest
+
+    import topoalloc.alloc.hypercube.allocators as allocators
+    import topoalloc.alloc.hypercube.embedding as embedding
+    import topoalloc.topology.hypercube as hypercube
+
+    for mod in (hypercube, allocators, embedding):
+        res = doctest.testmod(mod)
+        assert res.failed == 0 and res.attempted > 0, mod.__name__

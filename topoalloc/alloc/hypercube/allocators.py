@@ -1,0 +1,519 @@
+"""Subcube allocators for hypercubes and Turner's Auxiliary Free List (Turner 1997, ch. 3).
+
+* :class:`BuddyAllocator` (``buddy``) — aligned blocks of ``2**k`` nodes in binary order.
+* :class:`GrayCodeAllocator` (``gray_code``) — blocks of ``2**k`` consecutive
+  nodes of the binary-reflected Gray code starting at multiples of ``2**(k-1)``
+  (Chen and Shin's GC strategy, cyclic).
+* :class:`FreeListAllocator` (``free_list``) — free lists of disjoint subcubes
+  per dimension, split on demand, complementary cubes merged on release
+  (Kim and Das), with complete subcube recognition.
+* :class:`AFLAllocator` (``afl``) — the Free List augmented with the
+  Auxiliary Free List: an X×Y mesh is embedded by BRGC in a k-cube and the
+  leftover nodes become subcubes other meshes may use (§3.3).
+
+Requests: a request with a 2-D ``shape`` ``(X, Y)`` is an X×Y mesh needing a
+k-cube, ``k = ⌈log₂X⌉ + ⌈log₂Y⌉``; a request without a shape needs a
+``⌈log₂ size⌉``-cube from the subcube allocators, and an X×Y mesh derived by
+:func:`~topoalloc.alloc.hypercube.embedding.square_shape` from the AFL.
+
+``Allocation.info`` holds ``"cube"`` — the ``(free, value)`` masks of the
+k-cube (see :class:`~topoalloc.topology.hypercube.Subcube`) — and, for AFL
+meshes, ``"mesh"`` ``(X, Y)`` and ``"leftover"``, the ownership list of
+leftover cubes the mesh's partition produced.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import combinations
+
+import numpy as np
+
+from ...errors import InvalidArgument
+from ...registry import ALLOCATORS
+from ...topology.hypercube import Hypercube, Subcube, _spread
+from ..base import Allocation, Allocator, Request
+from .embedding import ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
+
+__all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
+
+Cube = tuple[int, int]
+
+#: complete subcube recognition enumerates every k-subcube; above this dimension only the lists are used
+MAX_COMPLETE_DIM = 12
+
+
+def _hypercube(topology) -> Hypercube:
+    if not isinstance(topology, Hypercube):
+        raise InvalidArgument("topology", topology, "a hypercube (hypercube:n)")
+    return topology
+
+
+def _request_dim(request: Request) -> int:
+    """Cube dimension a subcube allocator gives ``request`` (mesh shapes: ⌈log₂X⌉ + ⌈log₂Y⌉)."""
+    shape = request.shape
+    if shape is None or len(shape) == 1:
+        return ceil_log2(request.size)
+    if len(shape) == 2:
+        t, m = mesh_dims(*shape)
+        return t + m
+    raise InvalidArgument("shape", shape, "an X×Y mesh (two sides) on a hypercube")
+
+
+def cube_of(nodes: np.ndarray) -> Cube | None:
+    """The ``(free, value)`` of the subcube whose nodes are exactly ``nodes``, or None if they are not a subcube."""
+    arr = np.asarray(nodes, dtype=np.int64)
+    if arr.size == 0 or arr.size & (arr.size - 1):
+        return None
+    free = int(np.bitwise_or.reduce(arr ^ arr[0]))
+    if free.bit_count() != arr.size.bit_length() - 1:
+        return None
+    return free, int(arr[0]) & ~free
+
+
+class _SubcubeBase(Allocator):
+    claims = frozenset({"subcube", "contention_free"})
+    canonical_output = True
+
+    def __init__(self, topology):
+        super().__init__(_hypercube(topology))
+        self.dim = topology.n
+
+    def _fits_empty(self, request: Request) -> bool:
+        return _request_dim(request) <= self.dim
+
+    def _take(self, table: np.ndarray) -> np.ndarray | None:
+        blocked = self._busy[table].any(axis=1)
+        hit = np.flatnonzero(~blocked)
+        if hit.size == 0:
+            return None
+        nodes = np.sort(table[hit[0]])
+        self._info = {"cube": cube_of(nodes)}
+        return nodes
+
+
+class BuddyAllocator(_SubcubeBase):
+    """The buddy strategy: a k-cube is an aligned block of ``2**k`` consecutive addresses; first fit in address order.
+
+    Recognises the ``2**(n-k)`` subcubes whose ``*`` bits are the k lowest.
+
+    Examples
+    --------
+    >>> from topoalloc.topology import Hypercube
+    >>> a = BuddyAllocator(Hypercube(3))
+    >>> a.allocate(Request(1)).nodes.tolist(), a.allocate(Request(3)).nodes.tolist()
+    ([0], [4, 5, 6, 7])
+    """
+
+    name = "buddy"
+
+    def _allocate(self, request: Request) -> np.ndarray | None:
+        k = _request_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return None
+        return self._take(_buddy_table(self.dim, k))
+
+
+class GrayCodeAllocator(_SubcubeBase):
+    """The Gray code strategy (Chen and Shin): ``2**k`` consecutive nodes of the cyclic BRGC order, starting at a multiple of ``2**(k-1)``.
+
+    Recognises twice the buddy's subcubes for ``1 <= k < n``.  First fit in
+    Gray order of the starting position.
+
+    Examples
+    --------
+    >>> from topoalloc.topology import Hypercube
+    >>> a = GrayCodeAllocator(Hypercube(3))
+    >>> a.allocate(Request(2)).nodes.tolist(), a.allocate(Request(2)).nodes.tolist()
+    ([0, 1], [2, 3])
+    """
+
+    name = "gray_code"
+
+    def _allocate(self, request: Request) -> np.ndarray | None:
+        k = _request_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return None
+        return self._take(_gray_table(self.dim, k))
+
+
+@lru_cache(maxsize=256)
+def _buddy_table(n: int, k: int) -> np.ndarray:
+    return np.arange(1 << n, dtype=np.int64).reshape(-1, 1 << k)
+
+
+@lru_cache(maxsize=256)
+def _gray_table(n: int, k: int) -> np.ndarray:
+    N = 1 << n
+    idx = np.arange(N, dtype=np.int64)
+    order = idx ^ (idx >> 1)
+    size = 1 << k
+    step = max(1, size // 2)
+    if k == n:
+        starts = np.array([0])
+    else:
+        starts = np.arange(0, N, step)
+    return order[(starts[:, None] + np.arange(size)[None, :]) % N]
+
+
+@lru_cache(maxsize=64)
+def _all_subcubes(n: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every k-subcube of Qn: (free masks, values, node table), ordered by free mask (combinations in order) then value."""
+    frees, values, rows = [], [], []
+    N = 1 << n
+    for comb in combinations(range(n), k):
+        free = sum(1 << p for p in comb)
+        fixed = (N - 1) ^ free
+        offs = _spread(free)
+        vals = _spread(fixed)
+        frees.append(np.full(vals.size, free, dtype=np.int64))
+        values.append(vals)
+        rows.append(vals[:, None] | offs[None, :])
+    return np.concatenate(frees), np.concatenate(values), np.concatenate(rows)
+
+
+class FreeListAllocator(Allocator):
+    """The Free List strategy (Kim and Das, as used by Turner §3.3): free lists of disjoint subcubes per dimension.
+
+    Parameters
+    ----------
+    topology : Hypercube
+    recognition : {"complete", "lists"}
+        ``"lists"`` looks only at the lists: a k-cube comes from the k-list,
+        or by splitting the lowest-dimension larger cube (Figure 3.6).
+        ``"complete"`` (default) then, if that fails, searches every free
+        k-subcube of the machine (complete subcube recognition, the property
+        Turner credits the free list with), carving it out of the listed
+        cubes; the lists alone miss subcubes that straddle listed cubes.
+        Complete recognition is available up to n = 12.
+    shape_rule : {"square", "square_strict"}
+        Only used by the AFL for 1-D requests (see :func:`square_shape`).
+
+    Notes
+    -----
+    Deliberate choices (the thesis leaves them open):
+
+    * a list yields its lowest ``(value, free)`` cube; a cube is split at its
+      highest ``*`` bit and the half with that bit 0 is used;
+    * on release a cube merges with a complementary listed cube, repeatedly
+      (free-list deallocation);
+    * an empty machine is always one free n-cube (the lists are reset when
+      the last allocation is released, so releasing everything restores
+      the fresh state exactly).
+
+    A mesh request ``(X, Y)`` gets a whole k-cube here (the baseline of
+    Turner ch. 4); :class:`AFLAllocator` gives it exactly X·Y nodes.
+    """
+
+    name = "free_list"
+    claims = frozenset({"subcube", "contention_free"})
+    canonical_output = True
+    auxiliary = False
+
+    def __init__(self, topology, *, recognition: str = "complete", shape_rule: str = "square"):
+        super().__init__(_hypercube(topology))
+        if recognition not in ("complete", "lists"):
+            raise InvalidArgument("recognition", recognition, "'complete' or 'lists'")
+        square_shape(1, shape_rule)  # validates the rule
+        self.recognition = recognition
+        self.shape_rule = shape_rule
+        self.dim = topology.n
+        self._reset_lists()
+
+    def _reset_lists(self) -> None:
+        n = self.dim
+        self._fl: list[dict[Cube, None]] = [{} for _ in range(n + 1)]
+        self._aux: list[dict[Cube, None]] = [{} for _ in range(n + 1)]
+        self._fl[n][((1 << n) - 1, 0)] = None
+        #: live partial meshes: host k-cube -> its leftover cubes (what contention-safety is judged against)
+        self._live: dict[Cube, tuple[Cube, ...]] = {}
+        #: every cube on some live mesh's ownership list
+        self._owned: set[Cube] = set()
+
+    # ------------------------------------------------------------ lists
+    def free_cubes(self, which: str = "fl") -> list[Subcube]:
+        """The cubes on the free list (``"fl"``) or the auxiliary free list (``"afl"``), largest first."""
+        lists = self._fl if which == "fl" else self._aux
+        return [Subcube(self.dim, f, v) for d in range(self.dim, -1, -1) for f, v in sorted(lists[d], key=lambda c: (c[1], c[0]))]
+
+    @staticmethod
+    def _take_list(lists: list[dict[Cube, None]], k: int) -> Cube | None:
+        for i in range(k, len(lists)):
+            if lists[i]:
+                break
+        else:
+            return None
+        group = lists[i]
+        cube = min(group, key=_order) if len(group) > 1 else next(iter(group))
+        del group[cube]
+        free, value = cube
+        while i > k:
+            b = 1 << (free.bit_length() - 1)
+            free ^= b
+            i -= 1
+            lists[i][(free, value | b)] = None
+        return free, value
+
+    def _safe(self, cube: Cube) -> bool:
+        """A free cube may be handed out or formed by a merge only if, for every live mesh, its part
+        inside the mesh's k-cube lies inside one leftover cube (then Theorem 1 keeps it contention-free)."""
+        bf, bv = cube
+        for (qf, qv), lefts in self._live.items():
+            if (bv ^ qv) & ~(bf | qf):
+                continue  # disjoint
+            inf = bf & qf
+            inv = bv | qv
+            if not any(inf & ~lf == 0 and inv & ~lf == lv for lf, lv in lefts):
+                return False
+        return True
+
+    def _merge_into_fl(self, cube: Cube) -> None:
+        """Free-list deallocation: add ``cube``, merging with complementary cubes (also unowned AFL cubes) while safe."""
+        free, value = cube
+        fl, aux = self._fl, self._aux
+        owned = self._owned
+        while True:
+            d = free.bit_count()
+            fixed = ((1 << self.dim) - 1) ^ free
+            merged = False
+            while fixed:
+                b = fixed & -fixed
+                fixed ^= b
+                mate = (free, value ^ b)
+                where = fl if mate in fl[d] else (aux if mate in aux[d] and mate not in owned else None)
+                if where is None:
+                    continue
+                bigger = (free | b, value & ~b)
+                if self._live and not self._safe(bigger):
+                    continue
+                del where[d][mate]
+                free, value = bigger
+                merged = True
+                break
+            if not merged:
+                break
+        fl[free.bit_count()][(free, value)] = None
+
+    def _recognise(self, k: int) -> Cube | None:
+        """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
+        if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
+            return None
+        frees, values, table = _all_subcubes(self.dim, k)
+        ok = np.flatnonzero(~self._busy[table].any(axis=1))
+        for i in ok.tolist():
+            cube = (int(frees[i]), int(values[i]))
+            if self._live and not self._safe(cube):
+                continue
+            for lists in (self._fl, self._aux):
+                for d in range(self.dim + 1):
+                    group = lists[d]
+                    hit = [c for c in group if not (c[1] ^ cube[1]) & ~(c[0] | cube[0])]
+                    for c in hit:
+                        del group[c]
+                        for piece in _difference(c, cube):
+                            lists[piece[0].bit_count()][piece] = None
+            return cube
+        return None
+
+    def _find_cube(self, k: int) -> Cube | None:
+        cube = None
+        if self.auxiliary:
+            cube = self._take_list(self._aux, k)
+        if cube is None:
+            cube = self._take_list(self._fl, k)
+        if cube is None and (1 << k) <= self._free_count:
+            cube = self._recognise(k)
+        return cube
+
+    # -------------------------------------------------------- allocator
+    def _fits_empty(self, request: Request) -> bool:
+        return _request_dim(request) <= self.dim
+
+    def _allocate(self, request: Request) -> np.ndarray | None:
+        k = _request_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return None
+        cube = self._find_cube(k)
+        if cube is None:
+            return None
+        self._info = {"cube": cube}
+        return cube[1] | _spread(cube[0])
+
+    def _release(self, allocation: Allocation) -> None:
+        if not self._held:
+            self._reset_lists()
+            return
+        self._merge_into_fl(allocation.info["cube"])
+
+
+class AFLAllocator(FreeListAllocator):
+    """The Auxiliary Free List method (Turner §3.3): contention-free X×Y meshes inside k-cubes.
+
+    Allocation (Figure 3.5, then 3.6): the lowest-dimension cube of at least
+    k dimensions on the AFL, else on the FL (split down to a k-cube), else
+    complete recognition.  The mesh takes the first X and Y BRGC codewords of
+    the cube (:func:`embed_mesh`); the partitioning algorithm (Figure 3.2)
+    turns the leftover nodes into subcubes placed on the AFL and recorded in
+    the mesh's ownership list (``info["leftover"]``).
+
+    Deallocation (Figure 3.9): the mesh is cut into subcubes by cluster
+    partitioning (Figure 3.7); every owned leftover still whole on the AFL
+    joins them; coalesce (Figure 3.8); if that rebuilds the k-cube, it is
+    released to the FL with free-list deallocation, otherwise the pieces are
+    added to the FL as they are.
+
+    Requests without a shape get the mesh ``square_shape(size, shape_rule)``
+    (closest-to-square factor pair among those needing the fewest cube
+    dimensions by default).  Every allocation has exactly the requested
+    number of nodes.
+
+    Examples
+    --------
+    >>> from topoalloc.topology import Hypercube
+    >>> a = AFLAllocator(Hypercube(10))
+    >>> m = a.allocate(Request(600, (20, 30)))
+    >>> sorted(Subcube(10, *c).dim for c in m.info["leftover"])
+    [3, 5, 7, 8]
+    """
+
+    name = "afl"
+    claims = frozenset({"exact_size", "mesh_embedding", "contention_free"})
+    auxiliary = True
+
+    def __init__(self, topology, *, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge"):
+        super().__init__(topology, recognition=recognition, shape_rule=shape_rule)
+        if pieces not in ("merge", "as_is"):
+            raise InvalidArgument("pieces", pieces, "'merge' or 'as_is'")
+        self.pieces = pieces
+
+    def _shape(self, request: Request) -> tuple[int, int]:
+        shape = request.shape
+        if shape is None or len(shape) == 1:
+            return square_shape(request.size, self.shape_rule)
+        if len(shape) == 2:
+            return shape  # type: ignore[return-value]
+        raise InvalidArgument("shape", shape, "an X×Y mesh (two sides) on a hypercube")
+
+    def _fits_empty(self, request: Request) -> bool:
+        x, y = self._shape(request)
+        t, m = mesh_dims(x, y)
+        return t + m <= self.dim
+
+    def _allocate(self, request: Request) -> np.ndarray | None:
+        x, y = self._shape(request)
+        t, m = mesh_dims(x, y)
+        k = t + m
+        if k > self.dim:
+            return None
+        cube = self._find_cube(k)
+        if cube is None:
+            return None
+        if x * y == 1 << k:
+            self._info = {"cube": cube, "mesh": (x, y), "leftover": ()}
+            return _mesh_local(x, y) | cube[1] if _low(cube[0]) else deposit(_mesh_local(x, y), cube)
+        lefts = tuple(deposit_cube(c, cube) for c in partition_leftover(x, y))
+        aux = self._aux
+        for c in lefts:
+            aux[c[0].bit_count()][c] = None
+        self._live[cube] = lefts
+        self._owned.update(lefts)
+        self._info = {"cube": cube, "mesh": (x, y), "leftover": lefts}
+        local = _mesh_local(x, y)
+        return local | cube[1] if _low(cube[0]) else deposit(local, cube)
+
+    def _release(self, allocation: Allocation) -> None:
+        info = allocation.info
+        cube = info["cube"]
+        lefts = info["leftover"]
+        if not self._held:
+            self._reset_lists()
+            return
+        if not lefts:
+            self._merge_into_fl(cube)
+            return
+        del self._live[cube]
+        self._owned.difference_update(lefts)
+        aux = self._aux
+        back = []
+        for c in lefts:
+            group = aux[c[0].bit_count()]
+            if c in group:
+                del group[c]
+                back.append(c)
+        if len(back) == len(lefts):
+            # every leftover is free: the mesh's cubes and its leftovers tile the k-cube (proved for
+            # every mesh up to Q10 in proofs/hypercube.py), so coalescing would return the k-cube itself
+            pieces = [cube]
+        else:
+            x, y = info["mesh"]
+            pieces = coalesce([deposit_cube(c, cube) for c in cluster_partition(x, y)] + back)
+        if (len(pieces) == 1 and pieces[0] == cube) or self.pieces == "merge":
+            for c in pieces:
+                self._merge_into_fl(c)
+        else:
+            fl = self._fl
+            for c in pieces:
+                fl[c[0].bit_count()][c] = None
+
+
+def _order(c: Cube) -> tuple[int, int]:
+    return c[1], c[0]
+
+
+def _low(free: int) -> bool:
+    return free & (free + 1) == 0
+
+
+@lru_cache(maxsize=4096)
+def _mesh_local(x: int, y: int) -> np.ndarray:
+    out = np.sort(embed_mesh(x, y).ravel())
+    out.flags.writeable = False
+    return out
+
+
+def _difference(c: Cube, b: Cube) -> list[Cube]:
+    """Disjoint subcubes covering cube ``c`` minus cube ``b`` (they intersect)."""
+    cf, cv = c
+    inf, inv = cf & b[0], cv | b[1]  # the intersection
+    out = []
+    split = cf & ~inf  # bits free in c, fixed in the intersection
+    free, value = cf, cv
+    while split:
+        p = split & -split
+        split ^= p
+        free ^= p
+        out.append((free, value | ((inv & p) ^ p)))
+        value |= inv & p
+    return out
+
+
+def mesh_layout(allocation: Allocation) -> list[list[int]]:
+    """``[[x, y, node], ...]`` of an AFL mesh allocation, x-major."""
+    x, y = allocation.info["mesh"]
+    local = embed_mesh(x, y)
+    nodes = deposit(local.ravel(), allocation.info["cube"]).reshape(x, y)
+    return [[i, j, int(nodes[i, j])] for i in range(x) for j in range(y)]
+
+
+@ALLOCATORS.register("buddy")
+def _make_buddy(topology) -> BuddyAllocator:
+    """Buddy subcube allocation on hypercube:n (aligned 2**k blocks)."""
+    return BuddyAllocator(topology)
+
+
+@ALLOCATORS.register("gray_code")
+def _make_gray(topology) -> GrayCodeAllocator:
+    """Gray code subcube allocation on hypercube:n (Chen and Shin)."""
+    return GrayCodeAllocator(topology)
+
+
+@ALLOCATORS.register("free_list")
+def _make_free_list(topology, recognition: str = "complete") -> FreeListAllocator:
+    """Free list subcube allocation on hypercube:n; recognition=complete|lists."""
+    return FreeListAllocator(topology, recognition=recognition)
+
+
+@ALLOCATORS.register("afl")
+def _make_afl(topology, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
+    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists."""
+    return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)
