@@ -30,7 +30,7 @@ from ..topology.base import Topology
 
 _SIZE = attrgetter("size")
 
-__all__ = ["Request", "Allocation", "Allocator", "ReservationGuard", "CountingGuard"]
+__all__ = ["Request", "Allocation", "Allocator", "ReservationGuard", "CountingGuard", "counting_earliest_fit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +350,18 @@ class Allocator(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.topology.spec()}, free={self._free_count}/{self.n_nodes})"
+
+
+def counting_earliest_fit(free: int, request: Request, releases: Iterable[Allocation]) -> int | None:
+    """:meth:`Allocator.earliest_fit` for counting allocators: add up freed processors."""
+    need = request.size
+    if need <= free:
+        return 0
+    for k, alloc in enumerate(releases, 1):
+        free += alloc.size
+        if need <= free:
+            return k
+    return None
 
 
 class ReservationGuard:

@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..registry import ALLOCATORS
 from ..topology.base import Topology
-from .base import Allocation, Allocator, CountingGuard, Request, ReservationGuard
+from .base import Allocation, Allocator, CountingGuard, Request, ReservationGuard, counting_earliest_fit
 
 __all__ = ["FlatAllocator"]
 
@@ -64,15 +64,7 @@ class FlatAllocator(Allocator):
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         if not self.counting:
             return super().earliest_fit(request, releases)
-        free = self._free_count
-        need = request.size
-        if need <= free:
-            return 0
-        for k, alloc in enumerate(releases, 1):
-            free += alloc.size
-            if need <= free:
-                return k
-        return None
+        return counting_earliest_fit(self._free_count, request, releases)
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         if not self.counting:

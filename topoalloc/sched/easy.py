@@ -140,12 +140,7 @@ class EASY(Scheduler):
         nxt = index.next_after
         classes = index.classes
         mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others
-        cur = {}
-        for c, cl in enumerate(classes):
-            if cl.alive_count:
-                i = nxt(cl, at, 0)
-                if i >= 0:
-                    cur[c] = i
+        cur = index.firsts_after(at)  # key -> index of its next job to ask
         started = []
         while cur:
             c = min(cur, key=lambda c: classes[c].ranks[cur[c]])
@@ -176,12 +171,7 @@ class EASY(Scheduler):
                 if not free:
                     break
                 mode = [0] * len(classes)
-                cur = {}
-                for c2, cl2 in enumerate(classes):
-                    if cl2.alive_count:
-                        i2 = nxt(cl2, r, 0)
-                        if i2 >= 0:
-                            cur[c2] = i2
+                cur = index.firsts_after(r)
                 continue
             # refused: mode 1 = the jobs ending after the shadow are refused, ask only those ending by it
             m = mode[c]
@@ -371,6 +361,16 @@ class _KeyIndex:
             cl.jobs.clear()
             cl.n = 0
         self._where[job] = None
+
+    def firsts_after(self, rank: int) -> dict[int, int]:
+        """For every key with queued jobs after ``rank``: the index of the first."""
+        out = {}
+        for c, cl in enumerate(self.classes):
+            if cl.alive_count:
+                i = self.next_after(cl, rank, 0)
+                if i >= 0:
+                    out[c] = i
+        return out
 
     def next_after(self, cl: _KeyClass, rank: int, mode: int) -> int:
         """Index in ``cl`` of the first live job with rank > ``rank`` that mode admits, or -1."""

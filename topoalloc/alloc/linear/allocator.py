@@ -57,7 +57,7 @@ from ...curves import Ordering, make_ordering
 from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.base import Topology
-from ..base import Allocation, Allocator, CountingGuard, Request, ReservationGuard
+from ..base import Allocation, Allocator, CountingGuard, Request, ReservationGuard, counting_earliest_fit
 
 __all__ = ["LinearAllocator", "STRATEGIES", "min_span_window"]
 
@@ -307,15 +307,7 @@ class LinearAllocator(Allocator):
         return request.size <= self._free_count
 
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
-        free = self._free_count
-        need = request.size
-        if need <= free:
-            return 0
-        for k, alloc in enumerate(releases, 1):
-            free += alloc.size
-            if need <= free:
-                return k
-        return None
+        return counting_earliest_fit(self._free_count, request, releases)
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         return CountingGuard(self, head, releases)
