@@ -15,7 +15,7 @@ def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[Proo
     big = max(results, key=largest) if largest and results else (results[-1] if results else None)
     return {
         "property": prop,
-        "cases": len(results),
+        "cases": sum(int(r.details.get("cases", 1)) for r in results),
         "largest": big.size if big else "",
         "seconds": round(sum(r.seconds for r in results), 3),
         "holds": not failed,
