@@ -53,7 +53,7 @@ def test_canonical_orientation_only_by_z3():
 @pytest.mark.slow
 def test_torus_proofs_every_orientation():
     """Conversions too in every orientation and every wrap pattern (``topoalloc prove torus --full``)."""
-    rows = torus_rows(full=True)
+    rows = torus_rows(full=True, workers=2)
     _check(rows)
     by = {r["property"].split(":")[0]: r for r in rows}
     assert by["EP"]["cases"] == by["NEP"]["cases"] == 29328
@@ -183,3 +183,13 @@ def test_every_orientation_small_sizes():
     _check(rows)
     ep = rows[0]
     assert "every orientation" in ep["property"] and "by exact permutation image" in ep["property"]
+
+
+def test_conversions_in_processes_match_one_process():
+    """``workers=2`` proves the same cases, in the same order, with the same verdicts."""
+    shapes = [(2, 1), (1, 2), (1, 1, 1), (3,), (1, 3), (2, 1, 1)]
+    one = torus_mod._prove_conversions(shapes, 1)
+    two = torus_mod._prove_conversions(shapes, 2)
+    for mode in ("collapse", "pair"):
+        assert [(r.size, r.holds, r.details) for r in one[mode]] == [(r.size, r.holds, r.details) for r in two[mode]]
+        assert len(one[mode]) == 11  # wrap patterns: 2+2+1+2+2+2

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("prove", help="run the Z3 proofs and print what was proved", description="Run the Z3 proofs about the allocators' own output.")
     pr.add_argument("family", choices=["torus"], help="which proofs")
-    pr.add_argument("--full", action="store_true", help="every orientation of every shape (slow) instead of one per shape")
+    pr.add_argument("--full", action="store_true", help="also prove the conversions in every orientation of every shape (slow); EP/NEP always cover every orientation")
     pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
     pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
     pr.add_argument("--json", action="store_true")
