@@ -23,9 +23,9 @@ def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[Proo
     }
 
 
-def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order: int = 12) -> list[dict]:
+def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order: int = 12, workers: int = 1) -> list[dict]:
     if family == "torus":
         from .torus import torus_rows
 
-        return torus_rows(full=full, max_dims=max_dims, max_order=max_order)
+        return torus_rows(full=full, max_dims=max_dims, max_order=max_order, workers=workers)
     raise ValueError(f"unknown proof family {family!r}")

@@ -104,6 +104,8 @@ def test_prove_cli(capsys):
     assert main(["prove", "torus", "--max-order", "4"]) == 0
     out = capsys.readouterr().out
     assert "holds" in out and "buddy merging" in out
+    assert main(["prove", "torus", "--workers", "0"]) == 2
+    assert "--workers=0" in capsys.readouterr().err
 
 
 def test_scheme_shape_batch_names_the_failing_case(monkeypatch):
