@@ -10,9 +10,6 @@ conversions for one orientation per shape and every wrap pattern;
 from __future__ import annotations
 
 import pytest
-
-from topoalloc.alloc.partition import conversion as conv_mod
-from topoalloc.alloc.partition.schemes import partition as real_partition
 from topoalloc.proofs import torus as torus_mod
 from topoalloc.proofs.torus import (
     is_permutation_image,
@@ -24,6 +21,9 @@ from topoalloc.proofs.torus import (
     prove_scheme_shape,
     torus_rows,
 )
+
+from topoalloc.alloc.partition import conversion as conv_mod
+from topoalloc.alloc.partition.schemes import partition as real_partition
 from topoalloc.topology import Semitorus, Torus
 
 
@@ -95,8 +95,9 @@ def test_buddy_merge_on_named_machines():
 
 
 def test_prove_cli(capsys):
-    from topoalloc.cli import main
     import json
+
+    from topoalloc.cli import main
 
     assert main(["prove", "torus", "--json", "--max-order", "5", "--max-dims", "3"]) == 0
     rows = json.loads(capsys.readouterr().out)
