@@ -15,7 +15,7 @@ def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[Proo
     big = max(results, key=largest) if largest and results else (results[-1] if results else None)
     return {
         "property": prop,
-        "cases": len(results),
+        "cases": sum(int(r.details.get("cases", 1)) for r in results),
         "largest": big.size if big else "",
         "seconds": round(sum(r.seconds for r in results), 3),
         "holds": not failed,
@@ -23,11 +23,11 @@ def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[Proo
     }
 
 
-def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order: int = 12) -> list[dict]:
+def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order: int = 12, workers: int = 1) -> list[dict]:
     if family == "torus":
         from .torus import torus_rows
 
-        return torus_rows(full=full, max_dims=max_dims, max_order=max_order)
+        return torus_rows(full=full, max_dims=max_dims, max_order=max_order, workers=workers)
     if family == "hypercube":
         from .hypercube import hypercube_rows
 

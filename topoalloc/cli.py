@@ -68,9 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("prove", help="run the Z3 proofs and print what was proved", description="Run the Z3 proofs about the allocators' own output.")
     pr.add_argument("family", choices=["torus", "hypercube"], help="which proofs")
-    pr.add_argument("--full", action="store_true", help="every orientation of every shape (slow) instead of one per shape")
+    pr.add_argument("--full", action="store_true", help="torus: also prove the conversions in every orientation of every shape (slow); EP/NEP always cover every orientation")
     pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
     pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
+    pr.add_argument("--workers", type=int, default=1, help="processes for the conversion proofs (default 1; results do not depend on it)")
     pr.add_argument("--json", action="store_true")
 
     cv = sub.add_parser("curve", help="print or write a curve ordering of a machine", description="Build a curve ordering and print it as 'node rank' lines (or write it to a file), with its non-unit step fraction on stderr.")
@@ -212,7 +213,11 @@ def _partition(args: argparse.Namespace) -> int:
 def _prove(args: argparse.Namespace) -> int:
     from .proofs.report import run_family
 
-    rows = run_family(args.family, full=args.full, max_dims=args.max_dims, max_order=args.max_order)
+    from .errors import InvalidArgument
+
+    if args.workers < 1:
+        raise InvalidArgument("--workers", args.workers, "a positive number of processes")
+    rows = run_family(args.family, full=args.full, max_dims=args.max_dims, max_order=args.max_order, workers=args.workers)
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
