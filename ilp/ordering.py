@@ -571,7 +571,7 @@ def optimal_ordering(
     *,
     ring: bool = False,
     time_limit: float | None = 60.0,
-    workers: int = 2,
+    workers: int = 1,
     seed: int = 0,
     formulation: str = "auto",
     symmetry: bool = True,
@@ -591,7 +591,9 @@ def optimal_ordering(
     time_limit : float or None
         Seconds; None for no limit.
     workers : int
-        CP-SAT workers.  ``workers=1`` with a run that ends before the limit
+        CP-SAT workers (default 1: on the small instances measured one
+        worker proves fastest, 0.3 s for the 3×3 mesh against 0.6 s with 2
+        and 2.3 s with 8 on a loaded 2-core machine).  ``workers=1`` with a run that ends before the limit
         is reproducible to the byte; with more, only a proven optimal
         objective is (the order may be another optimum).
     seed : int
