@@ -113,6 +113,7 @@ def simulate(
     record_reservations: bool = False,
     record_allocations: bool | None = None,
     progress: Callable[[int, int], None] | None = None,
+    runtime_model: "str | Callable | None" = None,
 ) -> SimulationResult:
     """Simulate a workload on a machine with an allocator and a scheduler.
 
@@ -142,6 +143,10 @@ def simulate(
     record_allocations : bool, optional
         Keep every job's nodes in the result (needed by locality metrics);
         default: on for machines with a topology, off for the flat machine.
+    runtime_model : str or callable, optional
+        An allocation-dependent run-time model (off by default), e.g.
+        ``"locality:alpha=0.1,metric=pairwise_l1"`` (see
+        :mod:`topoalloc.sched.runtime_model`; a model, not a measurement).
 
     Returns
     -------
@@ -178,6 +183,9 @@ def simulate(
     )
     if record_allocations is None:
         record_allocations = topology.kind != "flat"
+    from .sched.runtime_model import make_runtime_model
+
+    model = make_runtime_model(runtime_model, topology, alloc)
     sim = Simulation(
         w,
         alloc,
@@ -186,8 +194,10 @@ def simulate(
         record_reservations=record_reservations,
         record_allocations=record_allocations,
         progress=progress,
+        runtime_model=model,
     )
     result = sim.run()
+    result.ordering = getattr(alloc, "ordering", None)
     result.reports = reports
     result.params = {
         "trace": workload.source,
@@ -196,4 +206,6 @@ def simulate(
         "seed": seed,
         "jobs_in_trace": len(workload),
     }
+    if model is not None:
+        result.params["runtime_model"] = repr(model) if not isinstance(runtime_model, str) else runtime_model
     return result

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--work-multiple", type=_positive_float, metavar="C", help="multiply run and requested times by C")
     t.add_argument("--keep-estimates", action="store_true", help="with --work-multiple, leave requested times as logged")
     s.add_argument("--seed", type=int, default=None, help="seed for allocators that make random choices")
+    s.add_argument("--runtime-model", metavar="SPEC", default=None, help="allocation-dependent run times, e.g. locality:alpha=0.1,metric=pairwise_l1 (a model; off by default)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no filter report on stderr")
@@ -71,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
     pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
     pr.add_argument("--json", action="store_true")
+
+    cv = sub.add_parser("curve", help="print or write a curve ordering of a machine", description="Build a curve ordering and print it as 'node rank' lines (or write it to a file), with its non-unit step fraction on stderr.")
+    cv.add_argument("curve", metavar="CURVE", help="row_major, snake, hilbert, hilbert_nd, zorder, gray, or an ordering file")
+    cv.add_argument("--machine", required=True, metavar="SPEC", help="a machine, e.g. mesh:16x8 or mesh:8x8x5")
+    cv.add_argument("--out", metavar="FILE", help="write the ordering here instead of stdout")
 
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
@@ -130,6 +136,7 @@ def _simulate(args: argparse.Namespace) -> int:
             seed=args.seed,
             record_allocations=bool(args.jobs_out) or None,
             progress=progress,
+            runtime_model=args.runtime_model,
         )
     finally:
         progress.close()
@@ -155,6 +162,8 @@ def _print_summary(summary: dict) -> None:
         metric = METRICS.create(name)
         unit = f" {metric.unit}" if metric.unit else ""
         print(f"  {name:24s} {summary[name]:14.4f}{unit}")
+    if "mean_pairwise_l1" in summary:
+        print(f"  {'mean_pairwise_l1':24s} {summary['mean_pairwise_l1']:14.4f} hops")
 
 
 def _partition(args: argparse.Namespace) -> int:
@@ -216,6 +225,24 @@ def _prove(args: argparse.Namespace) -> int:
     return 0 if all(r["holds"] for r in rows) else 1
 
 
+def _curve(args: argparse.Namespace) -> int:
+    from .curves import format_ordering, make_ordering
+    from .topology import parse_machine
+
+    top = parse_machine(args.machine)
+    o = make_ordering(args.curve, top)
+    steps = o.steps(top)
+    text = format_ordering(o, comment=f"machine {top.spec()}; non-unit steps {int((steps != 1).sum())} of {steps.size}")
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    frac = o.non_unit_step_fraction(top)
+    print(f"topoalloc: {o.name} on {top.spec()}: {int((steps != 1).sum())} of {steps.size} consecutive ranks are not neighbours ({frac:.2%}); longest step {int(steps.max()) if steps.size else 0} hops", file=sys.stderr)
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     from . import registry
 
@@ -246,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _partition(args)
         if args.command == "prove":
             return _prove(args)
+        if args.command == "curve":
+            return _curve(args)
         return _list(args)
     except TopoallocError as exc:
         print(f"topoalloc: error: {exc}", file=sys.stderr)

@@ -2,9 +2,10 @@
 
 from .base import Allocation, Allocator, Request, ReservationGuard
 from .flat import FlatAllocator
+from .linear import LinearAllocator
 from .partition import PartitionAllocator
 
-__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "PartitionAllocator", "make_allocator"]
+__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "LinearAllocator", "PartitionAllocator", "make_allocator"]
 
 
 def make_allocator(spec: str, topology) -> Allocator:

@@ -119,6 +119,10 @@ def summarize(result) -> dict:
     }
     for name in METRICS.names():
         out[name] = METRICS.create(name)(result)
+    if result.allocations is not None and not result.machine.startswith("flat:"):
+        from .locality import locality_summary  # the machine has a topology: locality metrics too
+
+        out.update(locality_summary(result))
     out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
     out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
     if result.params:

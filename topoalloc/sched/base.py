@@ -28,7 +28,12 @@ _ALLOC = itemgetter(3)  # the allocation in a running entry
 #: for utilization; SJF, shortest job first, for slowdown).  Processing time
 #: is the *estimate*: schedulers never know real run times.  Ties go to the
 #: earlier submit, then the earlier position in the trace.
-QUEUE_ORDERS = ("fcfs", "sjf", "lpt")
+#: ``cplant``: the Cplant queue of Leung, Phillips, Bunde et al. §3, "sorted
+#: first by number of requested processors and then by requested processing
+#: time" — both ascending (the paper does not say which way; smallest first is
+#: what a size-sorted queue that fills the machine with small jobs means), then
+#: submit time and trace position.
+QUEUE_ORDERS = ("fcfs", "sjf", "lpt", "cplant")
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +178,14 @@ class Scheduler(ABC):
             raise InvalidArgument("order", order, f"one of {', '.join(QUEUE_ORDERS)}")
         self.order = order
 
-    def queue_key(self, submit: Sequence[float], estimate: Sequence[float]) -> Callable[[int], tuple] | None:
+    def queue_key(self, submit: Sequence[float], estimate: Sequence[float], size: Sequence[int] | None = None) -> Callable[[int], tuple] | None:
         """Sort key for the queue, or ``None`` for arrival order (the simulation then appends)."""
         if self.order == "fcfs":
             return None
+        if self.order == "cplant":
+            if size is None:
+                raise InvalidArgument("size", None, "job sizes for the cplant queue order")
+            return lambda j: (size[j], estimate[j], submit[j], j)
         if self.order == "sjf":
             return lambda j: (estimate[j], submit[j], j)
         return lambda j: (-estimate[j], submit[j], j)

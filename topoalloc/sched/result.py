@@ -55,6 +55,10 @@ class SimulationResult:
     reports: list = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     bsld_threshold: float = 10.0
+    #: run times under an allocation-dependent run-time model (None: the trace's)
+    actual_run: np.ndarray | None = None
+    #: the allocator's curve ordering, if it has one (spans are measured in it)
+    ordering: Any = None
 
     def __len__(self) -> int:
         return len(self.workload)
@@ -81,8 +85,11 @@ class SimulationResult:
 
     @property
     def bounded_slowdown(self) -> np.ndarray:
-        """max(1, (wait + run) / max(run, τ)) with τ = ``bsld_threshold`` (10 s)."""
-        run = self.workload.run
+        """max(1, (wait + run) / max(run, τ)) with τ = ``bsld_threshold`` (10 s).
+
+        Under a run-time model ``run`` is the modelled run time (``actual_run``).
+        """
+        run = self.workload.run if self.actual_run is None else self.actual_run
         return np.maximum(1.0, (self.wait + run) / np.maximum(run, self.bsld_threshold))
 
     def nodes_of(self, j: int) -> np.ndarray:

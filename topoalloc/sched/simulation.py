@@ -55,6 +55,7 @@ class Simulation:
         record_reservations: bool = False,
         record_allocations: bool = True,
         progress: Callable[[int, int], None] | None = None,
+        runtime_model: Callable | None = None,
     ):
         if allocator.allocations:
             raise InvalidArgument("allocator", allocator, "a fresh allocator holding no allocation")
@@ -69,6 +70,7 @@ class Simulation:
         self.record_reservations = record_reservations
         self.record_allocations = record_allocations
         self.progress = progress
+        self.runtime_model = runtime_model  # (job, run, allocation) -> run time on that allocation
         self._validate()
 
     def _validate(self) -> None:
@@ -129,7 +131,7 @@ class Simulation:
         sched = self.scheduler
         sched.reset()
         ctx = SchedulingContext(self.allocator, estimate=est, size=sizes, requests=request, record_reservations=self.record_reservations)
-        qkey = sched.queue_key(submit, est)
+        qkey = sched.queue_key(submit, est, sizes)
         q = ctx.queue
         start = [math.nan] * n
         end = [math.nan] * n
@@ -148,6 +150,8 @@ class Simulation:
         finish, schedule = ctx.finish, sched.schedule
         allocation = ctx.allocation
         record = self.record_allocations
+        model = self.runtime_model
+        actual = run if model is None else list(run)
         while True:
             t_end = heap[0][0] if heap else inf
             t_arr = submit[i] if i < n else inf
@@ -180,6 +184,9 @@ class Simulation:
                 start[j] = now
                 e = end[j] = now + run[j]
                 alloc_size[j] = allocation[j].size
+                if model is not None:
+                    e = end[j] = now + model(j, run[j], allocation[j])
+                    actual[j] = e - now
                 seq += 1
                 heappush(heap, (e, seq, j))
             if ctx.wakeups:
@@ -208,6 +215,7 @@ class Simulation:
             scheduler=f"{sched.name}" + (f":order={sched.order}" if sched.order != "fcfs" else ""),
             allocations=_csr(nodes_of) if self.record_allocations else None,
             reservations=ctx.reservations,
+            actual_run=None if model is None else np.array(actual, dtype=np.float64),
         )
 
 

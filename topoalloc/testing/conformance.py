@@ -32,7 +32,7 @@ __all__ = [
 
 def small_topologies(kinds: set[str] | None = None) -> list[Topology]:
     """The fixed set of small machines every allocator is run on (those registered so far)."""
-    specs = ["flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2", "torus:2x2x2x6x8"]
+    specs = ["flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2", "torus:2x2x2x6x8", "mesh:5x3"]
     tops = []
     for spec in specs:
         kind = spec.split(":")[0]
@@ -76,11 +76,26 @@ def _subtorus(alloc: Allocation, allocator: Allocator) -> str | None:
     return None
 
 
+def _rank_contiguous_when_fit(alloc: Allocation, allocator: Allocator) -> str | None:
+    """A linear allocator that says it found a free interval gave consecutive ranks (cyclically on a ring)."""
+    if not alloc.info.get("contiguous"):
+        return None
+    n = allocator.n_nodes
+    ranks = np.sort(allocator.ordering.rank_of[alloc.nodes])
+    gaps = np.diff(ranks)
+    if (gaps == 1).all():
+        return None
+    if getattr(allocator, "ring", False) and (gaps != 1).sum() == 1 and ranks[0] == 0 and ranks[-1] == n - 1:
+        return None
+    return f"contiguous claimed, but ranks {ranks.tolist()[:12]} are not one interval"
+
+
 #: claim name -> check(allocation, allocator) returning an error message or None
 CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "exact_size": _exact_size,
     "power_of_two": _power_of_two,
     "subtorus": _subtorus,
+    "rank_contiguous_when_fit": _rank_contiguous_when_fit,
 }
 
 
@@ -196,7 +211,8 @@ def check_schedule(result) -> None:
     w = result.workload
     assert np.isfinite(result.start).all(), "some job never started"
     assert (result.start >= w.submit).all(), "a job started before it was submitted"
-    assert np.allclose(result.end, result.start + w.run), "end != start + run"
+    run = w.run if getattr(result, "actual_run", None) is None else result.actual_run
+    assert np.allclose(result.end, result.start + run), "end != start + run"
     assert (result.allocated_size >= w.size).all()
     # capacity: sweep starts and ends (ends first at equal times)
     events = sorted([(e, 0, -s) for e, s in zip(result.end.tolist(), result.allocated_size.tolist())] + [(st, 1, s) for st, s in zip(result.start.tolist(), result.allocated_size.tolist())])

@@ -1,0 +1,168 @@
+"""Curve orderings: bijections, unit steps, files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import topoalloc  # noqa: F401
+from topoalloc.curves import CURVES, Ordering, format_ordering, make_ordering, read_ordering, write_ordering
+from topoalloc.curves.grid import gray, hilbert2d, hilbert_nd, inverse_gray, snake, zorder
+from topoalloc.errors import InvalidArgument, TraceFormatError
+from topoalloc.topology import parse_machine
+from topoalloc.topology.torus import Mesh
+
+SHAPES = [(1,), (7,), (2, 2), (5, 3), (16, 8), (8, 8), (3, 7), (9, 8), (13, 11), (8, 8, 5), (4, 4, 2), (2, 3, 4), (2, 2, 2, 6, 8), (3, 3, 3, 3, 2)]
+
+
+@pytest.mark.parametrize("dims", SHAPES, ids=lambda d: "x".join(map(str, d)))
+@pytest.mark.parametrize("curve", ["row_major", "snake", "hilbert", "hilbert_nd", "zorder"])
+def test_every_grid_curve_is_a_bijection(dims, curve):
+    top = Mesh(dims)
+    o = make_ordering(curve, top)
+    assert sorted(o.node_at_rank.tolist()) == list(range(top.n_nodes))
+    assert (o.rank_of[o.node_at_rank] == np.arange(top.n_nodes)).all()
+
+
+@pytest.mark.parametrize("k", range(0, 7))
+def test_hilbert_unit_steps_on_power_of_two_squares(k):
+    s = 2**k
+    top = Mesh((s, s))
+    for curve in ("hilbert", "hilbert_nd", "snake"):
+        o = make_ordering(curve, top)
+        assert o.non_unit_step_fraction(top) == 0.0, curve
+
+
+@pytest.mark.parametrize("dims", [(2, 2, 2), (4, 4, 4), (8, 8, 8), (4, 4, 4, 4), (2, 2, 2, 2, 2), (4, 4, 4, 4, 4), (2, 2, 2, 2, 2, 2)])
+def test_nd_hilbert_unit_steps_on_power_of_two_cubes(dims):
+    top = Mesh(dims)
+    assert make_ordering("hilbert", top).non_unit_step_fraction(top) == 0.0
+
+
+@pytest.mark.parametrize("w", range(1, 21))
+@pytest.mark.parametrize("h", range(1, 21))
+def test_generalised_hilbert_2d_any_rectangle(w, h):
+    """Bijection on every W×H up to 20×20; non-unit steps only where parities force them (at most one)."""
+    order = hilbert2d(w, h)
+    assert sorted(order.tolist()) == list(range(w * h))
+    o = Ordering(order, "h")
+    steps = o.steps(Mesh((w, h)))
+    if steps.size:
+        assert steps.max() <= 2  # never worse than one diagonal step
+        assert int((steps != 1).sum()) <= 1
+    if w == h and w & (w - 1) == 0:
+        assert (steps == 1).all()
+
+
+def test_snake_convention_3d():
+    # x fastest, rows alternate; on layer z=1 the whole 2-D snake runs backwards (y reverses too)
+    order = snake((3, 2, 2)).tolist()
+    assert order == [0, 1, 2, 5, 4, 3, 9, 10, 11, 8, 7, 6]
+    assert Ordering(order, "s").non_unit_step_fraction(Mesh((3, 2, 2))) == 0.0
+
+
+def test_row_major_is_cplant_left_to_right_top_to_bottom():
+    o = make_ordering("row_major", parse_machine("mesh:16x8"))
+    assert o.node_at_rank.tolist() == list(range(128))
+
+
+def test_zorder_small():
+    assert zorder((4, 4)).tolist()[:8] == [0, 1, 4, 5, 2, 3, 6, 7]
+
+
+@pytest.mark.parametrize("bits", range(0, 11))
+def test_gray_on_plain_node_ids(bits):
+    n = 2**bits
+    g = gray(n)
+    assert sorted(g.tolist()) == list(range(n))
+    if n > 1:
+        x = g ^ np.roll(g, -1)  # consecutive (and wrapping) codes differ in one bit
+        assert all(v and v & (v - 1) == 0 for v in x.tolist())
+    assert (inverse_gray(g) == np.arange(n)).all()
+    o = make_ordering("gray", parse_machine(f"flat:{n}"))
+    assert o.node_at_rank.tolist() == g.tolist()
+
+
+def test_gray_rejects_non_power_of_two():
+    with pytest.raises(InvalidArgument, match="power of two"):
+        make_ordering("gray", parse_machine("flat:12"))
+
+
+def test_gray_on_binary_torus_is_unit_step():
+    top = parse_machine("torus:2x2x2x2")  # a 4-cube: node id bits are coordinates
+    assert make_ordering("gray", top).non_unit_step_fraction(top) == 0.0
+
+
+def test_ordering_rejects_non_permutation():
+    with pytest.raises(InvalidArgument, match="permutation"):
+        Ordering([0, 0, 1])
+    with pytest.raises(InvalidArgument):
+        Ordering([0, 3])
+
+
+def test_ordering_file_roundtrip(tmp_path):
+    top = parse_machine("mesh:5x3")
+    o = make_ordering("hilbert", top)
+    f = tmp_path / "h.txt"
+    write_ordering(o, f, comment="generalised Hilbert")
+    back = read_ordering(f, top.n_nodes)
+    assert back == o
+    assert make_ordering(str(f), top) == o
+    assert format_ordering(o).startswith("# topoalloc ordering")
+
+
+def test_ordering_file_one_based_and_comments(tmp_path):
+    f = tmp_path / "o.txt"
+    f.write_text("# PReMAS style\n\n0 1  # first\n2 2\n1 3\n")
+    o = read_ordering(f)
+    assert o.node_at_rank.tolist() == [0, 2, 1]
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("0 0\n1\n", "line 2 of .*expected 2 fields"),
+        ("0 0\n1 x\n", "line 2 of .*two integers"),
+        ("0 0\n0 1\n", "line 2 of .*node 0 already ranked on line 1"),
+        ("0 0\n1 0\n", "line 2 of .*rank 0 given to node 0"),
+        ("0 0\n5 1\n", "line 2 of .*node 5 outside"),
+        ("0 0\n1 7\n", "line 2 of .*rank 7 outside"),
+        ("# nothing\n", "no 'node rank' lines"),
+        ("0 -1\n", "line 1 of .*negative"),
+    ],
+)
+def test_ordering_file_errors_name_file_and_line(tmp_path, text, match):
+    f = tmp_path / "bad.txt"
+    f.write_text(text)
+    with pytest.raises(TraceFormatError, match=match):
+        read_ordering(f)
+
+
+def test_ordering_file_wrong_machine_size(tmp_path):
+    f = tmp_path / "o.txt"
+    f.write_text("0 0\n1 1\n")
+    with pytest.raises(TraceFormatError, match="machine has 16"):
+        make_ordering(str(f), parse_machine("mesh:4x4"))
+    with pytest.raises(InvalidArgument, match="readable file"):
+        read_ordering(tmp_path / "missing.txt")
+
+
+def test_curve_names_and_aliases():
+    assert set(CURVES.names()) >= {"row_major", "snake", "hilbert", "hilbert_nd", "zorder", "gray"}
+    top = parse_machine("mesh:4x4")
+    assert make_ordering("row-major", top) == make_ordering("row_major", top)
+    assert make_ordering("z-order", top) == make_ordering("zorder", top)
+    with pytest.raises(InvalidArgument, match="curve name"):
+        make_ordering("peano", top)
+
+
+def test_generalised_hilbert_non_unit_fraction_is_small():
+    """Measured over every W×H with 2 ≤ W, H ≤ 40: the fraction of non-unit steps (also in benchmarks/README)."""
+    bad = total = 0
+    for w in range(2, 41):
+        for h in range(2, 41):
+            st = Ordering(hilbert2d(w, h), "h").steps(Mesh((w, h)))
+            bad += int((st != 1).sum())
+            total += st.size
+    assert bad / total < 0.001
+    assert hilbert_nd((8, 8, 5)).size == 320

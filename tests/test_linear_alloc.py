@@ -1,0 +1,190 @@
+"""Linear allocators against a plain reference that rescans the free mask on every request."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import topoalloc  # noqa: F401
+from topoalloc.alloc import Request
+from topoalloc.alloc.linear import STRATEGIES, LinearAllocator, min_span_window
+from topoalloc.alloc.linear.allocator import _runs
+from topoalloc.curves import Ordering
+from topoalloc.errors import InvalidArgument
+from topoalloc.metrics.locality import linear_span, ring_span
+from topoalloc.topology import parse_machine
+
+
+def reference_choice(free: np.ndarray, p: int, strategy: str, ring: bool) -> list[int]:
+    """Ranks the paper's rules pick, found by brute force over the free mask."""
+    n = free.size
+    fr = np.flatnonzero(free)
+    if strategy == "sorted_free_list":
+        return fr[:p].tolist()
+    runs = _runs(free, ring)
+    fits = [(s, L) for s, L in runs if L >= p]
+    if fits:
+        if strategy == "first_fit":
+            s, _ = min(fits)
+        elif strategy == "best_fit":
+            s, _ = min(fits, key=lambda sl: (sl[1], sl[0]))
+        else:
+            def sos(after):
+                counts: dict[int, int] = {}
+                for _, L in after:
+                    counts[L] = counts.get(L, 0) + 1
+                return sum(c * c for c in counts.values())
+
+            scored = []
+            for s, L in fits:
+                after = [r for r in runs if r != (s, L)] + ([(s + p, L - p)] if L > p else [])
+                scored.append((sos(after), s))
+            s = min(scored)[1]
+        return sorted(((s + np.arange(p)) % n).tolist())
+    # minimum span over every p-subset of the free ranks, ties at the smallest starting rank
+    best = None
+    for combo in itertools.combinations(fr.tolist(), p):
+        span = ring_span(np.array(combo), n) if ring else linear_span(np.array(combo))
+        if ring:
+            # the start of the arc: the rank after the largest gap
+            c = list(combo)
+            gaps = [(c[(i + 1) % p] - c[i]) % n or n for i in range(p)]
+            start = c[(int(np.argmax(gaps)) + 1) % p] if p > 1 else c[0]
+        else:
+            start = combo[0]
+        key = (span, start)
+        if best is None or key < best[0]:
+            best = (key, combo)
+    return sorted(best[1])
+
+
+def _ranks(a: LinearAllocator, alloc) -> list[int]:
+    return sorted(a.ordering.rank_of[alloc.nodes].tolist())
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("span", ["linear", "ring"])
+@pytest.mark.parametrize("spec,curve", [("mesh:4x2", "snake"), ("torus:3x3", "hilbert"), ("mesh:5x2", "row_major")])
+def test_matches_brute_force_reference(strategy, span, spec, curve):
+    top = parse_machine(spec)
+    rng = random.Random(hash((strategy, span, spec)) & 0xFFFF)
+    a = LinearAllocator(top, strategy=strategy, curve=curve, span=span)
+    held = []
+    for _ in range(120):
+        if held and rng.random() < 0.45:
+            x = held.pop(rng.randrange(len(held)))
+            a.release(x)
+        else:
+            p = rng.randint(1, max(1, a.free_count))
+            if p > a.free_count:
+                continue
+            free = np.ones(top.n_nodes, dtype=bool)
+            free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+            want = reference_choice(free, p, strategy, span == "ring")
+            x = a.allocate(Request(p))
+            assert x is not None
+            assert _ranks(a, x) == want, (strategy, span, free.astype(int).tolist(), p)
+            held.append(x)
+        # the interval structure equals the runs of the free mask
+        free = np.ones(top.n_nodes, dtype=bool)
+        free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+        if free.any():
+            got = a.free_intervals()
+            ref = _runs(free, span == "ring")
+            if len(ref) == 1 and ref[0][1] == top.n_nodes:
+                assert len(got) == 1 and got[0][1] == top.n_nodes
+            else:
+                assert got == ref
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 40).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.booleans(), min_size=n, max_size=n), st.integers(1, n), st.booleans())))
+def test_min_span_window_is_optimal(args):
+    n, mask, p, ring = args
+    free = np.flatnonzero(np.array(mask))
+    if free.size < p:
+        return
+    i = min_span_window(free, p, n, ring)
+    m = free.size
+    idx = [(i + k) % m for k in range(p)]
+    chosen = free[idx]
+    span = ring_span(chosen, n) if ring else linear_span(chosen)
+    # optimal among all windows (a window is optimal among all subsets: see min_span_window)
+    for j in range(m if ring else m - p + 1):
+        other = free[[(j + k) % m for k in range(p)]]
+        s2 = ring_span(other, n) if ring else linear_span(other)
+        assert span <= s2
+        if s2 == span and set(other.tolist()) != set(chosen.tolist()):
+            assert free[i] <= free[j]  # ties at the smallest starting rank
+
+
+def test_first_fit_best_fit_sum_of_squares_differ_as_the_paper_says():
+    # ranks 0..11, row-major on a 12-node line; holes of sizes 3 (at 0), 2 (at 4), 4 (at 8) after setup
+    top = parse_machine("mesh:12")
+    out = {}
+    for strategy in ("first_fit", "best_fit", "sum_of_squares"):
+        a = LinearAllocator(top, strategy=strategy, curve="row_major")
+        blocks = [a.allocate(Request(k)) for k in (3, 1, 2, 2, 4)]
+        a.release(blocks[0]); a.release(blocks[2]); a.release(blocks[4])
+        assert a.free_intervals() == [(0, 3), (4, 2), (8, 4)]
+        out[strategy] = a.allocate(Request(2)).nodes.tolist()
+    assert out["first_fit"] == [0, 1]          # first interval large enough
+    assert out["best_fit"] == [4, 5]           # leaves no free processor in the interval
+    # sum of squares: from 3 → sizes {1,2,4}: 3; from 2 → {3,4}: 2; from 4 → {3,2,2}: 1+4 = 5
+    assert out["sum_of_squares"] == [4, 5]
+
+
+def test_fallback_min_span_ties_at_smallest_rank():
+    top = parse_machine("mesh:10")
+    a = LinearAllocator(top, strategy="first_fit", curve="row_major")
+    xs = [a.allocate(Request(1)) for _ in range(10)]
+    for k in (1, 2, 4, 6, 7, 9):  # free ranks 1,2,4,6,7,9: no interval of 3
+        a.release(xs[k])
+    got = a.allocate(Request(3))
+    # windows {1,2,4} span 4, {2,4,6} 5, {4,6,7} 4, {6,7,9} 4: tie at span 4, smallest start 1
+    assert got.nodes.tolist() == [1, 2, 4]
+    assert got.info["contiguous"] is False
+
+
+def test_ring_wraps_intervals():
+    top = parse_machine("mesh:8")
+    a = LinearAllocator(top, strategy="first_fit", curve="row_major", span="ring")
+    xs = [a.allocate(Request(2)) for _ in range(4)]
+    a.release(xs[0]); a.release(xs[3])  # free ranks 0,1 and 6,7: one ring interval of 4 from rank 6
+    assert a.free_intervals() == [(6, 4)]
+    assert a.allocate(Request(3)).nodes.tolist() == [0, 6, 7]
+    lin = LinearAllocator(top, strategy="first_fit", curve="row_major", span="linear")
+    ys = [lin.allocate(Request(2)) for _ in range(4)]
+    lin.release(ys[0]); lin.release(ys[3])
+    assert lin.free_intervals() == [(0, 2), (6, 2)]
+
+
+def test_ordering_file_curve(tmp_path):
+    top = parse_machine("mesh:2x2")
+    f = tmp_path / "o.txt"
+    f.write_text("# reversed\n0 3\n1 2\n2 1\n3 0\n")
+    a = LinearAllocator(top, strategy="sorted_free_list", curve=str(f))
+    assert a.allocate(Request(1)).nodes.tolist() == [3]
+    b = topoalloc.registry.ALLOCATORS.create(f"first_fit:curve={f}", topology=top)
+    assert b.allocate(Request(2)).nodes.tolist() == [2, 3]
+
+
+def test_bad_options():
+    top = parse_machine("mesh:4x4")
+    with pytest.raises(InvalidArgument, match="span"):
+        LinearAllocator(top, span="circle")
+    with pytest.raises(InvalidArgument, match="strategy"):
+        LinearAllocator(top, strategy="worst_fit")
+    with pytest.raises(InvalidArgument, match="curve"):
+        LinearAllocator(top, curve="peano")
+    with pytest.raises(InvalidArgument, match="grid machine"):
+        LinearAllocator(parse_machine("flat:8"), curve="hilbert")
+    with pytest.raises(InvalidArgument, match="power of two"):
+        LinearAllocator(parse_machine("flat:6"), curve="gray")
+    with pytest.raises(InvalidArgument, match="16 nodes"):
+        LinearAllocator(top, curve=Ordering([0, 1], "tiny"))

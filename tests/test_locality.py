@@ -1,0 +1,183 @@
+"""Locality metrics against brute force; their place in the summary; the Cplant queue; the run-time model."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import topoalloc
+from topoalloc.alloc.base import Allocation, Request
+from topoalloc.curves import make_ordering
+from topoalloc.errors import InvalidArgument
+from topoalloc.metrics.locality import job_locality, linear_span, ring_span, smallest_cube
+from topoalloc.sched.runtime_model import LocalityRuntime
+from topoalloc.topology import parse_machine
+from topoalloc.workload.core import Workload
+
+
+def brute_ring_span(ranks, n):
+    """Smallest arc of the ring covering every rank, by trying every start."""
+    rs = set(ranks)
+    best = n
+    for start in range(n):
+        for length in range(1, n + 1):
+            if all((r - start) % n < length for r in rs):
+                best = min(best, length)
+                break
+    return best
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_span_formulas_match_brute_force(seed):
+    rng = random.Random(seed)
+    n = rng.randint(1, 30)
+    k = rng.randint(1, n)
+    ranks = rng.sample(range(n), k)
+    assert linear_span(ranks) == max(ranks) - min(ranks) + 1
+    assert ring_span(ranks, n) == brute_ring_span(ranks, n)
+    assert ring_span(ranks, n) <= linear_span(ranks)
+
+
+def _brute(top, nodes, ordering):
+    n = top.n_nodes
+    ranks = [int(ordering.rank_of[v]) for v in nodes] if ordering is not None else list(nodes)
+    p = len(nodes)
+    out = {"linear_span": linear_span(ranks), "ring_span": brute_ring_span(ranks, n)}
+    out["stretch_span"] = out["ring_span"] / p
+    coords = [top.coord(v) for v in nodes]
+    ext = []
+    for i, (D, w) in enumerate(zip(top.dims, top.wrap)):
+        vals = {c[i] for c in coords}
+        if w:
+            ext.append(min(L for L in range(1, D + 1) for s in range(D) if all((v - s) % D < L for v in vals)))
+        else:
+            ext.append(max(vals) - min(vals) + 1)
+    out["bbox_volume"] = float(np.prod(ext))
+    out["bbox_sides"] = float(sum(ext))
+    out["bbox_cube"] = float(max(ext) ** len(ext))
+    g = nx.Graph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from((a, b) for a, b in itertools.combinations(nodes, 2) if b in top.neighbors(a))
+    out["components"] = nx.number_connected_components(g)
+    pairs = list(itertools.combinations(nodes, 2))
+    if pairs:
+        out["pairwise_l1"] = sum(top.distance(a, b) for a, b in pairs) / len(pairs)
+        ordered = [(a, b) for a in nodes for b in nodes if a != b]
+        out["mean_hops"] = sum(len(top.route(a, b)) - 1 for a, b in ordered) / len(ordered)
+        out["hop_bytes"] = float(sum(len(top.route(a, b)) - 1 for a, b in ordered))
+    else:
+        out["pairwise_l1"] = out["mean_hops"] = float("nan")
+        out["hop_bytes"] = 0.0
+    return out
+
+
+@pytest.mark.parametrize("spec", ["mesh:5x3", "torus:4x4", "torus:2x3x4", "mesh:4x3x2", "torus:6:wrap=1", "mesh:16x8", "torus:3x4:wrap=01"])
+def test_per_job_metrics_match_brute_force(spec):
+    top = parse_machine(spec)
+    rng = random.Random(spec)
+    ordering = make_ordering("snake", top)
+    allocs = [sorted(rng.sample(range(top.n_nodes), rng.randint(1, min(12, top.n_nodes)))) for _ in range(25)]
+    flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(a) for a in allocs])
+    per = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering)
+    for j, nodes in enumerate(allocs):
+        want = _brute(top, nodes, ordering)
+        for key, value in want.items():
+            got = per[key][j]
+            if np.isnan(value):
+                assert np.isnan(got), (key, nodes)
+            else:
+                assert got == pytest.approx(value), (key, nodes, got, value)
+
+
+def test_smallest_cube():
+    assert smallest_cube(1, (8, 8, 5)) == 1
+    assert smallest_cube(8, (8, 8, 5)) == 8
+    assert smallest_cube(9, (8, 8, 5)) == 27
+    assert smallest_cube(320, (8, 8, 5)) == 512  # the whole machine: sides 8, 8, 5 in an 8-cube
+    assert smallest_cube(30, (16, 8)) == 36
+    for p in range(1, 321):
+        s3 = round(smallest_cube(p, (8, 8, 5)) ** (1 / 3))
+        assert min(s3, 8) * min(s3, 8) * min(s3, 5) >= p
+
+
+def test_summary_has_locality_on_a_topology_and_not_on_flat():
+    w = Workload(job_id=[1, 2, 3], submit=[0, 0, 1], run=[10, 10, 10], size=[2, 3, 1], requested_time=[20, 20, 20])
+    r = topoalloc.simulate(w, machine="mesh:4x4", allocator="best_fit:curve=hilbert", scheduler="fcfs")
+    s = r.summary()
+    assert "mean_pairwise_l1" in s and "locality" in s
+    json.dumps(s)
+    flat = topoalloc.simulate(w, machine="flat:16", allocator="flat", scheduler="fcfs").summary()
+    assert "mean_pairwise_l1" not in flat
+
+
+def test_cplant_queue_order():
+    from topoalloc.sched.fcfs import FCFS
+
+    s = FCFS(order="cplant")
+    key = s.queue_key([0, 1, 2, 3], [50, 10, 10, 5], [4, 2, 4, 2])
+    assert sorted(range(4), key=key) == [3, 1, 2, 0]  # size, then requested time
+    with pytest.raises(InvalidArgument, match="order"):
+        FCFS(order="cplant-desc")
+
+
+def test_cplant_queue_order_in_simulation():
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    w = poisson_workload(80, load=1.5, sizes=Uniform(1, 16), machine_nodes=16, mean_runtime=50, estimate_factor=1.5, seed=2)
+    r = topoalloc.simulate(w, machine="mesh:4x4", allocator="first_fit:curve=snake", scheduler="fcfs:order=cplant")
+    assert r.scheduler == "fcfs:order=cplant"
+    # strict FCFS in Cplant order: whenever a job starts, no waiting job that sorts before it is still queued
+    # after the start instant unless it had not yet arrived
+    est = r.estimate
+    for j in range(len(w)):
+        for k in range(len(w)):
+            if (w.size[k], est[k], w.submit[k], k) < (w.size[j], est[j], w.submit[j], j) and w.submit[k] <= r.start[j]:
+                assert r.start[k] <= r.start[j]
+
+
+def test_runtime_model_off_by_default_and_named():
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    w = poisson_workload(60, load=1.0, sizes=Uniform(1, 16), machine_nodes=16, mean_runtime=50, estimate_factor=1.5, seed=4)
+    base = topoalloc.simulate(w, machine="mesh:4x4", allocator="sorted_free_list:curve=row_major", scheduler="easy")
+    assert base.actual_run is None
+    assert np.allclose(base.end - base.start, w.run)
+    r = topoalloc.simulate(w, machine="mesh:4x4", allocator="sorted_free_list:curve=row_major", scheduler="easy", runtime_model="locality:alpha=0.2")
+    assert r.params["runtime_model"] == "locality:alpha=0.2"
+    assert (r.actual_run >= w.run - 1e-9).all() and (r.actual_run > w.run).any()
+    assert np.allclose(r.end - r.start, r.actual_run)
+    from topoalloc.testing import check_schedule
+
+    check_schedule(r)
+    with pytest.raises(InvalidArgument, match="alpha"):
+        topoalloc.simulate(w, machine="mesh:4x4", allocator="flat", runtime_model="locality:alpha=-1")
+    with pytest.raises(InvalidArgument, match="metric"):
+        topoalloc.simulate(w, machine="mesh:4x4", allocator="flat", runtime_model="locality:metric=volume")
+
+
+def test_runtime_model_formula():
+    top = parse_machine("mesh:4x4")
+    m = LocalityRuntime(top, alpha=0.5)
+    assert m(0, 100.0, Allocation([5], Request(1), 1)) == 100.0
+    assert m(0, 100.0, Allocation([0, 1], Request(2), 2)) == 100.0  # neighbours: avg L1 1 → no stretch
+    assert m(0, 100.0, Allocation([0, 15], Request(2), 3)) == pytest.approx(100.0 * (1 + 0.5 * 5))
+    c = LocalityRuntime(top, alpha=1.0, metric="components")
+    assert c(0, 10.0, Allocation([0, 2, 8], Request(3), 4)) == pytest.approx(30.0)
+
+
+def test_component_labels_numpy_path_equals_scipy_path():
+    pytest.importorskip("scipy")
+    from topoalloc.metrics.locality import _component_labels
+
+    rng = np.random.default_rng(0)
+    for k in (1, 5, 50, 400):
+        m = rng.integers(0, 2 * k)
+        a = rng.integers(0, k, m)
+        b = rng.integers(0, k, m)
+        assert np.array_equal(_component_labels(k, a, b, use_scipy=True), _component_labels(k, a, b, use_scipy=False))

@@ -1,0 +1,352 @@
+"""Locality metrics of allocations, per job and aggregated.
+
+Leung, Phillips, Bunde et al. (CLUSTER 2002) §2.3 and §3 define the
+one-dimensional *span* metrics; the three-dimensional ones are those of their
+§3 ("Metrics"); the average pairwise L1 distance is SST's (sum over unordered
+pairs of the L1 distance, divided by the number of pairs).
+
+Per job ``j`` with processors ``M_j`` (``p = |M_j|``):
+
+linear_span
+    ``max r − min r + 1`` over the ranks ``r`` of ``M_j`` in the curve ordering (§2.3).
+ring_span
+    ``|P| − max(max_i (r_{i+1} − r_i − 1), |P| − 1 − r_{p−1} + r_0)`` (§2.3, ranks sorted).
+stretch_span
+    ring span / p (§3: "average span divided by the number of processors").
+bbox_volume, bbox_sides
+    Extent of the allocation in each dimension — ``max − min + 1`` on a mesh
+    dimension, the shortest arc covering the coordinates on a wrapped one —
+    multiplied together (volume) and summed (sum of sides).
+bbox_cube
+    ``(largest extent)^d``; ``bbox_cube_ratio`` divides it by the smallest
+    cube any allocation of ``p`` processors could have on this machine: ``s^d``
+    for the least ``s`` with ``Π_i min(s, D_i) ≥ p`` (Figure 1, top).
+components
+    Connected components of the subgraph the job's processors induce on the machine's links.
+pairwise_l1
+    Mean over unordered pairs of the hop distance (L1 on a mesh; the shorter
+    way round on wrapped dimensions).  Undefined (NaN) for p = 1.
+mean_hops
+    Mean over ordered pairs of the number of hops under the topology's
+    routing (dimension-order routing on meshes and tori is minimal, so there
+    it equals pairwise_l1; on other topologies ``topology.distance``).
+hop_bytes
+    All-to-all hop-bytes: Σ over ordered pairs of hops × ``message_bytes``.
+
+Spans use the allocator's ordering when it has one, else node-id order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "linear_span",
+    "ring_span",
+    "job_locality",
+    "locality_summary",
+    "smallest_cube",
+    "JOB_METRICS",
+]
+
+#: per-job metrics, in output order
+JOB_METRICS = (
+    "linear_span",
+    "ring_span",
+    "stretch_span",
+    "bbox_volume",
+    "bbox_sides",
+    "bbox_cube",
+    "bbox_cube_ratio",
+    "components",
+    "pairwise_l1",
+    "mean_hops",
+    "hop_bytes",
+)
+
+
+def linear_span(ranks) -> int:
+    """``max r − min r + 1`` (Leung et al. §2.3).
+
+    >>> linear_span([3, 7, 4])
+    5
+    """
+    r = np.asarray(ranks)
+    return int(r.max() - r.min() + 1)
+
+
+def ring_span(ranks, n: int) -> int:
+    """Ring span of ``ranks`` on a ring of ``n`` ranks, by the formula of §2.3.
+
+    >>> ring_span([0, 1, 9], 10), ring_span([0, 5], 10), ring_span([4], 10)
+    (3, 6, 1)
+    """
+    r = np.sort(np.asarray(ranks, dtype=np.int64))
+    inner = int((np.diff(r) - 1).max()) if r.size > 1 else -1
+    return int(n - max(inner, n - 1 - int(r[-1]) + int(r[0])))
+
+
+def smallest_cube(p: int, dims) -> int:
+    """Volume ``s^d`` of the smallest bounding cube an allocation of ``p`` processors can have on a box ``dims``."""
+    d = len(dims)
+    s = max(1, math.ceil(round(p ** (1.0 / d), 9)))
+    while s > 1 and math.prod(min(s - 1, D) for D in dims) >= p:
+        s -= 1
+    while math.prod(min(s, D) for D in dims) < p:
+        s += 1
+    return s**d
+
+
+def _segment_ids(offsets: np.ndarray) -> np.ndarray:
+    sizes = np.diff(offsets)
+    return np.repeat(np.arange(sizes.size), sizes)
+
+
+def _spans(ranks: np.ndarray, offsets: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Linear and ring spans of every job (CSR), vectorised."""
+    m = offsets.size - 1
+    sizes = np.diff(offsets)
+    lin = np.zeros(m, dtype=np.int64)
+    ring = np.zeros(m, dtype=np.int64)
+    has = sizes > 0
+    if not has.any():
+        return lin, ring
+    seg = _segment_ids(offsets)
+    order = np.lexsort((ranks, seg))
+    r = ranks[order].astype(np.int64)
+    starts = offsets[:-1][has]
+    ends = offsets[1:][has] - 1
+    rmin = r[starts]
+    rmax = r[ends]
+    lin[has] = rmax - rmin + 1
+    gaps = np.full(r.size, -1, dtype=np.int64)
+    if r.size > 1:
+        gaps[1:] = r[1:] - r[:-1] - 1
+    gaps[offsets[:-1][has]] = -1  # no gap into a job's first rank
+    inner = np.maximum.reduceat(gaps, starts) if starts.size else np.zeros(0, np.int64)
+    ring[has] = n - np.maximum(inner, n - 1 - rmax + rmin)
+    return lin, ring
+
+
+def _histogram(c: np.ndarray, seg: np.ndarray, m: int, D: int) -> np.ndarray:
+    """(jobs × D) counts of each coordinate value in one dimension."""
+    return np.bincount(seg * D + c, minlength=m * D).reshape(m, D)
+
+
+def _dim_extent(hist: np.ndarray, wrapped: bool) -> np.ndarray:
+    """Per job, extent in one dimension: max − min + 1, or the shortest covering arc if wrapped."""
+    m, D = hist.shape
+    occ = hist > 0
+    has = occ.any(axis=1)
+    first = occ.argmax(axis=1)
+    if not wrapped:
+        last = D - 1 - occ[:, ::-1].argmax(axis=1)
+        return np.where(has, last - first + 1, 0)
+    maxgap = np.zeros(m, dtype=np.int64)
+    last = np.full(m, -1, dtype=np.int64)
+    for c in range(D):
+        col = occ[:, c]
+        gap = np.where(col & (last >= 0), c - last, 0)
+        np.maximum(maxgap, gap, out=maxgap)
+        last = np.where(col, c, last)
+    np.maximum(maxgap, np.where(has, first + D - last, 0), out=maxgap)  # the wrap gap
+    return np.where(has, D - maxgap + 1, 0)
+
+
+def _pairwise_sum(hist: np.ndarray, wrapped: bool) -> np.ndarray:
+    """Per job, Σ over unordered pairs of the distance in one dimension (from coordinate histograms)."""
+    D = hist.shape[1]
+    h = hist.astype(np.float64)
+    a = np.arange(D)
+    dist = np.abs(a[:, None] - a[None, :])
+    if wrapped:
+        dist = np.minimum(dist, D - dist)
+    return ((h @ dist) * h).sum(axis=1) / 2.0
+
+
+def _component_labels(k: int, a: np.ndarray, b: np.ndarray, *, use_scipy: bool | None = None) -> np.ndarray:
+    """For a graph on ``0..k-1`` with edges ``(a[i], b[i])``: each vertex's smallest component member.
+
+    SciPy's ``connected_components`` is used when SciPy is installed (it is
+    not a dependency); otherwise min-label propagation with pointer jumping
+    in numpy.  The two are compared by the tests.
+    """
+    if use_scipy is None or use_scipy:
+        try:
+            from scipy.sparse import coo_array
+            from scipy.sparse.csgraph import connected_components
+        except ImportError:
+            if use_scipy:
+                raise
+        else:
+            g = coo_array((np.ones(a.size, dtype=np.int8), (a, b)), shape=(k, k)).tocsr()
+            _, comp = connected_components(g, directed=False)
+            first = np.full(comp.max() + 1 if k else 0, k, dtype=np.int64)
+            np.minimum.at(first, comp, np.arange(k))
+            return first[comp]
+    label = np.arange(k)
+    if a.size:
+        a, b = np.concatenate([a, b]), np.concatenate([b, a])  # both directions
+        by = np.argsort(a, kind="stable")
+        a, b = a[by], b[by]
+        heads = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])
+        owners = a[heads]
+        while True:
+            lo = np.minimum.reduceat(label[b], heads)
+            new = label.copy()
+            np.minimum(new[owners], lo, out=lo)
+            new[owners] = lo
+            new = new[new]  # pointer jumping: labels are vertices of the same component, label[x] <= x
+            new = new[new]
+            if np.array_equal(new, label):
+                break
+            label = new
+    return label
+
+
+def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndarray:
+    """Connected components of each job's induced subgraph (label propagation with pointer jumping)."""
+    k = nodes.size
+    if k == 0:
+        return np.zeros(m, dtype=np.int64)
+    n = topology.n_nodes
+    key = seg.astype(np.int64) * n + nodes
+    if k < 2 or bool((key[1:] > key[:-1]).all()):  # recorded allocations are sorted within each job
+        order = np.arange(k)
+        skey = key
+    else:
+        order = np.argsort(key, kind="stable")
+        skey = key[order]
+    src_list, dst_list = [], []
+    if hasattr(topology, "coords") and hasattr(topology, "wrap"):
+        coords = topology.coords[nodes]
+        for i, (D, st, w) in enumerate(zip(topology.dims, topology.strides, topology.wrap)):
+            if D == 1:
+                continue
+            ci = coords[:, i]
+            nb = np.where(ci + 1 < D, nodes + st, np.where(w, nodes - (D - 1) * st, -1))
+            ok = nb >= 0
+            src_list.append(np.flatnonzero(ok))
+            dst_list.append(seg[ok].astype(np.int64) * n + nb[ok])
+    else:
+        for e, v in enumerate(nodes.tolist()):
+            for u in topology.neighbors(v):
+                src_list.append(np.array([e]))
+                dst_list.append(np.array([int(seg[e]) * n + u]))
+    src = np.concatenate(src_list) if src_list else np.zeros(0, np.int64)
+    dkey = np.concatenate(dst_list) if dst_list else np.zeros(0, np.int64)
+    pos = np.minimum(np.searchsorted(skey, dkey), k - 1)
+    hit = skey[pos] == dkey
+    a, b = src[hit], order[pos[hit]]
+    label = _component_labels(k, a, b)
+    roots = label == np.arange(k)
+    return np.bincount(seg[roots], minlength=m).astype(np.int64)
+
+
+def job_locality(result=None, *, topology=None, allocations=None, ordering=None, sizes=None, message_bytes: float = 1.0) -> dict[str, np.ndarray]:
+    """Every per-job metric of :data:`JOB_METRICS`, as arrays indexed like the jobs.
+
+    Parameters
+    ----------
+    result : SimulationResult, optional
+        Supplies the topology (from its machine spec), the recorded
+        allocations and the allocator's ordering; or pass them explicitly:
+    topology, allocations (CSR pair ``(nodes, offsets)``), ordering
+    message_bytes : float
+        Bytes each process sends each other process in the all-to-all (hop-bytes).
+
+    Returns
+    -------
+    dict of name -> array
+        Grid-only metrics (bounding box, cube) are NaN on other topologies;
+        ``pairwise_l1`` and ``mean_hops`` are NaN for single-processor jobs.
+    """
+    from ..topology import parse_machine
+
+    if result is not None:
+        topology = topology or parse_machine(result.machine)
+        allocations = allocations or result.allocations
+        ordering = ordering if ordering is not None else getattr(result, "ordering", None)
+    if allocations is None:
+        raise ValueError("locality metrics need recorded allocations (record_allocations=True)")
+    flat, offsets = allocations
+    nodes = np.asarray(flat, dtype=np.int64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    m = offsets.size - 1
+    n = topology.n_nodes
+    p = np.diff(offsets)
+    seg = _segment_ids(offsets)
+    ranks = nodes if ordering is None else ordering.rank_of[nodes]
+    lin, ring = _spans(ranks, offsets, n)
+    out: dict[str, np.ndarray] = {"linear_span": lin.astype(float), "ring_span": ring.astype(float)}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["stretch_span"] = np.where(p > 0, ring / np.maximum(p, 1), np.nan)
+    pairs = p * (p - 1) / 2.0
+    if hasattr(topology, "coords") and hasattr(topology, "wrap"):
+        coords = topology.coords[nodes]
+        ext = []
+        pair_sum = np.zeros(m)
+        for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
+            hist = _histogram(coords[:, i], seg, m, D)
+            ext.append(_dim_extent(hist, w))
+            pair_sum += _pairwise_sum(hist, w)
+        ext_a = np.stack(ext, axis=1).astype(float)
+        d = len(topology.dims)
+        out["bbox_volume"] = ext_a.prod(axis=1)
+        out["bbox_sides"] = ext_a.sum(axis=1)
+        out["bbox_cube"] = ext_a.max(axis=1) ** d
+        uniq, inv = np.unique(np.maximum(p, 1), return_inverse=True)
+        mins = np.array([smallest_cube(int(s), topology.dims) for s in uniq.tolist()], dtype=float)[inv]
+        out["bbox_cube_ratio"] = out["bbox_cube"] / mins
+        hop_sum = pair_sum
+    else:
+        nanv = np.full(m, np.nan)
+        for key in ("bbox_volume", "bbox_sides", "bbox_cube", "bbox_cube_ratio"):
+            out[key] = nanv.copy()
+        hop_sum = np.zeros(m)
+        for j in range(m):
+            js = nodes[offsets[j] : offsets[j + 1]].tolist()
+            hop_sum[j] = sum(topology.distance(a, b) for ia, a in enumerate(js) for b in js[ia + 1 :])
+    out["components"] = _components(nodes, seg, m, topology).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["pairwise_l1"] = np.where(p >= 2, hop_sum / np.maximum(pairs, 1), np.nan)
+        out["mean_hops"] = out["pairwise_l1"].copy()
+    out["hop_bytes"] = 2.0 * hop_sum * message_bytes
+    return out
+
+
+def _agg(values: np.ndarray, size: np.ndarray, run: np.ndarray) -> dict[str, float]:
+    ok = np.isfinite(values)
+    if not ok.any():
+        return {"mean": float("nan"), "max": float("nan"), "mean_per_proc": float("nan"), "runtime_weighted_mean": float("nan"), "sum_x_runtime": float("nan")}
+    v, s, t = values[ok], size[ok].astype(float), run[ok].astype(float)
+    tw = float(t.sum())
+    return {
+        "mean": float(v.mean()),
+        "max": float(v.max()),
+        "mean_per_proc": float((v / s).mean()),
+        "runtime_weighted_mean": float((v * t).sum() / tw) if tw > 0 else float(v.mean()),
+        "sum_x_runtime": float((v * t).sum()),
+    }
+
+
+def locality_summary(result, **kwargs) -> dict:
+    """Aggregates of every per-job metric, plus ``mean_pairwise_l1``.
+
+    ``mean_pairwise_l1`` is the mean, over jobs with at least two processors,
+    of each job's average pairwise L1 distance (SST's figure).  Each metric
+    gets its mean, maximum, mean of value / size, run-time-weighted mean and
+    Σ value × run time (§2.3's "sums weighted by the processing times").
+    """
+    per = job_locality(result, **kwargs)
+    size = np.asarray(result.size)
+    run = np.asarray(getattr(result, "actual_run", None) if getattr(result, "actual_run", None) is not None else result.run)
+    l1 = per["pairwise_l1"]
+    multi = np.isfinite(l1)
+    out = {
+        "mean_pairwise_l1": float(l1[multi].mean()) if multi.any() else float("nan"),
+        "locality": {name: _agg(per[name], size, run) for name in JOB_METRICS},
+    }
+    return out
