@@ -59,7 +59,8 @@ automorphism group that the enumerated maps generate:
   model.
 
 A warm start (``AddHint``) is the cheapest of the reference orderings that
-apply (row-major, snake, Hilbert on grids; Gray code on hypercubes; a greedy
+apply (the curve allocators' row-major, snake, Hilbert and Z-order on grids;
+the Gray code on hypercubes; a greedy
 nearest-neighbour walk on any graph), moved by an automorphism so that it
 satisfies the symmetry-breaking constraints.
 
@@ -79,10 +80,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from ortools.sat.python import cp_model
 
-from topoalloc.errors import InvalidArgument, SolverError, TraceFormatError
+from topoalloc.errors import InvalidArgument, SolverError
 
 from ._solver import run_solver, check_solver_args
-from .curves_local import reference_orderings
+from .references import reference_orderings
 from .graphs import MachineGraph, machine_graph
 
 __all__ = [
@@ -93,8 +94,7 @@ __all__ = [
     "OrderingResult",
     "optimal_ordering",
     "greedy_ordering",
-    "write_ordering",
-    "read_ordering",
+    "save_ordering",
     "grid_linear_arrangement",
 ]
 
@@ -666,52 +666,17 @@ def optimal_ordering(
 # ---------------------------------------------------------------------- files
 
 
-def write_ordering(path: "str | os.PathLike", order: Sequence[int], *, comments: Sequence[str] = ()) -> None:
-    """Write an ordering file: ``#`` comment lines, then one ``node rank`` pair per line (rank 0 first)."""
-    lines = [f"# {c}" for c in comments]
-    lines.append("# node rank")
-    lines.extend(f"{v} {r}" for r, v in enumerate(order))
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+def save_ordering(result: OrderingResult, path: "str | os.PathLike") -> None:
+    """Write a solved ordering as a ``node rank`` file that the curve allocators read (``curve=PATH``).
 
-
-def read_ordering(path: "str | os.PathLike", n: int | None = None) -> tuple[int, ...]:
-    """Read an ordering file of ``node rank`` lines (``#`` comments, blank lines allowed).
-
-    Returns the node ids in rank order.  Raises :class:`TraceFormatError`
-    naming the file and line for a malformed line, a repeated node or rank, a
-    missing rank, or (given ``n``) a node outside ``0..n-1``.
+    The header comment records the machine, weights, status, objective and bound.
     """
-    path = os.fspath(path)
-    ranks: dict[int, int] = {}
-    seen_nodes: dict[int, int] = {}
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise TraceFormatError(path, None, f"cannot read ordering file: {exc.strerror}") from None
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            parts = text.split()
-            if len(parts) != 2:
-                raise TraceFormatError(path, lineno, f"expected 'node rank', got {text!r}")
-            try:
-                v, r = int(parts[0]), int(parts[1])
-            except ValueError:
-                raise TraceFormatError(path, lineno, f"expected two integers 'node rank', got {text!r}") from None
-            if v < 0 or r < 0 or (n is not None and (v >= n or r >= n)):
-                raise TraceFormatError(path, lineno, f"node {v} or rank {r} outside 0..{(n or 1) - 1 if n else 'n-1'}")
-            if v in seen_nodes:
-                raise TraceFormatError(path, lineno, f"node {v} already ranked on line {seen_nodes[v]}")
-            if r in ranks:
-                raise TraceFormatError(path, lineno, f"rank {r} already given to node {ranks[r]}")
-            seen_nodes[v] = lineno
-            ranks[r] = v
-    total = len(ranks)
-    if n is not None and total != n:
-        raise TraceFormatError(path, None, f"ranks {total} nodes, the machine has {n}")
-    if sorted(ranks) != list(range(total)) or sorted(ranks.values()) != list(range(total)):
-        raise TraceFormatError(path, None, f"ranks and nodes must each be exactly 0..{total - 1}")
-    return tuple(ranks[r] for r in range(total))
+    from topoalloc.curves import Ordering, write_ordering
+
+    if result.order is None:
+        raise InvalidArgument("result", result.status, "a result with an ordering (status optimal or feasible)")
+    note = (
+        f"optimal ordering of {result.machine}: weights {result.weights}, {'ring' if result.ring else 'linear'} rank distance\n"
+        f"status {result.status}, objective {result.objective}, bound {result.bound}, formulation {result.formulation}"
+    )
+    write_ordering(Ordering(result.order, f"cpsat-{result.weights}"), path, note)
