@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--machine", required=True, metavar="SPEC", help="a machine, e.g. mesh:16x8 or mesh:8x8x5")
     cv.add_argument("--out", metavar="FILE", help="write the ordering here instead of stdout")
 
+    from .ilp.cli import add_parsers as _add_ilp_parsers  # order, minspan, gap (CP-SAT)
+
+    _add_ilp_parsers(sub)
+
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
     return p
@@ -275,6 +279,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _prove(args)
         if args.command == "curve":
             return _curve(args)
+        if args.command in ("order", "minspan", "gap"):
+            from .ilp.cli import run as _run_ilp
+
+            return _run_ilp(args)
         return _list(args)
     except TopoallocError as exc:
         print(f"topoalloc: error: {exc}", file=sys.stderr)
