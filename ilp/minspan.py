@@ -35,6 +35,11 @@ rotated into that form).  A warm start comes from :func:`greedy_min_span`
 (jobs by start time, each taking the free window of least span — the
 non-contiguous rule of §2.3).
 
+Before the full model, a small disjunctive model looks for an allocation in
+which every job has consecutive ranks (``contiguous_first``): if it exists,
+every span equals the job's size, the trivial lower bound of all three
+objectives, so it is optimal (for linear and ring span alike).
+
 Every solution is replayed through an :class:`~topoalloc.alloc.base.Allocator`
 (so it passes the same validators as the online allocators) and its spans
 recomputed independently by :func:`span_of`.
@@ -237,6 +242,7 @@ def min_span_allocation(
     workers: int = 1,
     seed: int = 0,
     warm_start: bool = True,
+    contiguous_first: bool = True,
 ) -> MinSpanResult:
     """Exact minimum-span allocation of fixed-time jobs; see the module docstring.
 
@@ -251,6 +257,11 @@ def min_span_allocation(
         Processor of each rank (default: the identity).
     time_limit, workers, seed
         As for :func:`~topoalloc.ilp.ordering.optimal_ordering`.
+    contiguous_first : bool
+        First look for an allocation giving every job consecutive ranks
+        (a small disjunctive model); if one exists every span equals its
+        size — the trivial lower bound of all three objectives — so it is
+        optimal and the full model is skipped.
 
     Returns
     -------
@@ -281,6 +292,19 @@ def min_span_allocation(
     greedy_obj = objective_of([span_of(r, N, ring=ring) for r in greedy], sizes, objective)
     if not js:
         return MinSpanResult("optimal", objective, ring, N, (), (), (), Fraction(0), Fraction(0), 0.0, Fraction(0))
+
+    what = f"min-span allocation ({len(js)} jobs on {N} processors)"
+    if contiguous_first:
+        packed = _contiguous_packing(js, N, ring=ring, time_limit=time_limit, workers=workers, seed=seed, what=what)
+        if packed is not None:
+            ranks, seconds = packed
+            _validate(js, ranks, N, what)
+            spans = tuple(span_of(r, N, ring=ring) for r in ranks)
+            value = objective_of(spans, sizes, objective)
+            # every span is at least the job's size, and these equal it: the trivial bound is met
+            assert spans == tuple(sizes)
+            nodes = tuple(tuple(sorted(ordering[r] for r in rs)) for rs in ranks)
+            return MinSpanResult("optimal", objective, ring, N, ranks, nodes, spans, value, value, seconds, greedy_obj)
 
     m = cp_model.CpModel()
     J = range(len(js))
@@ -338,7 +362,6 @@ def min_span_allocation(
             used = set(hint[j])
             for r in range(N):
                 m.AddHint(x[j][r], r in used)
-    what = f"min-span allocation ({len(js)} jobs on {N} processors)"
     out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
     if out.status == "infeasible":
         raise SolverError(what, "infeasible", "the instance was checked to fit; the model is wrong")
@@ -349,12 +372,51 @@ def min_span_allocation(
     _validate(js, ranks, N, what)
     spans = tuple(span_of(r, N, ring=ring) for r in ranks)
     value = objective_of(spans, sizes, objective)
-    if value * scale != round(out.solver.ObjectiveValue()):
+    model_value = round(out.solver.ObjectiveValue())
+    # The model's span variables are only bounded below by the ranks (lo/hi, arc
+    # length), so a merely feasible solution may carry slack: the allocation's
+    # true value can be lower than the model's, never higher, and at a proven
+    # optimum the two must agree.
+    if value * scale > model_value or (out.status == "optimal" and value * scale != model_value):
         raise SolverError(what, out.status, f"independent evaluation gives {value}, the model {out.solver.ObjectiveValue() / scale}")
     if out.status == "optimal":
         bound = value
     nodes = tuple(tuple(sorted(ordering[r] for r in rs)) for rs in ranks)
     return MinSpanResult(out.status, objective, ring, N, ranks, nodes, spans, value, min(bound, value), out.seconds, greedy_obj)
+
+
+def _contiguous_packing(js: list[SpanJob], N: int, *, ring: bool, time_limit, workers: int, seed: int, what: str):
+    """Ranks giving every job consecutive ranks (cyclically on a ring), or None if none exists or none was found in time.
+
+    Linear: ``x_a + p_a <= x_b`` or ``x_b + p_b <= x_a`` for conflicting jobs.
+    Ring: arcs ``[x, x + p)`` mod N are disjoint iff ``d = (x_b - x_a) mod N``
+    satisfies ``d >= p_a`` and ``N - d >= p_b``; job 0's arc starts at 0
+    (rotation).
+    """
+    m = cp_model.CpModel()
+    if ring:
+        x = [m.NewIntVar(0, N - 1, f"x{i}") for i in range(len(js))]
+        m.Add(x[0] == 0)
+    else:
+        x = [m.NewIntVar(0, N - j.size, f"x{i}") for i, j in enumerate(js)]
+    for a in range(len(js)):
+        for b in range(a + 1, len(js)):
+            if not conflicts(js[a], js[b]):
+                continue
+            if ring:
+                d = m.NewIntVar(0, N - 1, "")
+                m.AddModuloEquality(d, x[b] - x[a] + N, N)
+                m.Add(d >= js[a].size)
+                m.Add(N - d >= js[b].size)
+            else:
+                left = m.NewBoolVar("")
+                m.Add(x[a] + js[a].size <= x[b]).OnlyEnforceIf(left)
+                m.Add(x[b] + js[b].size <= x[a]).OnlyEnforceIf(left.Not())
+    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what + " (contiguous phase)")
+    if not out.has_solution:
+        return None
+    ranks = tuple(tuple(sorted((out.solver.Value(x[i]) + k) % N for k in range(j.size))) for i, j in enumerate(js))
+    return ranks, out.seconds
 
 
 def _validate(js: list[SpanJob], ranks: Sequence[Sequence[int]], N: int, what: str) -> None:

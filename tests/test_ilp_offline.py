@@ -280,3 +280,12 @@ def test_gap_errors():
         gap_study("no_such_allocator", instances=1)
     with pytest.raises(InvalidArgument):
         gap_study("best_fit", instances=0)
+
+
+def test_feasible_solutions_report_their_true_value():
+    """A time-limited (feasible) solution is scored by the allocation itself, never above the model's value."""
+    jobs = random_fixed_instance(32, 15, 5)  # not contiguously packable: the full model runs
+    res = min_span_allocation(jobs, 32, objective="sum_per_size", ring=False, time_limit=2)
+    assert res.status in ("feasible", "optimal")
+    assert res.objective == objective_of(res.spans, [j.size for j in jobs], "sum_per_size")
+    assert res.bound <= res.objective
