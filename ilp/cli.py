@@ -38,6 +38,7 @@ def add_parsers(sub) -> None:
     o.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
     o.add_argument("--formulation", choices=["auto", "window", "position"], default="auto")
     o.add_argument("--no-symmetry", action="store_true", help="do not add automorphism symmetry breaking")
+    o.add_argument("--flow", action="store_true", help="path-flow linking of 2-step pairs: stronger bound, slower on small machines")
     o.add_argument("--output", metavar="FILE", help="write the ordering as 'node rank' lines (for curve=FILE)")
     o.add_argument("--json", action="store_true")
 
@@ -100,6 +101,7 @@ def _order(args) -> int:
         seed=args.seed,
         formulation=args.formulation,
         symmetry=not args.no_symmetry,
+        flow=args.flow,
     )
     if args.output and res.order is not None:
         save_ordering(res, args.output)

@@ -363,8 +363,8 @@ class OrderingResult:
 class _Model:
     """One CP-SAT model of the ordering problem, with how to read an order back."""
 
-    def __init__(self, mg: MachineGraph, ws: Weights, ring: bool, formulation: str, symmetry: bool):
-        self.mg, self.ws, self.ring, self.symmetry = mg, ws, ring, symmetry
+    def __init__(self, mg: MachineGraph, ws: Weights, ring: bool, formulation: str, symmetry: bool, flow: bool = False):
+        self.mg, self.ws, self.ring, self.symmetry, self.flow = mg, ws, ring, symmetry, flow
         self.m = cp_model.CpModel()
         self.formulation = formulation
         if formulation == "window":
@@ -407,11 +407,40 @@ class _Model:
                     m.AddAtMostOne(inn)
             if ws.w(k):
                 obj.extend(ws.w(k) * int(D[u, x]) * lit for (u, x), lit in s.items())
+            if k == 2 and self.flow:
+                self._add_flow(ext, a, s)
             self.s[k] = s
             prev = s
         m.Minimize(sum(obj))
         if self.symmetry and n > 2:
             self._break_window_symmetry()
+
+    def _add_flow(self, ext, a, s2) -> None:
+        """Path-flow linking: y[u, v, x] = a[u, v] ∧ a[v, x] as a flow, and s2[u, x] = Σ_v y[u, v, x].
+
+        Every arc has exactly one successor arc and one predecessor arc on the
+        circuit, so ``Σ_x y[u, v, x] = a[u, v]`` and ``Σ_u y[u, v, x] = a[v, x]``;
+        the 2-step pairs are then sums of path variables, which tightens the
+        linear relaxation (the proven bound of the 4×4 mesh rises to the
+        parity level within a minute) at the price of (n+1)³ booleans.
+        """
+        m, n = self.m, self.mg.n
+        y = {}
+        for u in ext:
+            for v in ext:
+                if v == u:
+                    continue
+                for x in ext:
+                    if x != u and x != v:
+                        y[u, v, x] = m.NewBoolVar(f"y{u}_{v}_{x}")
+        for u in ext:
+            for v in ext:
+                if u == v:
+                    continue
+                m.Add(sum(y[u, v, x] for x in ext if x != u and x != v) == a[u, v])
+                m.Add(sum(y[x, u, v] for x in ext if x != u and x != v) == a[u, v])
+        for (u, x), lit in s2.items():
+            m.Add(lit == sum(y[u, v, x] for v in range(n) if v != u and v != x))
 
     def _break_window_symmetry(self) -> None:
         mg, m, a, n = self.mg, self.m, self.a, self.mg.n
@@ -576,6 +605,7 @@ def optimal_ordering(
     formulation: str = "auto",
     symmetry: bool = True,
     warm_start: "str | Sequence[int] | None" = "auto",
+    flow: bool = False,
 ) -> OrderingResult:
     """Solve the ordering problem of §2.2 with CP-SAT; see the module docstring.
 
@@ -603,6 +633,9 @@ def optimal_ordering(
         Add the automorphism symmetry breaking.
     warm_start : "auto", None or an order
         ``"auto"``: the cheapest reference ordering (curves, Gray code, greedy).
+    flow : bool
+        Add the path-flow linking of the 2-step pairs to the window model
+        (stronger bound, slower on small instances; at most 40 nodes).
 
     Returns
     -------
@@ -628,7 +661,9 @@ def optimal_ordering(
         order = tuple(range(n))
         cost = ordering_cost(mg, order, ws, ring=ring)
         return OrderingResult(status="optimal", order=order, objective=cost, bound=cost, seconds=0.0, **common)
-    model = _Model(mg, ws, ring, form, symmetry)
+    if flow and (form != "window" or n > 40):
+        raise InvalidArgument("flow", flow, "the window formulation on at most 40 nodes")
+    model = _Model(mg, ws, ring, form, symmetry, flow)
     ws_name: str | None = None
     ws_cost: int | None = None
     if warm_start is not None:

@@ -258,3 +258,15 @@ def test_tiny_machines():
     assert optimal_ordering("mesh:1", "window:3").order == (0,)
     assert optimal_ordering("mesh:2", "window:3").objective == 4
     assert optimal_ordering("mesh:3", "window:3", ring=True).objective == brute_force_ordering("mesh:3", "window:3", ring=True)[0]
+
+
+@pytest.mark.parametrize("machine", ["mesh:2x3", "hypercube:3", "torus:2x4", [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4)]])
+@pytest.mark.parametrize("ring", [False, True])
+def test_flow_linking_is_exact(machine, ring):
+    res = optimal_ordering(machine, "window:3", ring=ring, flow=True)
+    assert res.status == "optimal" and res.objective == brute_force_ordering(machine, "window:3", ring=ring)[0]
+
+
+def test_flow_needs_the_window_model():
+    with pytest.raises(InvalidArgument, match="flow"):
+        optimal_ordering("mesh:2x3", "linear-arrangement", flow=True)
