@@ -39,7 +39,7 @@ from topoalloc.errors import InvalidArgument, RequestNeverFits
 
 from .minspan import OBJECTIVES, SpanJob, check_instance, min_span_allocation, objective_of, random_fixed_instance, span_of
 
-__all__ = ["OnlineOutcome", "run_online", "GapReport", "gap_study", "adversarial_search", "AdversarialResult"]
+__all__ = ["OnlineOutcome", "run_online", "GapReport", "gap_study", "adversarial_search", "AdversarialResult", "adaptive_adversary"]
 
 
 @dataclass(frozen=True)
@@ -244,10 +244,12 @@ def adversarial_search(
     restarts: int = 2,
     seed: int = 0,
     time_limit: float = 10.0,
+    start_adaptive: bool = False,
 ) -> AdversarialResult:
     """Hill-climb over fixed-time instances to maximise online/optimum.
 
-    Starts from seeded random instances; each step mutates one job (size ±1/2,
+    Starts from seeded random instances (the first restart from
+    :func:`adaptive_adversary` when ``start_adaptive``); each step mutates one job (size ±1/2,
     shift, stretch, or redraw), keeps the instance if it still fits, the
     allocator places every job exactly and the optimum is proven, and accepts
     it when the ratio does not decrease (plateaus are crossed).  Deterministic
@@ -261,7 +263,10 @@ def adversarial_search(
     history: list[tuple[int, float]] = []
     step_no = 0
     for rs in range(restarts):
-        cur = random_fixed_instance(processors, jobs, seed * 7919 + rs)
+        if rs == 0 and start_adaptive:
+            cur = adaptive_adversary(heuristic, processors, ring=ring)
+        else:
+            cur = random_fixed_instance(processors, jobs, seed * 7919 + rs)
         cur = [SpanJob(j.start, j.end, j.size) for j in cur]
         kind, r = _score(heuristic, cur, processors, objective, ring, time_limit)
         cur_ratio = r if kind == "ok" else 0.0
@@ -284,3 +289,32 @@ def adversarial_search(
             best_ratio, best_inst = cur_ratio, cur
     inst = [(j.start, j.end, j.size) for j in (best_inst or [])]
     return AdversarialResult(heuristic, processors, jobs, objective, ring, seed, restarts * steps, best_ratio, inst, history)
+
+
+def adaptive_adversary(heuristic: str, processors: int, *, ring: bool = False) -> list[SpanJob]:
+    """The classic adaptive construction behind an Ω(n) max-span ratio, built against ``heuristic``.
+
+    ``N`` unit jobs start at time 0 and fill the machine.  The adversary
+    replays the (deterministic) heuristic, finds the two unit jobs placed
+    farthest apart — at ranks 0 and N-1 on a line, at ranks 0 and N/2 on a
+    ring — and ends exactly those at time 1; the others run to time 3.  A job
+    of size 2 then starts at time 1: online it can only take the two far
+    ranks (span N, or N/2 + 1 on a ring), while the offline optimum puts the
+    two released units side by side and gives it span 2.  So the max-span
+    ratio is N/2 (about N/4 on a ring): it grows linearly with the number of
+    processors, the shape of the Ω(n) lower bound of §5 (which the paper
+    states for every online algorithm, randomised ones included; this is only
+    the deterministic case, as an instance the tests and the benchmark can
+    check).
+    """
+    if not isinstance(processors, int) or processors < 3:
+        raise InvalidArgument("processors", processors, "an integer >= 3")
+    units = [SpanJob(0.0, 3.0, 1) for _ in range(processors)]
+    out = run_online(heuristic, units, processors, ring=ring)
+    if not out.comparable:
+        raise InvalidArgument("heuristic", heuristic, f"an allocator that places unit jobs exactly ({out.reason})")
+    far = (0, processors // 2) if ring else (0, processors - 1)
+    holder = {out.ranks[i][0]: i for i in range(processors)}
+    jobs = [SpanJob(0.0, 1.0 if i in (holder[far[0]], holder[far[1]]) else 3.0, 1) for i in range(processors)]
+    jobs.append(SpanJob(1.0, 2.0, 2))
+    return jobs

@@ -289,3 +289,18 @@ def test_feasible_solutions_report_their_true_value():
     assert res.status in ("feasible", "optimal")
     assert res.objective == objective_of(res.spans, [j.size for j in jobs], "sum_per_size")
     assert res.bound <= res.objective
+
+
+@pytest.mark.parametrize("heuristic", ["first_fit", "best_fit", "sum_of_squares", "sorted_free_list"])
+@pytest.mark.parametrize("n", [6, 10])
+def test_adaptive_adversary_ratio_grows_linearly(heuristic, n):
+    from topoalloc.ilp.gap import adaptive_adversary
+
+    inst = adaptive_adversary(heuristic, n)
+    on = run_online(heuristic, inst, n)
+    opt = min_span_allocation(inst, n, objective="max")
+    assert opt.status == "optimal" and opt.objective == 2
+    assert max(on.spans) == n  # ratio n/2
+    ring = adaptive_adversary(heuristic + ":span=ring", n, ring=True)
+    on_r = run_online(heuristic + ":span=ring", ring, n, ring=True)
+    assert max(on_r.spans) == n // 2 + 1 and min_span_allocation(ring, n, objective="max", ring=True).objective == 2
