@@ -103,7 +103,7 @@ def grid8(args, rows):
 
 
 def minspan(args, rows):
-    print(f"\n### Minimum-span offline, 32 processors × 15 jobs (1 worker; target ≤ 60 s)\n")
+    print("\n### Minimum-span offline, 32 processors × 15 jobs (1 worker; target ≤ 60 s)\n")
     print("Instances: `random_fixed_instance(32, 15, seed)`. 'packed' = solved by the contiguous phase")
     print("(every job on consecutive ranks, so every span equals its size: the trivial bound).\n")
     _head(["seed", "objective", "span", "status", "value", "bound", "greedy", "packed", "seconds", "met"])

@@ -16,7 +16,7 @@ reachable from any solution by a true automorphism.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import networkx as nx

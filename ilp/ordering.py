@@ -75,7 +75,7 @@ import itertools
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -379,7 +379,6 @@ class _Model:
         D = mg.dist
         K = ws.K
         assert K is not None
-        N = n  # the dummy closing a linear order into a circuit
         ext = range(n) if ring else range(n + 1)
         a = {(u, v): m.NewBoolVar(f"a{u}_{v}") for u in ext for v in ext if u != v}
         m.AddCircuit([(u, v, lit) for (u, v), lit in a.items()])
@@ -543,7 +542,7 @@ class _Model:
         self.pos = pos
         m.AddAllDifferent(pos)
         obj = []
-        ks = range(n)
+        range(n)
         for u in range(n):
             for v in range(u + 1, n):
                 d = int(D[u, v])

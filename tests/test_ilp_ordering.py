@@ -210,7 +210,7 @@ def test_run_solver_statuses():
     m.Add(x >= 5)
     assert run_solver(m, time_limit=5, workers=1, seed=0, what="t").status == "infeasible"
     bad = cp_model.CpModel()
-    y = bad.NewIntVar(0, 3, "y")
+    bad.NewIntVar(0, 3, "y")
     bad.Proto().constraints.add().linear.vars.append(7)  # a constraint naming a variable that does not exist
     with pytest.raises(SolverError, match="model_invalid"):
         run_solver(bad, time_limit=5, workers=1, seed=0, what="t")
