@@ -186,8 +186,8 @@ def test_time_limited_statuses_are_consistent():
     else:
         assert res.bound <= res.objective
         assert ordering_cost("mesh:6x6", res.order, "window:3") == res.objective
-    warm = optimal_ordering("mesh:6x6", "window:3", time_limit=5)
-    assert warm.order is not None  # the hinted curve is a solution CP-SAT completes quickly
+    warm = optimal_ordering("mesh:4x4", "window:3", time_limit=30)
+    assert warm.order is not None and warm.status in ("feasible", "optimal")
     assert warm.objective <= warm.warm_start_cost
 
 
