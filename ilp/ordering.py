@@ -43,11 +43,13 @@ the rank distance by ``AddAbsEquality`` (and ``min`` with ``n - Δ`` on a ring)
 and its cost by ``AddElement`` into the pair's cost table.  Exact for every
 weight preset, including linear arrangement; much weaker.
 
-What made the difference (measured; see ``benchmarks/README.md``): the naive
-position/table model takes ~5 s to prove the 3×3 mesh; the successor model
-~2 s; adding symmetry breaking from the network's automorphisms brings it to
-~0.3 s (and the 3-cube to ~0.1 s, the Petersen graph from > 60 s unproven to
-~14 s).  Symmetry breaking (``symmetry=True``), sound for any subgroup of the
+What made the difference (measured, 1 worker; see ``benchmarks/README.md``):
+on the 3×3 mesh with window:3 the position model needs 23 s, the successor
+model 1.3 s, and the successor model with symmetry breaking 0.15 s; the
+Petersen graph is not proven in 120 s without symmetry breaking and is in
+5–8 s with it.  The 16-node targets (4×4 mesh/torus, 4-cube) are not proven
+in 10 minutes: the bound stalls near 101.  Symmetry breaking
+(``symmetry=True``) is sound for any subgroup of the
 automorphism group that the enumerated maps generate:
 
 * linear: the first node is the smallest node of its orbit; the orbit index of
