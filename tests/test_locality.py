@@ -181,3 +181,58 @@ def test_component_labels_numpy_path_equals_scipy_path():
         a = rng.integers(0, k, m)
         b = rng.integers(0, k, m)
         assert np.array_equal(_component_labels(k, a, b, use_scipy=True), _component_labels(k, a, b, use_scipy=False))
+
+
+from topoalloc.topology.base import Topology  # noqa: E402
+
+
+class _Ring(Topology):
+    """A topology that is not a grid: a ring of n nodes with a chord 0–n/2 (no coordinates)."""
+
+    kind = "ringchord"
+
+    def __init__(self, n):
+        self._n = n
+        g = nx.cycle_graph(n)
+        g.add_edge(0, n // 2)
+        self._g = g
+
+    @property
+    def n_nodes(self):
+        return self._n
+
+    def key(self):
+        return (self._n,)
+
+    def spec(self):
+        return f"ringchord:{self._n}"
+
+    def neighbors(self, node):
+        return sorted(self._g[node])
+
+    def distance(self, a, b):
+        return nx.shortest_path_length(self._g, a, b)
+
+    def route(self, a, b):
+        return nx.shortest_path(self._g, a, b)
+
+
+def test_metrics_on_a_topology_without_coordinates():
+    top = _Ring(12)
+    rng = random.Random(3)
+    allocs = [sorted(rng.sample(range(12), rng.randint(1, 7))) for _ in range(20)]
+    flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(a) for a in allocs])
+    per = job_locality(topology=top, allocations=(flat, offsets))
+    for j, nodes in enumerate(allocs):
+        g = top._g.subgraph(nodes)
+        assert per["components"][j] == nx.number_connected_components(g)
+        pairs = list(itertools.combinations(nodes, 2))
+        if pairs:
+            assert per["pairwise_l1"][j] == pytest.approx(sum(top.distance(a, b) for a, b in pairs) / len(pairs))
+        assert np.isnan(per["bbox_volume"][j])
+    from topoalloc.alloc.linear import LinearAllocator
+
+    a = LinearAllocator(top, strategy="best_fit")  # default curve off a grid: node-id order
+    assert a.ordering.name == "row_major"
+    assert LinearAllocator(_Ring(16), strategy="first_fit", curve="gray").ordering.name == "gray"

@@ -29,7 +29,9 @@ pairwise_l1
 mean_hops
     Mean over ordered pairs of the number of hops under the topology's
     routing (dimension-order routing on meshes and tori is minimal, so there
-    it equals pairwise_l1; on other topologies ``topology.distance``).
+    it equals pairwise_l1; on other topologies ``topology.distance``, which
+    the Topology contract defines as the route's hop count, tabulated once
+    per machine up to :data:`MAX_TABLE_NODES` nodes — NaN beyond).
 hop_bytes
     All-to-all hop-bytes: Σ over ordered pairs of hops × ``message_bytes``.
 
@@ -39,6 +41,7 @@ Spans use the allocator's ordering when it has one, else node-id order.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -97,6 +100,33 @@ def smallest_cube(p: int, dims) -> int:
     while math.prod(min(s, D) for D in dims) < p:
         s += 1
     return s**d
+
+
+#: largest machine (nodes) for which other topologies get an all-pairs hop table for pairwise metrics
+MAX_TABLE_NODES = 4096
+
+
+@lru_cache(maxsize=8)
+def _adjacency(topology) -> tuple[np.ndarray, np.ndarray]:
+    """CSR adjacency (indptr, indices) from ``topology.neighbors`` (cached on the immutable topology)."""
+    rows = [np.asarray(sorted(topology.neighbors(v)), dtype=np.int64) for v in range(topology.n_nodes)]
+    indptr = np.zeros(topology.n_nodes + 1, dtype=np.int64)
+    np.cumsum([r.size for r in rows], out=indptr[1:])
+    indices = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    return indptr, indices
+
+
+@lru_cache(maxsize=4)
+def _distance_matrix(topology) -> np.ndarray | None:
+    """Hop counts under the topology's routing (``topology.distance``) for all pairs, or None if too large."""
+    n = topology.n_nodes
+    if n > MAX_TABLE_NODES:
+        return None
+    d = np.zeros((n, n), dtype=np.int32)
+    for a in range(n):
+        for b in range(a + 1, n):
+            d[a, b] = d[b, a] = topology.distance(a, b)
+    return d
 
 
 def _segment_ids(offsets: np.ndarray) -> np.ndarray:
@@ -231,10 +261,14 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndar
             src_list.append(np.flatnonzero(ok))
             dst_list.append(seg[ok].astype(np.int64) * n + nb[ok])
     else:
-        for e, v in enumerate(nodes.tolist()):
-            for u in topology.neighbors(v):
-                src_list.append(np.array([e]))
-                dst_list.append(np.array([int(seg[e]) * n + u]))
+        indptr, indices = _adjacency(topology)
+        deg = indptr[nodes + 1] - indptr[nodes]
+        src = np.repeat(np.arange(k), deg)
+        # positions indptr[v] .. indptr[v+1]-1 for every entry, concatenated
+        starts = np.repeat(indptr[nodes] - np.cumsum(deg) + deg, deg)
+        nbr = indices[starts + np.arange(src.size)]
+        src_list.append(src)
+        dst_list.append(seg[src].astype(np.int64) * n + nbr)
     src = np.concatenate(src_list) if src_list else np.zeros(0, np.int64)
     dkey = np.concatenate(dst_list) if dst_list else np.zeros(0, np.int64)
     pos = np.minimum(np.searchsorted(skey, dkey), k - 1)
@@ -306,9 +340,13 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
         for key in ("bbox_volume", "bbox_sides", "bbox_cube", "bbox_cube_ratio"):
             out[key] = nanv.copy()
         hop_sum = np.zeros(m)
-        for j in range(m):
-            js = nodes[offsets[j] : offsets[j + 1]].tolist()
-            hop_sum[j] = sum(topology.distance(a, b) for ia, a in enumerate(js) for b in js[ia + 1 :])
+        dist = _distance_matrix(topology)
+        if dist is None:
+            hop_sum[:] = np.nan
+        else:
+            for j in np.flatnonzero(p >= 2).tolist():
+                js = nodes[offsets[j] : offsets[j + 1]]
+                hop_sum[j] = dist[np.ix_(js, js)].sum() / 2.0
     out["components"] = _components(nodes, seg, m, topology).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         out["pairwise_l1"] = np.where(p >= 2, hop_sum / np.maximum(pairs, 1), np.nan)

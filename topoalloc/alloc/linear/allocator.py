@@ -93,7 +93,8 @@ class LinearAllocator(Allocator):
         A registered curve name (``row_major``, ``snake``, ``hilbert``,
         ``hilbert_nd``, ``zorder``, ``gray``) or an ordering file of
         ``node rank`` lines.  Default ``"hilbert"`` on grid machines
-        (the paper's choice, §2.2), ``"row_major"`` elsewhere.
+        (the paper's choice, §2.2), ``"gray"`` on hypercubes (topology kind
+        ``"hypercube"``), ``"row_major"`` (node ids) elsewhere.
     span : {"linear", "ring"}
 
     Raises
@@ -121,7 +122,7 @@ class LinearAllocator(Allocator):
         if span not in SPANS:
             raise InvalidArgument("span", span, "'linear' or 'ring'")
         if curve is None:
-            curve = "hilbert" if hasattr(topology, "coords") else "row_major"
+            curve = _default_curve(topology)
         self.ordering = make_ordering(curve, topology)
         self.strategy = strategy
         self.span = span
@@ -130,6 +131,7 @@ class LinearAllocator(Allocator):
         self._node_at_rank = self.ordering.node_at_rank
         self._rank_of = self.ordering.rank_of
         self._free_r = np.ones(self.n_nodes, dtype=bool)
+        self._identity = bool((self._node_at_rank == np.arange(self.n_nodes)).all())
         self._intervals = strategy != "sorted_free_list"
         n = self.n_nodes
         self._len_at: dict[int, int] = {}
@@ -274,6 +276,10 @@ class LinearAllocator(Allocator):
                     self._carve(a % n, b1 - b0)
                 self._info = {"contiguous": len(heads) == 1}
         free_r[ranks] = False
+        if self._identity:  # row-major: ranks are node ids
+            if not self._intervals:
+                return ranks  # a slice of a fresh nonzero() result: sorted, owned by nobody else
+            return np.sort(ranks)
         nodes = self._node_at_rank[ranks]
         nodes.sort()
         return nodes
@@ -323,6 +329,15 @@ class LinearAllocator(Allocator):
 
     def __repr__(self) -> str:
         return f"LinearAllocator({self.topology.spec()}, {self.strategy}, curve={self.ordering.name}, span={self.span}, free={self._free_count}/{self.n_nodes})"
+
+
+def _default_curve(topology: Topology) -> str:
+    """Hilbert on grids (the paper's choice, §2.2), Gray on hypercubes, node-id order elsewhere."""
+    if hasattr(topology, "dims") and hasattr(topology, "coords"):
+        return "hilbert"
+    if getattr(topology, "kind", "") == "hypercube":
+        return "gray"
+    return "row_major"
 
 
 def _runs(free: np.ndarray, ring: bool) -> list[tuple[int, int]]:
