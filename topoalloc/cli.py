@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     af.add_argument("--mesh", required=True, metavar="XxY", help="the mesh request, e.g. 20x30")
     af.add_argument("--json", action="store_true", help='print {"cube", "mesh": [[x, y, node], ...], "leftover"} as JSON')
 
+    from .ilp.cli import add_parsers as _add_ilp_parsers  # order, minspan, gap (CP-SAT)
+
+    _add_ilp_parsers(sub)
+
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
     return p
@@ -319,6 +323,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _curve(args)
         if args.command == "afl":
             return _afl(args)
+        if args.command in ("order", "minspan", "gap"):
+            from .ilp.cli import run as _run_ilp
+
+            return _run_ilp(args)
         return _list(args)
     except TopoallocError as exc:
         print(f"topoalloc: error: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ __all__ = [
     "AllocationError",
     "RequestNeverFits",
     "SimulationError",
+    "SolverError",
 ]
 
 
@@ -72,3 +73,18 @@ class RequestNeverFits(TopoallocError, ValueError):
 
 class SimulationError(TopoallocError, RuntimeError):
     """The simulation cannot proceed (e.g. a queued job that can never start)."""
+
+
+class SolverError(TopoallocError, RuntimeError):
+    """An exact solver (CP-SAT) returned a status the caller cannot turn into an answer.
+
+    Raised for an invalid model, for ``infeasible`` where the problem always
+    has a solution (a modelling bug), and when a solution fails its independent
+    validation.  Carries the problem, the status and the detail.
+    """
+
+    def __init__(self, problem: str, status: str, detail: str):
+        self.problem = problem
+        self.status = status
+        self.detail = detail
+        super().__init__(f"{problem}: solver status {status}: {detail}")

@@ -1,0 +1,162 @@
+"""The ``order``, ``minspan`` and ``gap`` subcommands (hooked into ``topoalloc`` by ``topoalloc.cli``).
+
+Every solver status is printed as it is: ``optimal``; ``feasible`` with the
+bound and gap; ``unknown`` (no ordering within the time limit: exit status 3,
+the bound still printed); ``infeasible`` / ``model_invalid`` raise
+:class:`~topoalloc.errors.SolverError` and exit 2 with one line.  Nothing
+falls back silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+__all__ = ["add_parsers", "run"]
+
+COMMANDS = ("order", "minspan", "gap")
+
+
+def _pos_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return v
+
+
+def add_parsers(sub) -> None:
+    o = sub.add_parser("order", help="optimal processor ordering with CP-SAT (seed 003 §2.2)", description="Find an optimal one-dimensional ordering of a machine's processors with CP-SAT and report status, objective, bound and the order.")
+    o.add_argument("--topology", required=True, metavar="SPEC", help="mesh:4x4, torus:4x4, hypercube:4, petersen, or edges:FILE (one 'u v' edge per line)")
+    o.add_argument("--weights", default="window:3", metavar="W", help="window:K, hamiltonian, linear-arrangement or custom:w1,w2,... (default window:3)")
+    o.add_argument("--ring", action="store_true", help="ring rank distance min(k, n-k) instead of linear")
+    o.add_argument("--time-limit", type=_pos_float, default=60.0, metavar="S", help="CP-SAT time limit in seconds (default 60)")
+    o.add_argument("--workers", type=int, default=1, help="CP-SAT workers (default 1: deterministic when it finishes)")
+    o.add_argument("--seed", type=int, default=0, help="CP-SAT random seed (default 0)")
+    o.add_argument("--formulation", choices=["auto", "window", "position"], default="auto")
+    o.add_argument("--no-symmetry", action="store_true", help="do not add automorphism symmetry breaking")
+    o.add_argument("--flow", action="store_true", help="path-flow linking of 2-step pairs: stronger bound, slower on small machines")
+    o.add_argument("--output", metavar="FILE", help="write the ordering as 'node rank' lines (for curve=FILE)")
+    o.add_argument("--json", action="store_true")
+
+    m = sub.add_parser("minspan", help="offline minimum-span allocation of a random fixed-time instance", description="Solve minimum-span allocation (seed 003 §2.3) for a seeded random instance of fixed-time jobs.")
+    m.add_argument("--processors", type=int, default=32)
+    m.add_argument("--jobs", type=int, default=15)
+    m.add_argument("--seed", type=int, default=1, help="instance seed")
+    m.add_argument("--objective", choices=["sum", "max", "sum_per_size"], default="sum")
+    m.add_argument("--ring", action="store_true", help="ring span instead of linear span")
+    m.add_argument("--time-limit", type=_pos_float, default=60.0, metavar="S")
+    m.add_argument("--json", action="store_true")
+
+    g = sub.add_parser("gap", help="ratio online allocator / offline optimum on random instances", description="Replay seeded random fixed-time instances through an online allocator and compare its span metric to the proven CP-SAT optimum.")
+    g.add_argument("--heuristic", required=True, metavar="SPEC", help="registered allocator, e.g. best_fit or first_fit:span=ring")
+    g.add_argument("--processors", type=int, default=16)
+    g.add_argument("--jobs", type=int, default=10)
+    g.add_argument("--instances", type=int, default=50)
+    g.add_argument("--seed", type=int, default=1)
+    g.add_argument("--objective", choices=["sum", "max", "sum_per_size"], default="max")
+    g.add_argument("--ring", action="store_true", help="ring span for the optimum and the measurement")
+    g.add_argument("--time-limit", type=_pos_float, default=30.0, metavar="S", help="per-instance CP-SAT limit")
+    g.add_argument("--adversarial", type=int, default=0, metavar="STEPS", help="also hill-climb STEPS steps for a worst instance")
+    g.add_argument("--json", action="store_true")
+
+
+def _machine(spec: str):
+    from topoalloc.errors import InvalidArgument
+
+    if spec.startswith("edges:"):
+        path = spec[len("edges:"):]
+        edges = []
+        try:
+            fh = open(path, encoding="utf-8")
+        except OSError as exc:
+            raise InvalidArgument("--topology", spec, f"a readable edge-list file ({exc.strerror})") from None
+        with fh:
+            for lineno, line in enumerate(fh, 1):
+                text = line.split("#", 1)[0].split()
+                if not text:
+                    continue
+                if len(text) != 2:
+                    raise InvalidArgument("--topology", f"{path} line {lineno}", "one 'u v' edge per line")
+                try:
+                    edges.append((int(text[0]), int(text[1])))
+                except ValueError:
+                    raise InvalidArgument("--topology", f"{path} line {lineno}", "two integer node ids per line") from None
+        return edges
+    return spec
+
+
+def _order(args) -> int:
+    from .ordering import optimal_ordering, save_ordering
+
+    res = optimal_ordering(
+        _machine(args.topology),
+        args.weights,
+        ring=args.ring,
+        time_limit=args.time_limit,
+        workers=args.workers,
+        seed=args.seed,
+        formulation=args.formulation,
+        symmetry=not args.no_symmetry,
+        flow=args.flow,
+    )
+    if args.output and res.order is not None:
+        save_ordering(res, args.output)
+    if args.json:
+        json.dump(res.as_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{res.machine} ({res.n} nodes), weights {res.weights}, {'ring' if res.ring else 'linear'}: status {res.status}")
+        if res.order is None:
+            print(f"  no ordering found within {args.time_limit:g} s; proven lower bound {res.bound}")
+        else:
+            gap = f" (gap {100 * res.gap:.1f}%)" if res.status != "optimal" else ""
+            print(f"  objective {res.objective}, bound {res.bound}{gap}, {res.seconds:.2f} s, warm start {res.warm_start} = {res.warm_start_cost}")
+            print("  order:", " ".join(map(str, res.order)))
+    return 0 if res.order is not None else 3
+
+
+def _minspan(args) -> int:
+    from .minspan import min_span_allocation, random_fixed_instance
+
+    inst = random_fixed_instance(args.processors, args.jobs, args.seed)
+    res = min_span_allocation(inst, args.processors, objective=args.objective, ring=args.ring, time_limit=args.time_limit)
+    d = res.as_dict()
+    d["jobs"] = [[j.start, j.end, j.size] for j in inst]
+    if args.json:
+        json.dump(d, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{len(inst)} jobs on {args.processors} processors, {args.objective} of {'ring' if args.ring else 'linear'} spans: status {res.status}")
+        print(f"  objective {d['objective_exact']}, bound {res.bound}, greedy {res.warm_start_objective}, {res.seconds:.2f} s")
+        if res.spans is not None:
+            print("  spans:", " ".join(map(str, res.spans)))
+    return 0 if res.spans is not None else 3
+
+
+def _gap(args) -> int:
+    from .gap import adversarial_search, gap_study
+
+    rep = gap_study(args.heuristic, processors=args.processors, jobs=args.jobs, instances=args.instances, seed=args.seed, objective=args.objective, ring=args.ring, time_limit=args.time_limit)
+    out = rep.as_dict()
+    if args.adversarial:
+        adv = adversarial_search(args.heuristic, processors=args.processors, jobs=args.jobs, objective=args.objective, ring=args.ring, steps=args.adversarial, restarts=1, seed=args.seed, time_limit=args.time_limit)
+        out["adversarial"] = adv.as_dict()
+    if args.json:
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{args.heuristic} vs optimum, {args.objective} span, {args.processors} processors, {args.jobs} jobs, {args.instances} instances (seed {args.seed})")
+        print(f"  compared {out['compared']}, not comparable {out['not_comparable']}, optimum unproven {out['unproven']}")
+        if out["compared"]:
+            print(f"  ratio mean {out['mean']:.3f}  median {out['median']:.3f}  p90 {out['p90']:.3f}  worst {out['worst']:.3f}  optimal in {100 * out['share_optimal']:.0f}%")
+        if args.adversarial:
+            print(f"  adversarial search ({args.adversarial} steps): worst ratio {out['adversarial']['worst']:.3f}")
+    return 0
+
+
+def run(args) -> int:
+    return {"order": _order, "minspan": _minspan, "gap": _gap}[args.command](args)
