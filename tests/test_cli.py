@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
+import tempfile
 import sys
 
 import pytest
@@ -16,8 +17,14 @@ from .test_swf import LINE
 KEYS = {"jobs", "mean_wait", "mean_response", "mean_bounded_slowdown", "utilization", "makespan"}
 
 
+_OUTSIDE = tempfile.mkdtemp(prefix="topoalloc-cli-")
+
+
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "topoalloc", *args], capture_output=True, text=True)
+    # run outside the checkout: with cwd on sys.path, ``python -m`` would import the source
+    # tree's ``topoalloc`` (which lacks the installed ``topoalloc.ilp`` / ``topoalloc.proofs``)
+    # instead of the installed package the tests are meant to exercise
+    return subprocess.run([sys.executable, "-m", "topoalloc", *args], capture_output=True, text=True, cwd=_OUTSIDE)
 
 
 def test_default_run_json(capsys):
