@@ -24,6 +24,8 @@ import statistics
 import sys
 import time
 
+from _timing import measure_pairs
+
 from topoalloc.alloc import Request
 from topoalloc.registry import ALLOCATORS
 from topoalloc.topology import Hypercube
@@ -53,20 +55,6 @@ def steady_state(name: str, reqs: list[Request], rng: random.Random):
     return a
 
 
-def measure(a, reqs: list[Request]) -> tuple[list[float], list[float]]:
-    ok, failed = [], []
-    clock = time.perf_counter
-    for r in reqs:
-        t0 = clock()
-        x = a.allocate(r)
-        if x is not None:
-            a.release(x)
-            ok.append(clock() - t0)
-        else:
-            failed.append(clock() - t0)
-    return ok, failed
-
-
 def _us(v: float) -> str:
     return f"{v * 1e6:8.1f}"
 
@@ -82,7 +70,7 @@ def main() -> int:
     medians = {}
     for name in ("afl", "free_list", "buddy", "gray_code"):
         a = steady_state(name, stream(4000, 1), random.Random(2))
-        ok, failed = measure(a, stream(args.pairs, 3))
+        ok, failed = measure_pairs(a, stream(args.pairs, 3))
         ok.sort()
         med = statistics.median(ok)
         medians[name] = med

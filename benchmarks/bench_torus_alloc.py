@@ -21,7 +21,8 @@ import platform
 import random
 import statistics
 import sys
-import time
+
+from _timing import measure_pairs
 
 from topoalloc.alloc import PartitionAllocator, Request
 from topoalloc.topology import Torus
@@ -42,21 +43,6 @@ def steady_state(scheme: str, sizes: list[int], rng: random.Random) -> tuple[Par
     return a, held
 
 
-def measure(a: PartitionAllocator, sizes: list[int]) -> tuple[list[float], list[float]]:
-    ok, failed = [], []
-    clock = time.perf_counter
-    for s in sizes:
-        req = Request(s)
-        t0 = clock()
-        x = a.allocate(req)
-        if x is not None:
-            a.release(x)
-            ok.append(clock() - t0)
-        else:
-            failed.append(clock() - t0)
-    return ok, failed
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=20000)
@@ -69,14 +55,14 @@ def main() -> int:
         rng = random.Random(1)
         a, _ = steady_state(scheme, stream, rng)
         sizes = [stream[rng.randrange(len(stream))] for _ in range(args.pairs)]
-        ok, failed = measure(a, sizes)
+        ok, failed = measure_pairs(a, [Request(x) for x in sizes])
         med = statistics.median(ok) * 1e6
         p90 = sorted(ok)[int(0.9 * len(ok))] * 1e6
         nf = statistics.median(failed) * 1e6 if failed else float("nan")
         print(f"{scheme:6s} {'steady':8s} {len(ok):7d} {med:10.2f} {p90:8.2f} {len(failed) / len(sizes):7.1%} {nf:17.2f}  <= 20 µs {'met' if med <= 20 else 'MISSED'}")
         fresh = PartitionAllocator(QCDOC, scheme=scheme)
         sizes = [1 << rng.randint(0, 7) for _ in range(args.pairs)]
-        ok, failed = measure(fresh, sizes)
+        ok, failed = measure_pairs(fresh, [Request(x) for x in sizes])
         print(f"{scheme:6s} {'empty':8s} {len(ok):7d} {statistics.median(ok) * 1e6:10.2f} {sorted(ok)[int(0.9 * len(ok))] * 1e6:8.2f} {len(failed) / len(sizes):7.1%} {'':>17s}  (sizes 1..128 on an empty machine)")
     return 0
 
