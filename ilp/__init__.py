@@ -12,6 +12,7 @@ solution is re-checked by an independent evaluator before it is returned.
 """
 
 from .gap import adversarial_search, gap_study, run_online
+from .dp import dp_ordering
 from .graphs import MachineGraph, hypercube_graph, machine_graph
 from .minspan import min_span_allocation, random_fixed_instance, span_of
 from .ordering import OrderingResult, brute_force_ordering, optimal_ordering, ordering_cost, parse_weights, save_ordering
@@ -19,6 +20,7 @@ from .schedule import optimal_schedule, random_release_instance
 
 __all__ = [
     "optimal_ordering",
+    "dp_ordering",
     "ordering_cost",
     "brute_force_ordering",
     "parse_weights",

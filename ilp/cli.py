@@ -39,6 +39,7 @@ def add_parsers(sub) -> None:
     o.add_argument("--formulation", choices=["auto", "window", "position"], default="auto")
     o.add_argument("--no-symmetry", action="store_true", help="do not add automorphism symmetry breaking")
     o.add_argument("--flow", action="store_true", help="path-flow linking of 2-step pairs: stronger bound, slower on small machines")
+    o.add_argument("--method", choices=["cpsat", "dp"], default="cpsat", help="cpsat (default: any weights, ring, bounds) or dp: exact dynamic programming over subsets for window weights with K <= 3, linear rank distance, <= 16 nodes (1 GiB at 16)")
     o.add_argument("--output", metavar="FILE", help="write the ordering as 'node rank' lines (for curve=FILE)")
     o.add_argument("--json", action="store_true")
 
@@ -90,9 +91,24 @@ def _machine(spec: str):
 
 
 def _order(args) -> int:
+    from .dp import dp_ordering
     from .ordering import optimal_ordering, save_ordering
 
-    res = optimal_ordering(
+    if args.method == "dp":
+        from topoalloc.errors import InvalidArgument
+
+        if args.ring:
+            raise InvalidArgument("--ring", True, "linear rank distance with --method dp (ring costs are not local to the last ranks)")
+        res = dp_ordering(_machine(args.topology), args.weights)
+    else:
+        res = _cpsat(args, optimal_ordering)
+    if args.output and res.order is not None:
+        save_ordering(res, args.output)
+    return _report_order(args, res)
+
+
+def _cpsat(args, optimal_ordering):
+    return optimal_ordering(
         _machine(args.topology),
         args.weights,
         ring=args.ring,
@@ -103,8 +119,9 @@ def _order(args) -> int:
         symmetry=not args.no_symmetry,
         flow=args.flow,
     )
-    if args.output and res.order is not None:
-        save_ordering(res, args.output)
+
+
+def _report_order(args, res) -> int:
     if args.json:
         json.dump(res.as_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -114,7 +131,8 @@ def _order(args) -> int:
             print(f"  no ordering found within {args.time_limit:g} s; proven lower bound {res.bound}")
         else:
             gap = f" (gap {100 * res.gap:.1f}%)" if res.status != "optimal" else ""
-            print(f"  objective {res.objective}, bound {res.bound}{gap}, {res.seconds:.2f} s, warm start {res.warm_start} = {res.warm_start_cost}")
+            how = f"warm start {res.warm_start} = {res.warm_start_cost}" if res.formulation != "dp" else "dynamic programming"
+            print(f"  objective {res.objective}, bound {res.bound}{gap}, {res.seconds:.2f} s, {how}")
             print("  order:", " ".join(map(str, res.order)))
     return 0 if res.order is not None else 3
 
