@@ -11,12 +11,44 @@ Every solver status is handled (see :mod:`topoalloc.ilp._solver`) and every
 solution is re-checked by an independent evaluator before it is returned.
 """
 
-from .gap import adversarial_search, gap_study, run_online
-from .dp import dp_ordering
-from .graphs import MachineGraph, hypercube_graph, machine_graph
-from .minspan import min_span_allocation, random_fixed_instance, span_of
-from .ordering import OrderingResult, brute_force_ordering, optimal_ordering, ordering_cost, parse_weights, save_ordering
-from .schedule import optimal_schedule, random_release_instance
+# Exports load on first use (PEP 562): ``import topoalloc.ilp`` — and the CLI, which adds
+# the ``order`` / ``minspan`` / ``gap`` commands — must not pay for importing OR-Tools.
+_EXPORTS = {
+    "adversarial_search": "gap",
+    "gap_study": "gap",
+    "run_online": "gap",
+    "dp_ordering": "dp",
+    "MachineGraph": "graphs",
+    "hypercube_graph": "graphs",
+    "machine_graph": "graphs",
+    "min_span_allocation": "minspan",
+    "random_fixed_instance": "minspan",
+    "span_of": "minspan",
+    "OrderingResult": "ordering",
+    "brute_force_ordering": "ordering",
+    "optimal_ordering": "ordering",
+    "ordering_cost": "ordering",
+    "parse_weights": "ordering",
+    "save_ordering": "ordering",
+    "optimal_schedule": "schedule",
+    "random_release_instance": "schedule",
+}
+
+
+def __getattr__(name: str):
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'topoalloc.ilp' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "optimal_ordering",
