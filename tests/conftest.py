@@ -21,3 +21,15 @@ def shared_trace(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared trace {name} not available")
     return path
+
+
+def load_benchmark_script(name: str):
+    """Import ``benchmarks/<name>.py`` as module ``name`` (worker processes unpickle its functions by that name)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 from collections import defaultdict
 
 import pytest
 
-from .conftest import ROOT, shared_trace
+from .conftest import load_benchmark_script, shared_trace
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_cplant", ROOT / "benchmarks" / "reproduce_cplant.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce_cplant"] = mod  # worker processes unpickle its functions by this name
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark_script("reproduce_cplant")
 
 
 def test_section4_stream_is_the_papers():

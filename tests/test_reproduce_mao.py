@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 
 import pytest
 
-from .conftest import ROOT, shared_trace
+from .conftest import load_benchmark_script, shared_trace
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_mao", ROOT / "benchmarks" / "reproduce_mao.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce_mao"] = mod  # worker processes unpickle its functions by this name
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark_script("reproduce_mao")
 
 
 def test_quick_reproduction(tmp_path):

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import load_benchmark_script
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("reproduce_turner", ROOT / "benchmarks" / "reproduce_turner.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["reproduce_turner"] = mod  # worker processes unpickle its functions by this name
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark_script("reproduce_turner")
 
 
 def test_quick_reproduction(tmp_path):

@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...errors import InvalidArgument
+from ...topology.hypercube import _bits
 
 __all__ = [
     "brgc",
@@ -183,14 +184,7 @@ def coalesce(cubes: list[Cube]) -> list[Cube]:
 
 @lru_cache(maxsize=1 << 16)
 def _positions(free: int) -> tuple[int, ...]:
-    out = []
-    i = 0
-    while free:
-        if free & 1:
-            out.append(i)
-        free >>= 1
-        i += 1
-    return tuple(out)
+    return tuple(_bits(free))
 
 
 def deposit(local: np.ndarray, host: Cube) -> np.ndarray:
