@@ -53,17 +53,18 @@ class OnlineOutcome:
 
 
 def _machine_for(spec: str, processors: int):
-    from topoalloc.alloc import make_allocator
+    """The allocator ``spec`` bound to the first line of ``processors`` it accepts: a mesh, a ring, a flat machine."""
+    from topoalloc.api import make_allocator
+    from topoalloc.registry import ALLOCATORS
+    from topoalloc.spec import parse
+    from topoalloc.topology import parse_machine
 
-    last: Exception | None = None
+    entry = ALLOCATORS.entry(parse(spec, argument="heuristic").name)
     for machine in (f"mesh:{processors}", f"torus:{processors}", f"flat:{processors}"):
-        try:
-            return make_allocator(spec, machine)
-        except (ValueError, TypeError) as exc:  # InvalidArgument is a ValueError
-            last = exc
-            if "unknown allocator" in str(exc):
-                raise
-    raise InvalidArgument("heuristic", spec, f"an allocator that accepts a line of {processors} processors ({last})")
+        top = parse_machine(machine)
+        if entry.accepts is None or entry.accepts(top):
+            return make_allocator(spec, top, argument="heuristic")
+    raise InvalidArgument("heuristic", spec, f"an allocator that accepts a line of {processors} processors (mesh, ring or flat machine)")
 
 
 def run_online(spec: str, jobs: Sequence, processors: int, *, ring: bool = False) -> OnlineOutcome:

@@ -140,8 +140,7 @@ def machine_graph(machine: object, *, argument: str = "topology") -> MachineGrap
         For an unknown spec, nodes not numbered ``0..n-1``, self-loops or a
         disconnected graph.
     """
-    from topoalloc.registry import TOPOLOGIES
-    from topoalloc.topology import Topology, parse_machine
+    from topoalloc.topology import Grid, Topology, parse_machine
 
     if isinstance(machine, MachineGraph):
         return machine
@@ -153,13 +152,6 @@ def machine_graph(machine: object, *, argument: str = "topology") -> MachineGrap
         spec = machine.strip()
         if spec == "petersen":
             return MachineGraph("petersen", nx.petersen_graph())
-        kind, _, arg = spec.partition(":")
-        if kind == "hypercube" and "hypercube" not in TOPOLOGIES:
-            try:
-                dim = int(arg)
-            except ValueError:
-                raise InvalidArgument(argument, spec, "hypercube:N with N a positive integer") from None
-            return MachineGraph(spec, hypercube_graph(dim))
         machine = parse_machine(spec)
     if isinstance(machine, Topology):
         top = machine
@@ -169,10 +161,10 @@ def machine_graph(machine: object, *, argument: str = "topology") -> MachineGrap
             for u in top.neighbors(v):
                 if u != v:
                     g.add_edge(v, u)
-        dims = getattr(top, "dims", None)
-        wrap = getattr(top, "wrap", None)
-        grid = dims is not None and wrap is not None and (all(wrap) or not any(wrap))
-        return MachineGraph(top.spec(), _check_graph(g, top.spec(), argument), tuple(dims) if grid else None, bool(grid and all(wrap)))
+        dims, torus = None, False
+        if isinstance(top, Grid) and (all(top.wrap) or not any(top.wrap)):
+            dims, torus = tuple(top.dims), all(top.wrap)
+        return MachineGraph(top.spec(), _check_graph(g, top.spec(), argument), dims, torus)
     if isinstance(machine, Iterable):
         edges = []
         for i, e in enumerate(machine):

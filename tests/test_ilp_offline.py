@@ -105,9 +105,6 @@ class _Prescribed(Allocator):
     def _allocate(self, request):
         return np.array(self.plan[request.job_id], dtype=np.int64)
 
-    def _release(self, allocation):
-        pass
-
 
 @pytest.mark.parametrize("ring", [False, True])
 def test_min_span_solution_passes_allocator_validators(ring):

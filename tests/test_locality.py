@@ -76,7 +76,7 @@ def _brute(top, nodes, ordering):
     return out
 
 
-@pytest.mark.parametrize("spec", ["mesh:5x3", "torus:4x4", "torus:2x3x4", "mesh:4x3x2", "torus:6:wrap=1", "mesh:16x8", "torus:3x4:wrap=01"])
+@pytest.mark.parametrize("spec", ["mesh:5x3", "torus:4x4", "torus:2x3x4", "mesh:4x3x2", "torus:6,wrap=1", "mesh:16x8", "torus:3x4,wrap=01"])
 def test_per_job_metrics_match_brute_force(spec):
     top = parse_machine(spec)
     rng = random.Random(spec)

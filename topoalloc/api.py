@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from .alloc import Allocator
 from .errors import InvalidArgument
-from .registry import ALLOCATORS, SCHEDULERS, parse_spec
+from . import spec as _spec
+from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
 from .topology import Topology, parse_machine
 from .workload import Workload, default_trace_path, read_swf
@@ -35,27 +35,43 @@ PIPELINE_ORDER = (
 )
 
 
-def make_allocator(spec: str | Allocator, topology: Topology, seed: int | None = None) -> Allocator:
+def make_allocator(spec: str | Allocator, topology: Topology | str, seed: int | None = None, *, argument: str = "allocator") -> Allocator:
     """A registered allocator from ``"name:key=value,..."``, bound to ``topology``.
 
-    ``seed`` is passed to allocators whose factory takes one.
+    ``seed`` is given to allocators whose factory takes one, unless the spec
+    sets it.  The allocator records its full spec (every option written out,
+    the seed included) in ``allocator.spec``, which a run's summary reports.
+
+    Raises
+    ------
+    InvalidArgument
+        An unknown option (the message lists the valid ones), a bad value, or
+        a machine the allocator does not accept.
     """
+    topology = parse_machine(topology)
     if isinstance(spec, Allocator):
         if spec.topology != topology:
-            raise InvalidArgument("allocator", spec, f"an allocator bound to {topology.spec()}")
+            raise InvalidArgument(argument, spec, f"an allocator bound to {topology.spec()}")
         return spec
-    name, _ = parse_spec(spec, argument="allocator")
-    extra: dict[str, Any] = {"topology": topology}
-    if seed is not None and "seed" in inspect.signature(ALLOCATORS.get(name)).parameters:
-        extra["seed"] = seed
-    return ALLOCATORS.create(spec, **extra)
+    parsed = _spec.parse(spec, argument=argument)
+    entry = ALLOCATORS.entry(parsed.name)
+    if entry.accepts is not None and not entry.accepts(topology):
+        what = (entry.accepts.__doc__ or "other machines").strip().rstrip(".")
+        raise InvalidArgument(argument, spec, f"an allocator for {topology.spec()}; {parsed.name!r} takes {what[0].lower() + what[1:]}")
+    if seed is not None and "seed" in entry.options(ALLOCATORS.fixed) and "seed" not in parsed.options:
+        parsed = _spec.Spec(parsed.name, parsed.args, {**parsed.options, "seed": str(seed)})
+    alloc = ALLOCATORS.create(parsed, argument=argument, topology=topology)
+    alloc.spec = ALLOCATORS.canonical(parsed, argument=argument, built=alloc, topology=topology)
+    return alloc
 
 
-def make_scheduler(spec: str | Scheduler) -> Scheduler:
-    """A registered scheduler from ``"easy"``, ``"fcfs:order=sjf"``, ..."""
+def make_scheduler(spec: str | Scheduler, *, argument: str = "scheduler") -> Scheduler:
+    """A registered scheduler from ``"easy"``, ``"fcfs:order=sjf"``, ...; it records its full spec in ``scheduler.spec``."""
     if isinstance(spec, Scheduler):
         return spec
-    return SCHEDULERS.create(spec)
+    sched = SCHEDULERS.create(spec, argument=argument)
+    sched.spec = SCHEDULERS.canonical(spec, argument=argument)
+    return sched
 
 
 def prepare_workload(
@@ -182,7 +198,7 @@ def simulate(
         scale_estimates=scale_estimates,
     )
     if record_allocations is None:
-        record_allocations = topology.kind != "flat"
+        record_allocations = topology.has_locality
     from .sched.runtime_model import make_runtime_model
 
     model = make_runtime_model(runtime_model, topology, alloc)

@@ -1,18 +1,18 @@
 """Allocators: the base contract and every registered allocator."""
 
-from .base import Allocation, Allocator, Request, ReservationGuard
+from .base import Allocation, Allocator, Grant, Request
+from .probes import CountingProbes, ReservationGuard
 from .flat import FlatAllocator
 from .hypercube import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
 from .linear import LinearAllocator
 from .partition import PartitionAllocator
 
-__all__ = ["Allocation", "Allocator", "Request", "ReservationGuard", "FlatAllocator", "LinearAllocator", "PartitionAllocator", "make_allocator",
+__all__ = ["Allocation", "Allocator", "Grant", "Request", "ReservationGuard", "CountingProbes", "FlatAllocator", "LinearAllocator", "PartitionAllocator", "make_allocator",
            "AFLAllocator", "BuddyAllocator", "FreeListAllocator", "GrayCodeAllocator"]
 
 
-def make_allocator(spec: str, topology) -> Allocator:
-    """Build a registered allocator from a spec such as ``"flat"`` or ``"best_fit:curve=hilbert"``."""
-    from ..registry import ALLOCATORS
-    from ..topology import parse_machine
+def make_allocator(spec: str, topology, seed: int | None = None) -> Allocator:
+    """Build a registered allocator from a spec such as ``"flat"`` or ``"best_fit:curve=hilbert"`` (see :func:`topoalloc.api.make_allocator`)."""
+    from ..api import make_allocator as make
 
-    return ALLOCATORS.create(spec, topology=parse_machine(topology))
+    return make(spec, topology, seed)

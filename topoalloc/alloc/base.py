@@ -1,36 +1,36 @@
-"""The Allocator contract, its value types and the probe schedulers use.
+"""The Allocator contract and its value types.
 
 An allocator is mutable and bound to one topology.  The public
 :meth:`Allocator.allocate` and :meth:`Allocator.release` live here and do the
-validation and bookkeeping; subclasses fill :meth:`Allocator._allocate` and
-:meth:`Allocator._release`.
+validation and bookkeeping; a subclass fills :meth:`Allocator._allocate`
+(returning a :class:`Grant`, or ``None`` for "not now") and
+:meth:`Allocator._release`.  Every grant of every allocator passes the same
+check here: a private sorted array of distinct node ids, in range, none of
+them busy (a bitset test), at least as many as asked.
 
 Schedulers that reserve (EASY, conservative) ask the allocator itself whether
-a request could start once given jobs end (:meth:`Allocator.earliest_fit`,
-:meth:`Allocator.reservation_guard`, :meth:`Allocator.snapshot`), never count
-free nodes themselves.  Allocators for which "fits" is exactly "enough free
-nodes" (the flat machine) declare ``counting = True`` and answer those
-questions by arithmetic; every other allocator is answered by replaying
-releases and allocations on a private :meth:`snapshot`.
+a request could start once given jobs end; the questions and the ways to
+answer them cheaply and exactly are the probe contract of
+:mod:`topoalloc.alloc.probes`.  The base class answers them in general, by
+replay on a :meth:`Allocator.snapshot`; allocators whose fit depends only on
+the free count mix in :class:`~topoalloc.alloc.probes.CountingProbes`.
 """
 
 from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from ..errors import AllocationError, InvalidArgument, RequestNeverFits
 from ..topology.base import Topology
+from .probes import ReplayGuard, ReservationGuard, replay_earliest_fit
 
-_SIZE = attrgetter("size")
-
-__all__ = ["Request", "Allocation", "Allocator", "ReservationGuard", "CountingGuard", "counting_earliest_fit"]
+__all__ = ["Request", "Allocation", "Grant", "Allocator"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +130,34 @@ class Allocation:
         return f"Allocation(#{self.serial}, size={self.size}, nodes=[{text}])"
 
 
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What :meth:`Allocator._allocate` returns when it places a request.
+
+    Parameters
+    ----------
+    nodes : array-like of int
+        The processors granted (any order; the base sorts and checks them).
+    info : mapping, optional
+        Public facts about the placement (the semitorus piece, the subcube,
+        whether a curve interval was found ...); they become
+        ``Allocation.info``.
+    token : object, optional
+        Private bookkeeping the allocator needs to undo the grant (a block of
+        its partition forest, say).  The base keeps it and hands it back to
+        :meth:`Allocator._release`; :meth:`Allocator.token_of` looks it up.
+
+    Examples
+    --------
+    >>> Grant([2, 0, 1], info={"contiguous": True}).info
+    {'contiguous': True}
+    """
+
+    nodes: Any
+    info: Mapping[str, Any] | None = None
+    token: Any = None
+
+
 class Allocator(ABC):
     """Base class of every allocator.
 
@@ -142,38 +170,54 @@ class Allocator(ABC):
     ----------
     counting : bool
         True iff a request fits exactly when ``request.size <= free_count``
-        (the flat machine).  Schedulers then use arithmetic fast paths that
-        are proved equal to the general replay on the flat machine by the
-        differential tests.
+        (see :class:`~topoalloc.alloc.probes.CountingProbes`); schedulers may
+        then answer their questions by arithmetic.
     claims : frozenset of str
         Properties the conformance suite checks beyond the universal ones
-        (e.g. ``"exact_size"``, ``"contiguous"``, ``"subcube"``).
+        (:data:`topoalloc.testing.CLAIM_CHECKS`: ``"exact_size"``,
+        ``"contiguous"``, ``"subcube"`` ...).  An unknown claim fails the suite.
 
     Notes
     -----
     ``allocate`` returns ``None`` for "not now"; a request that no state of
     the machine could satisfy raises :class:`RequestNeverFits`.
+
+    Subclass hooks: :meth:`_allocate` (required), :meth:`_release`,
+    :meth:`_copy_state` (a cheap private copy of the subclass's own state, for
+    snapshots; the default deep-copies it), :meth:`accepts` (which machines),
+    and the probes (:meth:`can_allocate`, :meth:`earliest_fit`,
+    :meth:`reservation_guard`, :meth:`fit_key`, :meth:`max_request_now`),
+    whose defaults are exact but answer by replay.
     """
 
-    name: ClassVar[str] = "allocator"
+    name: str = "allocator"
+    #: the full registry spec the allocator was built from (set by :func:`topoalloc.api.make_allocator`)
+    spec: str | None = None
     counting: ClassVar[bool] = False
-    #: True if ``_allocate`` always returns a fresh, sorted, duplicate-free
-    #: int64 array of free nodes in range (the flat allocator picks from the
-    #: free mask itself); the base then trusts it instead of re-checking on
-    #: the hot path.  The conformance suite verifies the claim independently.
-    canonical_output: ClassVar[bool] = False
     claims: ClassVar[frozenset[str]] = frozenset()
+
+    #: attributes managed by the base class (copied by :meth:`snapshot` itself)
+    _BASE_STATE: ClassVar[frozenset[str]] = frozenset({"topology", "n_nodes", "_busy", "_free_count", "_held", "_tokens", "_serial", "_never_cache"})
 
     def __init__(self, topology: Topology):
         if not isinstance(topology, Topology):
             raise InvalidArgument("topology", topology, "a Topology instance")
+        if not self.accepts(topology):
+            what = (type(self).accepts.__doc__ or "see its documentation").strip().rstrip(".")
+            raise InvalidArgument("topology", topology.spec(), f"a machine {type(self).__name__} accepts: {what[0].lower()}{what[1:]}")
         self.topology = topology
         self.n_nodes = topology.n_nodes
         self._busy = np.zeros(self.n_nodes, dtype=bool)
         self._free_count = self.n_nodes
         self._held: dict[int, Allocation] = {}
+        self._tokens: dict[int, Any] = {}
         self._serial = 0
-        self._never_cache: dict[tuple, bool] = {}
+        self._never_cache: dict[tuple[int, tuple[int, ...] | None], bool] = {}
+
+    @classmethod
+    def accepts(cls, topology: Topology) -> bool:
+        """Whether this allocator can be bound to ``topology`` (default: any machine)."""
+        return True
 
     # ------------------------------------------------------------------ state
     @property
@@ -186,15 +230,6 @@ class Allocator(ABC):
         view.flags.writeable = False
         return view
 
-    def max_request_now(self) -> int:
-        """An upper bound on the size of a request that could be allocated now.
-
-        The base answers with the free node count; allocators that know better
-        (the largest free subtorus, subcube ...) override it, so schedulers can
-        skip hopeless candidates without asking.
-        """
-        return self._free_count
-
     def free_nodes(self) -> np.ndarray:
         return np.flatnonzero(~self._busy)
 
@@ -206,6 +241,10 @@ class Allocator(ABC):
     def holds(self, allocation: Allocation) -> bool:
         return self._held.get(allocation.serial) is allocation
 
+    def token_of(self, allocation: Allocation) -> Any:
+        """The private token :meth:`_allocate` returned with ``allocation``'s grant."""
+        return self._tokens[allocation.serial]
+
     # ------------------------------------------------------------- public API
     def allocate(self, request: Request) -> Allocation | None:
         """Grant processors for ``request`` now, or return ``None`` if it cannot start now.
@@ -214,54 +253,60 @@ class Allocator(ABC):
         ------
         RequestNeverFits
             If even the empty machine could not hold the request.
+        AllocationError
+            If the subclass granted an invalid set of nodes (busy, repeated,
+            out of range or too few): a bug in the allocator, caught at once.
         """
         if not isinstance(request, Request):
             raise InvalidArgument("request", request, "a Request")
         if request.size > self._free_count:
             self.check_request(request)
             return None
-        nodes = self._allocate(request)
-        if nodes is None:
+        got = self._allocate(request)
+        if got is None:
             self.check_request(request)
             return None
-        busy = self._busy
-        if self.canonical_output:
-            idx = nodes
-            n = idx.size
-        else:
-            idx = np.array(nodes, dtype=np.int64)  # private copy: the subclass may reuse its buffer
-            n = idx.size
-            if idx.ndim != 1 or n < request.size:
-                raise AllocationError(f"{self.name}: granted {n} nodes for a request of {request.size}")
-            if n > 1 and not (idx[1:] > idx[:-1]).all():
-                idx = np.unique(idx)
-                if idx.size != n:
-                    raise AllocationError(f"{self.name}: granted a node twice")
-            if idx[0] < 0 or idx[-1] >= self.n_nodes:
-                raise AllocationError(f"{self.name}: granted nodes outside 0..{self.n_nodes - 1}")
-            if busy[idx].any():
-                raise AllocationError(f"{self.name}: granted busy nodes {idx[busy[idx]].tolist()[:8]}")
-        busy[idx] = True
-        self._free_count -= n
+        grant = got if isinstance(got, Grant) else Grant(got)
+        idx = self._checked(grant.nodes, request)
+        self._busy[idx] = True
+        self._free_count -= idx.size
         self._serial += 1
-        alloc = Allocation._trusted(idx, request, self._serial, self._take_info())
+        alloc = Allocation._trusted(idx, request, self._serial, dict(grant.info) if grant.info else {})
         self._held[alloc.serial] = alloc
+        if grant.token is not None:
+            self._tokens[alloc.serial] = grant.token
         return alloc
+
+    def _checked(self, nodes: Any, request: Request) -> np.ndarray:
+        """The one grant check: a private, sorted, duplicate-free int64 array of free nodes in range."""
+        idx = np.array(nodes, dtype=np.int64)  # a private copy: the subclass may reuse its buffer
+        n = idx.size
+        if idx.ndim != 1 or n < request.size:
+            raise AllocationError(f"{self.name}: granted {n} nodes for a request of {request.size}")
+        if n > 1 and not (idx[1:] > idx[:-1]).all():
+            idx = np.unique(idx)
+            if idx.size != n:
+                raise AllocationError(f"{self.name}: granted a node twice")
+        if idx[0] < 0 or idx[-1] >= self.n_nodes:
+            raise AllocationError(f"{self.name}: granted nodes outside 0..{self.n_nodes - 1}")
+        busy = self._busy[idx]
+        if busy.any():
+            owners = sorted({a.serial for a in self._held.values() if self._busy_in(a, idx[busy])})
+            raise AllocationError(f"{self.name}: granted busy nodes {idx[busy].tolist()[:8]} (held by allocation(s) {owners[:4]})")
+        return idx
+
+    @staticmethod
+    def _busy_in(alloc: Allocation, nodes: np.ndarray) -> bool:
+        return bool(np.isin(nodes, alloc.nodes, assume_unique=True).any())
 
     def release(self, allocation: Allocation) -> None:
         """Give back every processor of ``allocation``."""
-        if self._held.get(getattr(allocation, "serial", None)) is not allocation:
+        if self._held.get(getattr(allocation, "serial", None)) is not allocation:  # type: ignore[arg-type]
             raise AllocationError(f"{self.name}: release of {allocation!r}, which this allocator does not hold")
         del self._held[allocation.serial]
-        self._release(allocation)
+        self._release(allocation, self._tokens.pop(allocation.serial, None))
         self._busy[allocation.nodes] = False
         self._free_count += allocation.size
-
-    def can_allocate(self, request: Request) -> bool:
-        """Whether :meth:`allocate` would succeed now (the state is not changed)."""
-        if request.size > self._free_count:
-            return False
-        return self.snapshot()._allocate(request) is not None
 
     def check_request(self, request: Request) -> None:
         """Raise :class:`RequestNeverFits` if no state of the machine could satisfy ``request``."""
@@ -279,157 +324,111 @@ class Allocator(ABC):
             )
 
     def _fits_empty(self, request: Request) -> bool:
-        fresh = self.fresh()
-        return fresh._allocate(request) is not None
+        """Whether ``request`` fits the empty machine (default: ask a fresh copy)."""
+        return self.fresh()._allocate(request) is not None
 
     # ----------------------------------------------------------------- probes
-    def snapshot(self) -> "Allocator":
-        """An independent copy of the current state, for hypothetical questions."""
-        return copy.deepcopy(self)
+    def snapshot(self) -> Self:
+        """An independent copy of the current state, for hypothetical questions.
 
-    def fresh(self) -> "Allocator":
+        Immutable parts (topology, configuration, memoised pure functions)
+        are shared; the base's own state is copied here and the subclass's by
+        :meth:`_copy_state`.
+        """
+        clone = copy.copy(self)
+        clone._busy = self._busy.copy()
+        clone._held = dict(self._held)
+        clone._tokens = dict(self._tokens)
+        self._copy_state(clone)
+        return clone
+
+    def _copy_state(self, clone: Self) -> None:
+        """Give ``clone`` (a shallow copy) private copies of this subclass's mutable state.
+
+        The default deep-copies every attribute the base class does not
+        manage, together with the tokens (one memo, so tokens that point into
+        that state keep pointing at the copy).  Correct for any subclass;
+        override it with cheap copies of exactly what changes.
+        """
+        memo: dict[int, Any] = {}
+        for key, value in vars(self).items():
+            if key not in self._BASE_STATE:
+                setattr(clone, key, copy.deepcopy(value, memo))
+        clone._tokens = copy.deepcopy(self._tokens, memo)
+
+    def fresh(self) -> Self:
         """A copy of this allocator (same options) with every node free."""
         clone = self.snapshot()
         for alloc in list(clone._held.values()):
             clone.release(alloc)
         return clone
 
+    def max_request_now(self) -> int:
+        """An upper bound on the size of a request that could be allocated now.
+
+        The base answers with the free node count; allocators that know better
+        (the largest free subtorus, subcube ...) override it, so schedulers can
+        skip hopeless candidates without asking.
+        """
+        return self._free_count
+
+    def can_allocate(self, request: Request) -> bool:
+        """Whether :meth:`allocate` would succeed now (the state is not changed).
+
+        Default: try on a snapshot.  Override with an exact, cheaper test.
+        """
+        if request.size > self._free_count:
+            return False
+        return self.snapshot()._allocate(request) is not None
+
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         """How many of ``releases`` (in order) must end before ``request`` fits.
 
         Returns 0 if it fits now, ``k`` if it fits once ``releases[:k]`` have
         been released, ``None`` if it does not fit even after all of them.
+        Default: replay the releases on one snapshot.
         """
-        if self.can_allocate(request):
-            return 0
-        scratch = self.snapshot()
-        for k, alloc in enumerate(releases, 1):
-            scratch.release(alloc)
-            if scratch.can_allocate(request):
-                return k
-        return None
+        return replay_earliest_fit(self, request, releases)
 
     def fit_key(self, request: Request) -> Hashable | None:
         """A key under which requests are interchangeable for this allocator, or ``None``.
 
         Two requests with equal keys must get the same answer from
-        :meth:`allocate` (success or not, and an equivalent placement) and from
-        a reservation guard's ``may_admit`` / ``admit`` in the same state.
+        :meth:`can_allocate` / :meth:`allocate` (success or not) and from a
+        reservation guard's ``may_admit`` / ``admit`` in the same state.
         Schedulers use it to remember, within one pass and while the state is
         unchanged, that a key was refused, instead of asking again for every
         queued job of the same kind.  ``None`` (the default) disables that.
         """
         return None
 
-    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> "ReservationGuard":
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         """A guard for EASY backfilling: may a job start now without delaying ``head``?
 
         ``releases`` are the allocations expected to end by the head's
-        reservation (shadow) time.
+        reservation (shadow) time.  Default: :class:`~topoalloc.alloc.probes.ReplayGuard`.
         """
-        return ReservationGuard(self, head, releases)
+        return ReplayGuard(self, head, releases)
 
     # ------------------------------------------------------- for subclasses
     @abstractmethod
-    def _allocate(self, request: Request) -> Sequence[int] | np.ndarray | None:
+    def _allocate(self, request: Request) -> Grant | np.ndarray | Sequence[int] | None:
         """Choose nodes for ``request`` and update the subclass's own state.
 
-        Only called when ``request.size <= free_count``.  Return the node ids,
-        or ``None`` if the request cannot be placed now.  Facts worth keeping
-        go in ``self._info`` (a dict) and end up in ``Allocation.info``.
+        Only called when ``request.size <= free_count``.  Return a
+        :class:`Grant` (or just the node ids), or ``None`` if the request
+        cannot be placed now (then leave the state unchanged).
         """
 
-    def _release(self, allocation: Allocation) -> None:
-        """Undo the subclass's own state for ``allocation`` (the base clears the busy mask)."""
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        """Undo the subclass's own state for ``allocation`` (the base clears the busy mask).
 
-    _info: dict[str, Any] | None = None
+        ``token`` is the grant's token (``None`` if it had none).
+        """
 
-    def _take_info(self) -> dict[str, Any]:
-        info, self._info = self._info, None
-        return info or {}
+    def describe(self) -> str:
+        """The allocator's name and options as a spec (registry-built allocators record the full spec)."""
+        return self.spec or self.name
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.topology.spec()}, free={self._free_count}/{self.n_nodes})"
-
-
-def counting_earliest_fit(free: int, request: Request, releases: Iterable[Allocation]) -> int | None:
-    """:meth:`Allocator.earliest_fit` for counting allocators: add up freed processors."""
-    need = request.size
-    if need <= free:
-        return 0
-    for k, alloc in enumerate(releases, 1):
-        free += alloc.size
-        if need <= free:
-            return k
-    return None
-
-
-class ReservationGuard:
-    """Decides whether a backfill candidate keeps the head's reservation.
-
-    Used by EASY: the head has a reservation at the shadow time, reached once
-    ``releases`` have ended.  A candidate that was just allocated may stay iff
-    the head would still fit at the shadow time, i.e. after ``releases``, and
-    the admitted backfills that end by the shadow, are released.
-
-    The general guard answers by replay on a snapshot; counting allocators
-    return a subclass that keeps the "extra nodes" arithmetic.
-    """
-
-    def __init__(self, allocator: Allocator, head: Request, releases: Iterable[Allocation]):
-        self.allocator = allocator
-        self.head = head
-        self.releases = list(releases)
-
-    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
-        """Cheap necessary condition checked before allocating the candidate."""
-        return True
-
-    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
-        """``allocation`` is held by the allocator; True if it may keep it."""
-        scratch = self.allocator.snapshot()
-        for alloc in self.releases:
-            scratch.release(alloc)
-        if ends_by_shadow:
-            scratch.release(allocation)
-        if scratch.can_allocate(self.head):
-            if ends_by_shadow:
-                self.releases.append(allocation)
-            return True
-        return False
-
-
-class CountingGuard(ReservationGuard):
-    """The guard of counting allocators: EASY's "extra nodes" (free at the shadow time minus the head's size).
-
-    ``extra`` is computed on first use: most scheduling passes never need it.
-    """
-
-    def __init__(self, allocator: Allocator, head: Request, releases: Iterable[Allocation]):
-        self.allocator = allocator
-        self.head = head
-        self._pending: Iterable[Allocation] | None = releases
-        self._extra = allocator.free_count - head.size  # free now: admitted jobs do not change it
-
-    @property
-    def extra(self) -> int:
-        if self._pending is not None:
-            self._extra += sum(map(_SIZE, self._pending))
-            self._pending = None
-        return self._extra
-
-    @extra.setter
-    def extra(self, value: int) -> None:
-        self._pending = None
-        self._extra = value
-
-    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
-        return ends_by_shadow or request.size <= self.extra
-
-    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
-        if ends_by_shadow:
-            return True
-        if allocation.size <= self.extra:
-            self.extra -= allocation.size
-            return True
-        return False

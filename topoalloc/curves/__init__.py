@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from ..errors import InvalidArgument, UnknownName
 from ..registry import Registry
+from ..topology.base import Grid, Topology
 from . import grid
 from .base import Ordering
 from .io import format_ordering, read_ordering, write_ordering
@@ -31,11 +32,10 @@ __all__ = ["Ordering", "CURVES", "make_ordering", "read_ordering", "write_orderi
 CURVES: Registry = Registry("curve")
 
 
-def _grid_dims(topology, curve: str) -> tuple[int, ...]:
-    dims = getattr(topology, "dims", None)
-    if dims is None or not hasattr(topology, "coords"):
+def _grid_dims(topology: Topology, curve: str) -> tuple[int, ...]:
+    if not isinstance(topology, Grid):
         raise InvalidArgument("curve", curve, f"a curve defined on {topology.spec()} (the {curve} curve needs a grid machine: mesh or torus)")
-    return tuple(dims)
+    return tuple(topology.dims)
 
 
 @CURVES.register("row_major")

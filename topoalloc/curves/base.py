@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..topology.base import Grid
 
 __all__ = ["Ordering"]
 
@@ -87,7 +88,7 @@ class Ordering:
     def steps(self, topology) -> np.ndarray:
         """Hop distances (under ``topology``) between nodes of consecutive ranks, ``n - 1`` values."""
         nodes = self.node_at_rank.tolist()
-        if hasattr(topology, "coords") and hasattr(topology, "wrap"):
+        if isinstance(topology, Grid):
             c = topology.coords[self.node_at_rank]
             d = np.abs(np.diff(c, axis=0))
             dims = np.array(topology.dims)

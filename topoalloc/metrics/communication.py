@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgument
-from ..topology import parse_machine
 from ..topology.hypercube import Hypercube, shared_channels
 
 __all__ = ["contending_pairs"]
@@ -36,7 +35,7 @@ def contending_pairs(result) -> list[tuple[int, int, int]]:
     InvalidArgument
         If the machine is not a hypercube or the allocations were not recorded.
     """
-    top = parse_machine(result.machine)
+    top = result.topology
     if not isinstance(top, Hypercube):
         raise InvalidArgument("machine", result.machine, "a hypercube (hypercube:n)")
     if result.allocations is None:

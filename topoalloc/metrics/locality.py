@@ -45,6 +45,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..topology.base import Grid
+
 __all__ = [
     "linear_span",
     "ring_span",
@@ -250,7 +252,7 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndar
         order = np.argsort(key, kind="stable")
         skey = key[order]
     src_list, dst_list = [], []
-    if hasattr(topology, "coords") and hasattr(topology, "wrap"):
+    if isinstance(topology, Grid):
         coords = topology.coords[nodes]
         for i, (D, st, w) in enumerate(zip(topology.dims, topology.strides, topology.wrap)):
             if D == 1:
@@ -297,10 +299,8 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
         Grid-only metrics (bounding box, cube) are NaN on other topologies;
         ``pairwise_l1`` and ``mean_hops`` are NaN for single-processor jobs.
     """
-    from ..topology import parse_machine
-
     if result is not None:
-        topology = topology or parse_machine(result.machine)
+        topology = topology or result.topology
         allocations = allocations or result.allocations
         ordering = ordering if ordering is not None else getattr(result, "ordering", None)
     if allocations is None:
@@ -318,7 +318,7 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
     with np.errstate(invalid="ignore", divide="ignore"):
         out["stretch_span"] = np.where(p > 0, ring / np.maximum(p, 1), np.nan)
     pairs = p * (p - 1) / 2.0
-    if hasattr(topology, "coords") and hasattr(topology, "wrap"):
+    if isinstance(topology, Grid):
         coords = topology.coords[nodes]
         ext = []
         pair_sum = np.zeros(m)

@@ -119,7 +119,7 @@ def summarize(result) -> dict:
     }
     for name in METRICS.names():
         out[name] = METRICS.create(name)(result)
-    if result.allocations is not None and not result.machine.startswith("flat:"):
+    if result.allocations is not None and result.topology.has_locality:
         from .locality import locality_summary  # the machine has a topology: locality metrics too
 
         out.update(locality_summary(result))

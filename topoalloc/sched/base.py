@@ -15,14 +15,13 @@ from abc import ABC, abstractmethod
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import attrgetter
+from typing import NamedTuple
 
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import InvalidArgument
 
-__all__ = ["Scheduler", "SchedulingContext", "QUEUE_ORDERS", "ReservationRecord"]
-
-_ALLOC = itemgetter(3)  # the allocation in a running entry
+__all__ = ["Scheduler", "SchedulingContext", "QUEUE_ORDERS", "ReservationRecord", "RunningJob"]
 
 #: Queue orders (Mao/Chen/Watson §1: FCFS; LPT, longest processing time first,
 #: for utilization; SJF, shortest job first, for slowdown).  Processing time
@@ -34,6 +33,24 @@ _ALLOC = itemgetter(3)  # the allocation in a running entry
 #: what a size-sorted queue that fills the machine with small jobs means), then
 #: submit time and trace position.
 QUEUE_ORDERS = ("fcfs", "sjf", "lpt", "cplant")
+
+
+class RunningJob(NamedTuple):
+    """A running job as schedulers see it.
+
+    Running jobs are kept sorted by ``(expected_end, serial)``: the order in
+    which they are expected to free their processors (``serial`` counts
+    starts, so jobs expected to end at the same time keep their start order
+    and two records never compare their allocations).
+    """
+
+    expected_end: float  #: start + estimate (a job may run past it: see SchedulingContext.expected_end)
+    serial: int  #: the job's start number in this simulation
+    job: int  #: position of the job in the workload
+    allocation: Allocation
+
+
+_ALLOC = attrgetter("allocation")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,9 +114,8 @@ class SchedulingContext:
     now : float
     queue : list[int]
         Waiting job positions, in queue order.
-    running : list[tuple[float, int, int, Allocation]]
-        ``(expected_end, start_serial, job, allocation)``, sorted: the order
-        in which jobs are expected to free their processors.
+    running : list[RunningJob]
+        Sorted: the order in which jobs are expected to free their processors.
     allocator : Allocator
     size, estimate : sequences indexed by job position
     """
@@ -119,13 +135,13 @@ class SchedulingContext:
         self.request = requests
         self.now = 0.0
         self.queue: list[int] = []
-        self.running: list[tuple[float, int, int, Allocation]] = []
+        self.running: list[RunningJob] = []
         self.allocation: dict[int, Allocation] = {}
         self.started: list[int] = []
         self.arrived: list[int] = []
         self.released = False
         self._serial = 0
-        self._end_key: dict[int, tuple[float, int, int, Allocation]] = {}
+        self._entry: dict[int, RunningJob] = {}
         self.reservations: list[ReservationRecord] | None = [] if record_reservations else None
         self.wakeups: list[float] = []
         self.waiting = WaitingSizes()
@@ -165,31 +181,31 @@ class SchedulingContext:
     def _run(self, job: int, alloc: Allocation) -> None:
         self.waiting.remove(self.size[job])
         self._serial += 1
-        key = (self.now + self.estimate[job], self._serial, job, alloc)
-        insort(self.running, key)
-        self._end_key[job] = key
+        entry = RunningJob(self.now + self.estimate[job], self._serial, job, alloc)
+        insort(self.running, entry)
+        self._entry[job] = entry
         self.allocation[job] = alloc
         self.started.append(job)
 
     def finish(self, job: int) -> Allocation:
         """Called by the simulation when ``job`` ends: release its processors."""
-        key = self._end_key.pop(job)
-        i = bisect_left(self.running, key[:2])
-        del self.running[i]
+        entry = self._entry.pop(job)
+        del self.running[bisect_left(self.running, entry)]
         alloc = self.allocation.pop(job)
         self.allocator.release(alloc)
         self.released = True
         return alloc
 
     # ------------------------------------------------------------ queries
-    def expected_end(self, key: tuple) -> float:
+    def expected_end(self, entry: RunningJob) -> float:
         """A running job's expected end.
 
         A job that has reached its estimate but not ended is expected to end
         at the next instant (the next float after ``now``): any moment, but
         not in time for a decision taken now.
         """
-        return key[0] if key[0] > self.now else math.nextafter(self.now, math.inf)
+        t = entry.expected_end
+        return t if t > self.now else math.nextafter(self.now, math.inf)
 
     def releases_in_order(self) -> Iterator[Allocation]:
         """Allocations of the running jobs, in order of expected end (lazily)."""
@@ -235,11 +251,17 @@ class Scheduler(ABC):
     """
 
     name = "scheduler"
+    #: the full registry spec the scheduler was built from (set by :func:`topoalloc.api.make_scheduler`)
+    spec: str | None = None
 
     def __init__(self, order: str = "fcfs"):
         if order not in QUEUE_ORDERS:
             raise InvalidArgument("order", order, f"one of {', '.join(QUEUE_ORDERS)}")
         self.order = order
+
+    def describe(self) -> str:
+        """The scheduler as a spec (registry-built schedulers record the full spec)."""
+        return self.spec or (self.name + (f":order={self.order}" if self.order != "fcfs" else ""))
 
     def queue_key(self, submit: Sequence[float], estimate: Sequence[float], size: Sequence[int] | None = None) -> Callable[[int], tuple] | None:
         """Sort key for the queue, or ``None`` for arrival order (the simulation then appends)."""

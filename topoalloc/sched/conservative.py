@@ -36,7 +36,7 @@ class Conservative(Scheduler):
         self._res: dict[int, float] = {}
 
     def _plan(self, ctx: SchedulingContext):
-        releases = [(ctx.expected_end(key), key[3]) for key in ctx.running]
+        releases = [(ctx.expected_end(e), e.allocation) for e in ctx.running]
         if ctx.allocator.counting:
             return CountingProfile(ctx.now, ctx.allocator.free_count, [(t, a.size) for t, a in releases])
         rank = {j: i for i, j in enumerate(ctx.queue)}
@@ -82,7 +82,7 @@ class Conservative(Scheduler):
             for j in started:
                 del res[j]
             q[:] = [j for j in q if j not in gone]
-        overrunning = bool(ctx.running) and ctx.running[0][0] <= now
+        overrunning = bool(ctx.running) and ctx.running[0].expected_end <= now
         future = [res[j] for j in q if j in res and res[j] > now]
         if future and not overrunning:
             # Without overruns every reservation falls on a job's end or is moved earlier, so this

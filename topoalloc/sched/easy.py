@@ -19,12 +19,15 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
+
 import numpy as np
 
-from ..alloc.base import Allocator, CountingGuard, ReservationGuard
+from ..alloc.base import Allocator
+from ..alloc.probes import ReservationGuard
 from ..errors import SimulationError
 from ..registry import SCHEDULERS
-from .base import _ALLOC, Scheduler, SchedulingContext
+from .base import _ALLOC, RunningJob, Scheduler, SchedulingContext
 
 __all__ = ["EASY"]
 
@@ -34,13 +37,36 @@ class EASY(Scheduler):
 
     Parameters
     ----------
-    order : {"fcfs", "sjf", "lpt"}
+    order : {"fcfs", "sjf", "lpt", "cplant"}
         Queue order; the head is the first job in it.
     incremental : bool
         When only arrivals happened since the last pass (no job ended), the
         head's reservation is unchanged and only the new jobs can backfill, so
         only they are examined.  Used for counting allocators in FCFS order,
         where it is exact; the differential tests compare it with full passes.
+
+    Notes
+    -----
+    A pass starts queue heads while they fit, reserves the shadow time for
+    the first that does not, then backfills by one of four named paths:
+
+    :meth:`_backfill_arrivals`
+        Counting allocators, FCFS order, nothing ended since the last pass:
+        only the jobs that just arrived are candidates (the reservation and
+        the extra nodes are unchanged).
+    :meth:`_backfill_counting`
+        Counting allocators (:class:`~topoalloc.alloc.probes.CountingProbes`):
+        EASY's "extra nodes" arithmetic, no guard object.
+    :meth:`_backfill_indexed`
+        Allocators with fit keys, FCFS order: the whole queue in order, but a
+        key refused in the current state is skipped through a per-key index.
+    :meth:`_backfill_guarded`
+        Any allocator: the allocator's reservation guard judges each
+        candidate; refusals are remembered per fit key while the state is
+        unchanged.
+
+    All four make the same decisions as the last one does for every
+    candidate in queue order (the differential tests compare them).
     """
 
     name = "easy"
@@ -54,32 +80,78 @@ class EASY(Scheduler):
     def reset(self) -> None:
         self._index: _KeyIndex | None = None
         self._codes: list[int] | None = None  # per job: 2 × its fit-key id, -2 = no key, -1 = not computed
-        self._code_ids: dict = {}
+        self._code_ids: dict[Hashable, int] = {}
         self._head: int | None = None
         self._shadow = 0.0
         self._guard: ReservationGuard | None = None
+        # counting allocators: the head's extra nodes (None until needed), from its base and the releases
+        self._reserved = False
+        self._extra: int | None = None
+        self._extra_base = 0
+        self._extra_releases: list[RunningJob] = []
 
+    # ------------------------------------------------------------------ pass
     def schedule(self, ctx: SchedulingContext) -> None:
+        if self._arrivals_only(ctx):
+            self._backfill_arrivals(ctx)
+            return
+        index = self._update_index(ctx)
         q = ctx.queue
-        if (
-            not ctx.released
-            and self._guard is not None
-            and q
+        self._start_heads(ctx, index)
+        self._reserved = False
+        self._guard = None
+        if not q:
+            return
+        head = q[0]
+        size = ctx.size
+        # free only shrinks during a pass: jobs wider than it now cannot backfill
+        room = ctx.waiting.count_at_most(ctx.allocator.max_request_now(), exclude=size[head])
+        if not room and ctx.reservations is None:
+            return  # nothing can backfill: the reservation is not needed now
+        k = self._reserve(ctx, head)
+        allocator = ctx.allocator
+        if allocator.counting:
+            self._extra_base = allocator.free_count - size[head]
+            self._extra_releases = ctx.running[:k]
+            self._extra = None
+            self._reserved = True
+            if room:
+                self._backfill_counting(ctx, q[1:])
+            return
+        self._guard = allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
+        if not room:
+            return
+        if index is not None:
+            self._backfill_indexed(ctx, index, head)
+        else:
+            self._backfill_guarded(ctx, q[1:], room)
+
+    def _arrivals_only(self, ctx: SchedulingContext) -> bool:
+        """Whether this pass may look at the new arrivals only (see :meth:`_backfill_arrivals`)."""
+        q = ctx.queue
+        return (
+            self._incremental_ok
+            and self._reserved
+            and not ctx.released
+            and bool(q)
             and ctx.now < self._shadow
             and q[0] == self._head
-            and self._incremental_ok
             and ctx.allocator.counting
-        ):
-            self._backfill(ctx, ctx.arrived)
-            return
+        )
 
+    def _update_index(self, ctx: SchedulingContext) -> "_KeyIndex | None":
+        """The per-key queue index (built on the first pass that may use it), with this instant's arrivals added."""
         index = self._index
         if index is None and self._index_ok(ctx):
             index = self._index = _KeyIndex(ctx, len(ctx.size))
         if index is not None:
             for j in ctx.arrived:
                 index.add(j)
+        return index
 
+    def _start_heads(self, ctx: SchedulingContext, index: "_KeyIndex | None") -> None:
+        """Start queue heads, strictly in order, while they fit."""
+        q = ctx.queue
         n = 0
         while n < len(q) and ctx.try_start(q[n]):
             if index is not None:
@@ -87,32 +159,16 @@ class EASY(Scheduler):
             n += 1
         if n:
             del q[:n]
-        if not q:
-            self._guard = None
-            return
-        head = q[0]
-        free = ctx.allocator.max_request_now()
-        size = ctx.size
-        # free only shrinks during a pass: jobs wider than it now cannot backfill
-        # (_backfill skips them; here only whether any job could is needed)
-        room = ctx.waiting.count_at_most(free, exclude=size[head])  # queued jobs but the head that are not too wide
-        cands = q[1:] if room else []
-        if not cands and ctx.reservations is None:
-            self._guard = None  # nothing can backfill: the reservation is not needed now
-            return
+
+    def _reserve(self, ctx: SchedulingContext, head: int) -> int:
+        """Reserve the head's shadow time; return how many running jobs end by then."""
         res = ctx.reservation(head)
         if res is None:  # cannot happen for a request that fits the empty machine
             raise SimulationError(f"queue head (job position {head}) cannot fit even after every running job ends")
         shadow, k = res
-        if ctx.reservations is not None:
-            ctx.record(head, shadow)
+        ctx.record(head, shadow)
         self._head, self._shadow = head, shadow
-        self._guard = ctx.allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
-        if cands:
-            if index is not None:
-                self._backfill_indexed(ctx, index, head)
-            else:
-                self._backfill(ctx, cands, room)
+        return k
 
     def _index_ok(self, ctx: SchedulingContext) -> bool:
         """The per-key queue index serves FCFS order (queue order = arrival order) on
@@ -120,8 +176,56 @@ class EASY(Scheduler):
         a = ctx.allocator
         return self.order == "fcfs" and not a.counting and type(a).fit_key is not Allocator.fit_key and len(ctx.queue) == len(ctx.arrived)
 
+    # -------------------------------------------------------------- backfill
+    def _backfill_arrivals(self, ctx: SchedulingContext) -> None:
+        """Counting allocators, FCFS order, no job ended since the last pass: only new arrivals can backfill.
+
+        The head, its shadow time and the extra nodes are those of the last
+        pass, and every older queued job was refused then in a state with at
+        least as many free processors, so it would be refused again.
+        """
+        self._backfill_counting(ctx, ctx.arrived)
+
+    def _extra_nodes(self) -> int:
+        """Processors free at the shadow time beyond the head's need (computed on first use)."""
+        if self._extra is None:
+            self._extra = self._extra_base + sum(e.allocation.size for e in self._extra_releases)
+        return self._extra
+
+    def _backfill_counting(self, ctx: SchedulingContext, candidates: Iterable[int]) -> None:
+        """Counting allocators: a candidate starts if it fits now and ends by the shadow time or fits the extra nodes."""
+        allocator = ctx.allocator
+        free = allocator.free_count
+        if not free:
+            return
+        size = ctx.size
+        est = ctx.estimate
+        latest_end = self._shadow - ctx.now  # a job ends by the shadow iff its estimate <= this
+        extra = self._extra
+        started = []
+        for j in candidates:
+            s = size[j]
+            if s > free:
+                continue
+            if est[j] > latest_end:
+                if extra is None:
+                    extra = self._extra_nodes()
+                if s > extra:
+                    continue
+                alloc = allocator.allocate(ctx.request(j))
+                extra -= alloc.size
+            else:
+                alloc = allocator.allocate(ctx.request(j))
+            ctx.start_with(j, alloc)
+            started.append(j)
+            free = allocator.free_count
+            if not free:
+                break
+        self._extra = extra
+        self._remove_started(ctx, started)
+
     def _backfill_indexed(self, ctx: SchedulingContext, index: "_KeyIndex", head: int) -> None:
-        """:meth:`_backfill` over the whole queue, visiting only jobs whose kind is not refused.
+        """:meth:`_backfill_guarded` over the whole queue, visiting only jobs whose kind is not refused.
 
         The same decisions in the same order as the plain scan (the tests compare
         them): the queue is walked in order, but a key refused in the current
@@ -186,105 +290,78 @@ class EASY(Scheduler):
                 cur[c] = i2
             else:
                 del cur[c]
-        if started:
-            q = ctx.queue
-            for j in started:
-                q.remove(j)
+        self._remove_started(ctx, started)
 
-    def _backfill(self, ctx: SchedulingContext, candidates, room: int | None = None) -> None:
-        """Start every candidate (in order) that fits now and keeps the head's reservation.
+    def _backfill_guarded(self, ctx: SchedulingContext, candidates: Iterable[int], room: int) -> None:
+        """Start every candidate (in order) that fits now and that the reservation guard admits.
 
-        ``room``, if given, is how many candidates are no wider than the free
-        processors at the start: once that many have been seen, the rest are
-        too wide and the scan stops.
+        ``room`` is how many candidates are no wider than the free processors
+        at the start: once that many have been seen, the rest are too wide
+        and the scan stops.  Requests the allocator calls interchangeable
+        (``fit_key``) get the same answers while the state is unchanged, so a
+        refusal is remembered until a job starts; a job's key and whether it
+        ends by the shadow make one int code (cached per job).
         """
         allocator = ctx.allocator
-        free = allocator.max_request_now()
-        limit = free
-        if room is None:
-            room = -1  # never reaches 0
+        guard = self._guard
+        free = limit = allocator.max_request_now()
         size = ctx.size
         est = ctx.estimate
-        latest_end = self._shadow - ctx.now  # a job ends by the shadow iff its estimate <= this
-        guard = self._guard
+        latest_end = self._shadow - ctx.now
+        codes = self._codes
+        if codes is None or len(codes) != len(size):
+            codes = self._codes = [-1] * len(size)
+            self._code_ids = {}
+        refused: set[int] = set()
         started = []
-        if isinstance(guard, CountingGuard):
-            # the flat machine: EASY's extra-nodes arithmetic, inline (hot path)
-            extra = None
-            for j in candidates:
-                s = size[j]
-                if s > free:
+        for j in candidates:
+            if not room:
+                break
+            s = size[j]
+            if s > limit:
+                continue
+            room -= 1
+            if s > free:  # necessary for every allocator
+                continue
+            ends_by = est[j] <= latest_end
+            code = codes[j]
+            if code == -1:
+                code = codes[j] = self._code(allocator, ctx.request(j))
+            if code >= 0:
+                if ends_by:
+                    code += 1
+                if code in refused:
                     continue
-                if est[j] > latest_end:
-                    if extra is None:
-                        extra = guard.extra
-                    if s > extra:
-                        continue
-                    alloc = allocator.allocate(ctx.request(j))
-                    extra -= alloc.size
-                else:
-                    alloc = allocator.allocate(ctx.request(j))
-                ctx.start_with(j, alloc)
-                started.append(j)
-                free = allocator.free_count
-                if not free:
-                    break
-            if extra is not None:
-                guard.extra = extra
-        else:
-            # Requests the allocator calls interchangeable (``fit_key``) get the same
-            # answers while the state is unchanged: remember refusals until a job starts.
-            # A job's key and whether it ends by the shadow make one int code (cached per job).
-            codes = self._codes
-            if codes is None or len(codes) != len(size):
-                codes = self._codes = [-1] * len(size)
-                self._code_ids = {}
-            refused: set[int] = set()
-            for j in candidates:
-                if not room:
-                    break
-                s = size[j]
-                if s > limit:
-                    continue
-                room -= 1
-                if s > free:  # necessary for every allocator
-                    continue
-                ends_by = est[j] <= latest_end
-                code = codes[j]
-                if code == -1:
-                    code = codes[j] = self._code(allocator, ctx.request(j))
+            req = ctx.request(j)
+            if not guard.may_admit(req, ends_by):
                 if code >= 0:
-                    if ends_by:
-                        code += 1
-                    if code in refused:
-                        continue
-                req = ctx.request(j)
-                if not guard.may_admit(req, ends_by):
-                    if code >= 0:
-                        refused.add(code)
-                    continue
-                alloc = allocator.allocate(req)
-                if alloc is None:
-                    if code >= 0:
-                        refused.add(code)
-                    continue
-                if not guard.admit(alloc, ends_by):
-                    # allocate + release may leave the state different in detail: forget nothing new
-                    allocator.release(alloc)
-                    continue
-                ctx.start_with(j, alloc)
-                started.append(j)
-                refused.clear()
-                free = allocator.max_request_now()
-                if not free:
-                    break
+                    refused.add(code)
+                continue
+            alloc = allocator.allocate(req)
+            if alloc is None:
+                if code >= 0:
+                    refused.add(code)
+                continue
+            if not guard.admit(alloc, ends_by):
+                # allocate + release may leave the state different in detail: forget nothing new
+                allocator.release(alloc)
+                continue
+            ctx.start_with(j, alloc)
+            started.append(j)
+            refused.clear()
+            free = allocator.max_request_now()
+            if not free:
+                break
+        self._remove_started(ctx, started)
+
+    @staticmethod
+    def _remove_started(ctx: SchedulingContext, started: list[int]) -> None:
         if started:
             q = ctx.queue
             for j in started:
                 q.remove(j)
 
-
-    def _code(self, allocator, request) -> int:
+    def _code(self, allocator: Allocator, request) -> int:
         key = allocator.fit_key(request)
         if key is None:
             return -2

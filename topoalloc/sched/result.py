@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..topology.base import Topology
 from ..workload.core import Workload
 
 __all__ = ["SimulationResult", "JOB_COLUMNS"]
@@ -46,8 +47,7 @@ class SimulationResult:
     start: np.ndarray
     end: np.ndarray
     allocated_size: np.ndarray
-    n_nodes: int
-    machine: str
+    topology: Topology
     allocator: str
     scheduler: str
     allocations: tuple[np.ndarray, np.ndarray] | None = None
@@ -62,6 +62,15 @@ class SimulationResult:
 
     def __len__(self) -> int:
         return len(self.workload)
+
+    @property
+    def machine(self) -> str:
+        """The machine's spec (``topology.spec()``)."""
+        return self.topology.spec()
+
+    @property
+    def n_nodes(self) -> int:
+        return self.topology.n_nodes
 
     @property
     def submit(self) -> np.ndarray:

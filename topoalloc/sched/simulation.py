@@ -110,11 +110,51 @@ class Simulation:
         return Request(int(w.size[i]), shape, int(w.job_id[i]))
 
     def run(self) -> SimulationResult:
-        """Simulate to the end and return the result."""
+        """Simulate to the end and return the result.
+
+        The clock jumps from instant to instant (the next completion,
+        wake-up or arrival).  At each instant, in this order:
+        :meth:`_complete` (every job ending then releases its processors),
+        :meth:`_arrive` (every job submitted by then joins the queue, in trace
+        order), :meth:`_pass` (the scheduler runs once and the jobs it started
+        are timed) and :meth:`_schedule_wakeups` (instants the scheduler asked
+        to be woken at).
+        """
+        self._setup()
+        ctx = self._ctx
+        submit = self._submit
+        heap = self._heap
+        n = self._n
+        inf = math.inf
+        complete, arrive, run_pass, wake = self._complete, self._arrive, self._pass, self._schedule_wakeups
+        progress = self.progress
+        while True:
+            t_end = heap[0][0] if heap else inf
+            i = self._next
+            t_arr = submit[i] if i < n else inf
+            now = t_end if t_end <= t_arr else t_arr
+            if now == inf:
+                break
+            ctx.now = now
+            ctx.released = False
+            if t_end <= now:
+                complete(now)
+            ctx.arrived = arrive(now) if t_arr <= now else []
+            run_pass(now)
+            if ctx.wakeups:
+                wake()
+            if progress is not None and self._done >= self._next_tick:
+                progress(self._done, n)
+                self._next_tick = self._done + self._tick
+        return self._result()
+
+    # ------------------------------------------------------------- the steps
+    def _setup(self) -> None:
+        """Per-run state: the context the scheduler sees, the event heap and the per-job outputs."""
         w = self.workload
-        n = len(w)
-        submit = w.submit.tolist()
-        run = w.run.tolist()
+        n = self._n = len(w)
+        self._submit = w.submit.tolist()
+        self._run = w.run.tolist()
         est = self.estimates.tolist()
         requests: list[Request | None] = [None] * n
         sizes = w.size.tolist()
@@ -129,89 +169,107 @@ class Simulation:
 
         sched = self.scheduler
         sched.reset()
-        ctx = SchedulingContext(self.allocator, estimate=est, size=sizes, requests=request, record_reservations=self.record_reservations)
-        qkey = sched.queue_key(submit, est, sizes)
-        q = ctx.queue
-        start = [math.nan] * n
-        end = [math.nan] * n
-        alloc_size = [0] * n
-        nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
-        heap: list[tuple[float, int, int]] = []  # (end time, sequence, job) or (time, sequence, -1) for a wake-up
-        pending_wakeups: set[float] = set()
-        seq = 0
-        i = 0
-        done = 0
-        inf = math.inf
-        progress = self.progress
-        tick = max(1, n // 200)
-        next_tick = tick
-        heappop, heappush = heapq.heappop, heapq.heappush
-        finish, schedule, enqueue = ctx.finish, sched.schedule, ctx.enqueue
-        allocation = ctx.allocation
+        self._ctx = SchedulingContext(self.allocator, estimate=est, size=sizes, requests=request, record_reservations=self.record_reservations)
+        self._qkey = sched.queue_key(self._submit, est, sizes)
+        self._start = [math.nan] * n
+        self._end = [math.nan] * n
+        self._alloc_size = [0] * n
+        self._nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
+        #: (time, sequence, job) for a completion, (time, sequence, -1) for a wake-up
+        self._heap: list[tuple[float, int, int]] = []
+        self._pending_wakeups: set[float] = set()
+        self._seq = 0
+        self._next = 0  # the next job to arrive
+        self._done = 0
+        self._tick = max(1, n // 200)
+        self._next_tick = self._tick
+        self._actual = self._run if self.runtime_model is None else list(self._run)
+
+    def _complete(self, now: float) -> None:
+        """Release the processors of every job that ends at ``now`` (and drop wake-ups due now)."""
+        heap = self._heap
+        finish = self._ctx.finish
         record = self.record_allocations
+        heappop = heapq.heappop
+        while heap and heap[0][0] <= now:
+            j = heappop(heap)[2]
+            if j < 0:  # a wake-up the scheduler asked for
+                self._pending_wakeups.discard(now)
+                continue
+            alloc = finish(j)
+            if record:
+                self._nodes_of[j] = alloc.nodes
+            self._done += 1
+
+    def _arrive(self, now: float) -> list[int]:
+        """Enqueue every job submitted by ``now``, in trace order; return them."""
+        submit = self._submit
+        n = self._n
+        i = self._next
+        enqueue, qkey = self._ctx.enqueue, self._qkey
+        arrived = []
+        while i < n and submit[i] <= now:
+            enqueue(i, qkey)
+            arrived.append(i)
+            i += 1
+        self._next = i
+        return arrived
+
+    def _pass(self, now: float) -> None:
+        """Run the scheduler once and time the jobs it started (their completions join the heap)."""
+        ctx = self._ctx
+        started = ctx.started = []
+        self.scheduler.schedule(ctx)
+        if not started:
+            return
+        allocation = ctx.allocation
+        run, start, end, alloc_size = self._run, self._start, self._end, self._alloc_size
         model = self.runtime_model
-        actual = run if model is None else list(run)
-        while True:
-            t_end = heap[0][0] if heap else inf
-            t_arr = submit[i] if i < n else inf
-            now = t_end if t_end <= t_arr else t_arr
-            if now == inf:
-                break
-            ctx.now = now
-            ctx.released = False
-            while heap and heap[0][0] <= now:
-                j = heappop(heap)[2]
-                if j < 0:  # a wake-up the scheduler asked for
-                    pending_wakeups.discard(now)
-                    continue
-                alloc = finish(j)
-                if record:
-                    nodes_of[j] = alloc.nodes
-                done += 1
-            arrived = []
-            while i < n and submit[i] <= now:
-                enqueue(i, qkey)
-                arrived.append(i)
-                i += 1
-            ctx.arrived = arrived
-            started = ctx.started = []
-            schedule(ctx)
-            for j in started:
-                start[j] = now
+        heap = self._heap
+        seq = self._seq
+        for j in started:
+            start[j] = now
+            if model is None:
                 e = end[j] = now + run[j]
-                alloc_size[j] = allocation[j].size
-                if model is not None:
-                    e = end[j] = now + model(j, run[j], allocation[j])
-                    actual[j] = e - now
-                seq += 1
-                heappush(heap, (e, seq, j))
-            if ctx.wakeups:
-                for t in sorted(set(ctx.wakeups)):
-                    if t not in pending_wakeups:
-                        pending_wakeups.add(t)
-                        seq += 1
-                        heappush(heap, (t, seq, -1))
-                ctx.wakeups.clear()
-            if progress is not None and done >= next_tick:
-                progress(done, n)
-                next_tick = done + tick
+            else:
+                e = end[j] = now + model(j, run[j], allocation[j])
+                self._actual[j] = e - now
+            alloc_size[j] = allocation[j].size
+            seq += 1
+            heapq.heappush(heap, (e, seq, j))
+        self._seq = seq
+
+    def _schedule_wakeups(self) -> None:
+        """Put the wake-ups the scheduler asked for on the heap (once per instant)."""
+        ctx = self._ctx
+        for t in sorted(set(ctx.wakeups)):
+            if t not in self._pending_wakeups:
+                self._pending_wakeups.add(t)
+                self._seq += 1
+                heapq.heappush(self._heap, (t, self._seq, -1))
+        ctx.wakeups.clear()
+
+    def _result(self) -> SimulationResult:
+        """Check every job ran and package the outputs."""
+        w = self.workload
+        q = self._ctx.queue
         if q:
             raise SimulationError(f"{len(q)} jobs never started (first: {w.describe_job(q[0])})")
-        if progress is not None:
-            progress(n, n)
+        if self.progress is not None:
+            self.progress(self._n, self._n)
+        sched = self.scheduler
         return SimulationResult(
             workload=w,
             estimate=self.estimates,
-            start=np.array(start),
-            end=np.array(end),
-            allocated_size=np.array(alloc_size, dtype=np.int64),
-            n_nodes=self.allocator.n_nodes,
-            machine=self.allocator.topology.spec(),
-            allocator=self.allocator.name,
-            scheduler=f"{sched.name}" + (f":order={sched.order}" if sched.order != "fcfs" else ""),
-            allocations=_csr(nodes_of) if self.record_allocations else None,
-            reservations=ctx.reservations,
-            actual_run=None if model is None else np.array(actual, dtype=np.float64),
+            start=np.array(self._start),
+            end=np.array(self._end),
+            allocated_size=np.array(self._alloc_size, dtype=np.int64),
+            topology=self.allocator.topology,
+            allocator=self.allocator.describe(),
+            scheduler=sched.describe(),
+            allocations=_csr(self._nodes_of) if self.record_allocations else None,
+            reservations=self._ctx.reservations,
+            actual_run=None if self.runtime_model is None else np.array(self._actual, dtype=np.float64),
         )
 
 

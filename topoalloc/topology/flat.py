@@ -25,6 +25,7 @@ class FlatTopology(Topology):
 
     __slots__ = ("_n",)
     kind = "flat"
+    has_locality = False
 
     def __init__(self, n: int):
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -36,7 +37,7 @@ class FlatTopology(Topology):
         return self._n
 
     def key(self) -> tuple:
-        return (self._n,)
+        return ("flat", self._n)
 
     def spec(self) -> str:
         return f"flat:{self._n}"
@@ -57,10 +58,6 @@ class FlatTopology(Topology):
 
 
 @TOPOLOGIES.register("flat")
-def _flat_from_spec(arg: str) -> FlatTopology:
+def _flat_from_spec(n: int) -> FlatTopology:
     """flat:N — N fully connected processors."""
-    try:
-        n = int(arg)
-    except (TypeError, ValueError):
-        raise InvalidArgument("machine", f"flat:{arg}", "flat:N with N a positive integer, e.g. flat:128") from None
     return FlatTopology(n)

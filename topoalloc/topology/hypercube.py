@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..registry import TOPOLOGIES
-from .base import Topology
+from .base import Subcubes
 
 __all__ = ["Hypercube", "Subcube", "Channel", "ecube_route", "ecube_channels", "channels_within", "shared_channels"]
 
@@ -161,7 +161,7 @@ def _spread(free: int) -> np.ndarray:
     return _spread_cached(free)
 
 
-class Hypercube(Topology):
+class Hypercube(Subcubes):
     """The n-dimensional binary hypercube Qn with E-cube routing.
 
     Parameters
@@ -193,7 +193,7 @@ class Hypercube(Topology):
         return 1 << self.n
 
     def key(self) -> tuple:
-        return (self.n,)
+        return ("hypercube", self.n)
 
     def spec(self) -> str:
         return f"hypercube:{self.n}"
@@ -329,12 +329,6 @@ def shared_channels(a: Iterable[int], b: Iterable[int], n: int) -> list[Channel]
 
 
 @TOPOLOGIES.register("hypercube")
-def _hypercube_from_spec(arg: str) -> Hypercube:
+def _hypercube_from_spec(n: int) -> Hypercube:
     """hypercube:n — the n-cube Qn (2**n nodes, E-cube routing)."""
-    try:
-        n = int(arg)
-    except (TypeError, ValueError):
-        raise InvalidArgument("machine", f"hypercube:{arg}", "hypercube:n with n the dimension, e.g. hypercube:10") from None
-    if not 0 <= n <= MAX_DIM:
-        raise InvalidArgument("machine", f"hypercube:{arg}", f"hypercube:n with 0 <= n <= {MAX_DIM}")
     return Hypercube(n)

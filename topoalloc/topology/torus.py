@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..registry import TOPOLOGIES
-from .base import Topology
+from .base import Grid
 
 __all__ = ["Torus", "Mesh", "Semitorus", "parse_dims", "is_pow2"]
 
@@ -44,7 +44,7 @@ def parse_dims(text: str, *, argument: str = "shape") -> tuple[int, ...]:
     return dims
 
 
-class Torus(Topology):
+class Torus(Grid):
     """A torus (or, with ``wrap`` False in some dimensions, a mesh) of any number of dimensions.
 
     Parameters
@@ -84,7 +84,7 @@ class Torus(Topology):
         return self._n
 
     def key(self) -> tuple:
-        return (self.dims, self.wrap)
+        return ("grid", self.dims, self.wrap)
 
     def spec(self) -> str:
         sides = "x".join(map(str, self.dims))
@@ -92,7 +92,7 @@ class Torus(Topology):
             return f"torus:{sides}"
         if not any(self.wrap):
             return f"mesh:{sides}"
-        return f"torus:{sides}:wrap=" + "".join("1" if w else "0" for w in self.wrap)
+        return f"torus:{sides},wrap=" + "".join("1" if w else "0" for w in self.wrap)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.dims!r}" + ("" if all(self.wrap) or type(self) is Mesh else f", wrap={self.wrap!r}") + ")"
@@ -272,29 +272,18 @@ class Semitorus:
         return {"offset": list(self.offset), "sides": list(self.sides), "wrapped": list(self.wrapped)}
 
 
-def _machine_from_spec(kind: str, arg: str) -> Torus:
-    text, _, opt = arg.partition(":")
-    dims = parse_dims(text, argument="machine")
-    if kind == "mesh":
-        if opt:
-            raise InvalidArgument("machine", f"mesh:{arg}", "mesh:AxBx... with no options")
-        return Mesh(dims)
-    wrap = None
-    if opt:
-        key, _, flags = opt.partition("=")
-        if key != "wrap" or len(flags) != len(dims) or set(flags) - {"0", "1"}:
-            raise InvalidArgument("machine", f"torus:{arg}", f"torus:AxB...[:wrap=FLAGS] with {len(dims)} flags of 0/1")
-        wrap = tuple(f == "1" for f in flags)
-    return Torus(dims, wrap)
-
-
 @TOPOLOGIES.register("torus")
-def _torus_from_spec(arg: str) -> Torus:
-    """torus:AxBx... — a torus, first side fastest (torus:2x2x2x6x8)."""
-    return _machine_from_spec("torus", arg)
+def _torus_from_spec(sides: str, wrap: str | None = None) -> Torus:
+    """torus:AxBx...[,wrap=FLAGS] — a torus, first side fastest (torus:2x2x2x6x8); wrap=101 keeps the links of dimensions 0 and 2 only."""
+    dims = parse_dims(sides, argument="machine")
+    if wrap is None:
+        return Torus(dims)
+    if len(wrap) != len(dims) or set(wrap) - {"0", "1"}:
+        raise InvalidArgument("machine", f"torus:{sides},wrap={wrap}", f"wrap=FLAGS with {len(dims)} flags of 0/1, one per side")
+    return Torus(dims, tuple(f == "1" for f in wrap))
 
 
 @TOPOLOGIES.register("mesh")
-def _mesh_from_spec(arg: str) -> Torus:
+def _mesh_from_spec(sides: str) -> Torus:
     """mesh:AxBx... — a mesh, first side fastest (mesh:16x8 has 16 columns)."""
-    return _machine_from_spec("mesh", arg)
+    return Mesh(parse_dims(sides, argument="machine"))

@@ -25,6 +25,7 @@ leftover cubes the mesh's partition produced.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any, Self
 from itertools import combinations
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
-from ..base import Allocation, Allocator, Request
+from ..base import Allocation, Allocator, Grant, Request
 from .embedding import ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
 __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
@@ -41,12 +42,6 @@ Cube = tuple[int, int]
 
 #: complete subcube recognition enumerates every k-subcube; above this dimension only the lists are used
 MAX_COMPLETE_DIM = 12
-
-
-def _hypercube(topology) -> Hypercube:
-    if not isinstance(topology, Hypercube):
-        raise InvalidArgument("topology", topology, "a hypercube (hypercube:n)")
-    return topology
 
 
 def _request_dim(request: Request) -> int:
@@ -73,23 +68,29 @@ def cube_of(nodes: np.ndarray) -> Cube | None:
 
 class _SubcubeBase(Allocator):
     claims = frozenset({"subcube", "contention_free"})
-    canonical_output = True
 
-    def __init__(self, topology):
-        super().__init__(_hypercube(topology))
+    def __init__(self, topology: Hypercube):
+        super().__init__(topology)
         self.dim = topology.n
+
+    @classmethod
+    def accepts(cls, topology: Any) -> bool:
+        """Hypercubes (hypercube:n)."""
+        return isinstance(topology, Hypercube)
+
+    def _copy_state(self, clone: Self) -> None:
+        pass  # the busy mask is the whole state
 
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
 
-    def _take(self, table: np.ndarray) -> np.ndarray | None:
+    def _take(self, table: np.ndarray) -> Grant | None:
         blocked = self._busy[table].any(axis=1)
         hit = np.flatnonzero(~blocked)
         if hit.size == 0:
             return None
         nodes = np.sort(table[hit[0]])
-        self._info = {"cube": cube_of(nodes)}
-        return nodes
+        return Grant(nodes, {"cube": cube_of(nodes)})
 
 
 class BuddyAllocator(_SubcubeBase):
@@ -107,7 +108,7 @@ class BuddyAllocator(_SubcubeBase):
 
     name = "buddy"
 
-    def _allocate(self, request: Request) -> np.ndarray | None:
+    def _allocate(self, request: Request) -> Grant | None:
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
@@ -130,7 +131,7 @@ class GrayCodeAllocator(_SubcubeBase):
 
     name = "gray_code"
 
-    def _allocate(self, request: Request) -> np.ndarray | None:
+    def _allocate(self, request: Request) -> Grant | None:
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
@@ -207,11 +208,10 @@ class FreeListAllocator(Allocator):
 
     name = "free_list"
     claims = frozenset({"subcube", "contention_free"})
-    canonical_output = True
     auxiliary = False
 
-    def __init__(self, topology, *, recognition: str = "complete", shape_rule: str = "square"):
-        super().__init__(_hypercube(topology))
+    def __init__(self, topology: Hypercube, *, recognition: str = "complete", shape_rule: str = "square"):
+        super().__init__(topology)
         if recognition not in ("complete", "lists"):
             raise InvalidArgument("recognition", recognition, "'complete' or 'lists'")
         square_shape(1, shape_rule)  # validates the rule
@@ -219,6 +219,17 @@ class FreeListAllocator(Allocator):
         self.shape_rule = shape_rule
         self.dim = topology.n
         self._reset_lists()
+
+    @classmethod
+    def accepts(cls, topology: Any) -> bool:
+        """Hypercubes (hypercube:n)."""
+        return isinstance(topology, Hypercube)
+
+    def _copy_state(self, clone: Self) -> None:
+        clone._fl = [dict(d) for d in self._fl]
+        clone._aux = [dict(d) for d in self._aux]
+        clone._live = dict(self._live)
+        clone._owned = set(self._owned)
 
     def _reset_lists(self) -> None:
         n = self.dim
@@ -329,17 +340,16 @@ class FreeListAllocator(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
 
-    def _allocate(self, request: Request) -> np.ndarray | None:
+    def _allocate(self, request: Request) -> Grant | None:
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
         cube = self._find_cube(k)
         if cube is None:
             return None
-        self._info = {"cube": cube}
-        return cube[1] | _spread(cube[0])
+        return Grant(cube[1] | _spread(cube[0]), {"cube": cube})
 
-    def _release(self, allocation: Allocation) -> None:
+    def _release(self, allocation: Allocation, token: Any) -> None:
         if not self._held:
             self._reset_lists()
             return
@@ -399,7 +409,7 @@ class AFLAllocator(FreeListAllocator):
         t, m = mesh_dims(x, y)
         return t + m <= self.dim
 
-    def _allocate(self, request: Request) -> np.ndarray | None:
+    def _allocate(self, request: Request) -> Grant | None:
         x, y = self._shape(request)
         t, m = mesh_dims(x, y)
         k = t + m
@@ -409,19 +419,19 @@ class AFLAllocator(FreeListAllocator):
         if cube is None:
             return None
         if x * y == 1 << k:
-            self._info = {"cube": cube, "mesh": (x, y), "leftover": ()}
-            return _mesh_local(x, y) | cube[1] if _low(cube[0]) else deposit(_mesh_local(x, y), cube)
+            nodes = _mesh_local(x, y) | cube[1] if _low(cube[0]) else deposit(_mesh_local(x, y), cube)
+            return Grant(nodes, {"cube": cube, "mesh": (x, y), "leftover": ()})
         lefts = tuple(deposit_cube(c, cube) for c in partition_leftover(x, y))
         aux = self._aux
         for c in lefts:
             aux[c[0].bit_count()][c] = None
         self._live[cube] = lefts
         self._owned.update(lefts)
-        self._info = {"cube": cube, "mesh": (x, y), "leftover": lefts}
         local = _mesh_local(x, y)
-        return local | cube[1] if _low(cube[0]) else deposit(local, cube)
+        nodes = local | cube[1] if _low(cube[0]) else deposit(local, cube)
+        return Grant(nodes, {"cube": cube, "mesh": (x, y), "leftover": lefts})
 
-    def _release(self, allocation: Allocation) -> None:
+    def _release(self, allocation: Allocation, token: Any) -> None:
         info = allocation.info
         cube = info["cube"]
         lefts = info["leftover"]

@@ -49,7 +49,7 @@ conformance suite).
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from collections.abc import Iterable
+from typing import Any, Self
 
 import numpy as np
 
@@ -57,7 +57,9 @@ from ...curves import Ordering, make_ordering
 from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.base import Topology
-from ..base import Allocation, Allocator, CountingGuard, Request, ReservationGuard, counting_earliest_fit
+from ...topology.base import Grid, Subcubes
+from ..base import Allocation, Allocator, Grant, Request
+from ..probes import CountingProbes
 
 __all__ = ["LinearAllocator", "STRATEGIES", "min_span_window"]
 
@@ -82,7 +84,7 @@ def min_span_window(free_ranks: np.ndarray, p: int, n: int, ring: bool) -> int:
     return int(np.argmin(spans))  # first minimum: smallest starting rank
 
 
-class LinearAllocator(Allocator):
+class LinearAllocator(CountingProbes, Allocator):
     """A one-dimensional allocator over a curve ordering (see the module notes).
 
     Parameters
@@ -112,8 +114,6 @@ class LinearAllocator(Allocator):
     """
 
     claims = frozenset({"exact_size", "rank_contiguous_when_fit"})
-    canonical_output = True
-    counting = True
 
     def __init__(self, topology: Topology, *, strategy: str = "first_fit", curve: "str | Ordering | None" = None, span: str = "linear"):
         super().__init__(topology)
@@ -124,6 +124,7 @@ class LinearAllocator(Allocator):
         if curve is None:
             curve = _default_curve(topology)
         self.ordering = make_ordering(curve, topology)
+        self.curve = self.ordering.name
         self.strategy = strategy
         self.span = span
         self.ring = span == "ring"
@@ -245,10 +246,11 @@ class LinearAllocator(Allocator):
                 best_delta, best_start = delta, s
         return best_start
 
-    def _allocate(self, request: Request) -> np.ndarray:
+    def _allocate(self, request: Request) -> Grant:
         p = request.size
         n = self.n_nodes
         free_r = self._free_r
+        info: dict[str, Any] = {}
         if not self._intervals:
             ranks = free_r.nonzero()[0][:p]
         else:
@@ -259,7 +261,7 @@ class LinearAllocator(Allocator):
                     ranks = np.arange(s, s + p)
                 else:
                     ranks = np.arange(s, s + p) % n
-                self._info = {"contiguous": True}
+                info["contiguous"] = True
             else:
                 free = free_r.nonzero()[0]
                 i = min_span_window(free, p, n, self.ring)
@@ -274,17 +276,11 @@ class LinearAllocator(Allocator):
                 heads = seq[bounds[:-1]].tolist()
                 for a, b0, b1 in zip(heads, bounds, bounds[1:]):
                     self._carve(a % n, b1 - b0)
-                self._info = {"contiguous": len(heads) == 1}
+                info["contiguous"] = len(heads) == 1
         free_r[ranks] = False
-        if self._identity:  # row-major: ranks are node ids
-            if not self._intervals:
-                return ranks  # a slice of a fresh nonzero() result: sorted, owned by nobody else
-            return np.sort(ranks)
-        nodes = self._node_at_rank[ranks]
-        nodes.sort()
-        return nodes
+        return Grant(ranks if self._identity else self._node_at_rank[ranks], info)  # row-major: ranks are node ids
 
-    def _release(self, allocation: Allocation) -> None:
+    def _release(self, allocation: Allocation, token: Any) -> None:
         ranks = self._rank_of[allocation.nodes]
         self._free_r[ranks] = True
         if not self._intervals:
@@ -300,17 +296,12 @@ class LinearAllocator(Allocator):
             self._give_back(a, b1 - b0)
 
     # ------------------------------------------------------------- probes
-    def _fits_empty(self, request: Request) -> bool:
-        return request.size <= self.n_nodes
-
-    def can_allocate(self, request: Request) -> bool:
-        return request.size <= self._free_count
-
-    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
-        return counting_earliest_fit(self._free_count, request, releases)
-
-    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
-        return CountingGuard(self, head, releases)
+    def _copy_state(self, clone: Self) -> None:
+        clone._free_r = self._free_r.copy()
+        clone._len_at = dict(self._len_at)
+        clone._start_at_end = dict(self._start_at_end)
+        clone._starts_by_len = {k: list(v) for k, v in self._starts_by_len.items()}
+        clone._lens = list(self._lens)
 
     # ------------------------------------------------------------ inspection
     def free_intervals(self) -> list[tuple[int, int]]:
@@ -325,9 +316,9 @@ class LinearAllocator(Allocator):
 
 def _default_curve(topology: Topology) -> str:
     """Hilbert on grids (the paper's choice, §2.2), Gray on hypercubes, node-id order elsewhere."""
-    if hasattr(topology, "dims") and hasattr(topology, "coords"):
+    if isinstance(topology, Grid):
         return "hilbert"
-    if getattr(topology, "kind", "") == "hypercube":
+    if isinstance(topology, Subcubes):
         return "gray"
     return "row_major"
 

@@ -9,8 +9,8 @@ replaces them by their parent (buddy-style merging, recursively).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
+from typing import Any, Self
 
 import numpy as np
 
@@ -18,7 +18,8 @@ from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.base import Topology
 from ...topology.torus import Semitorus, Torus
-from ..base import Allocation, Allocator, Request, ReservationGuard
+from ..base import Allocation, Allocator, Grant, Request
+from ..probes import ReservationGuard
 from .conversion import CONVERSIONS, Conversion, convert
 from .schemes import NEP_ORDERS, initial_available_set, partition
 
@@ -83,7 +84,6 @@ class PartitionAllocator(Allocator):
     """
 
     claims = frozenset({"subtorus", "power_of_two"})
-    canonical_output = True
 
     def __init__(
         self,
@@ -95,8 +95,6 @@ class PartitionAllocator(Allocator):
         nep_order: str = "exhaust-largest",
         prefer_dims: int = 3,
     ):
-        if not isinstance(topology, Torus):
-            raise InvalidArgument("topology", topology, "a torus or mesh (e.g. torus:2x2x2x6x8)")
         super().__init__(topology)
         if scheme not in ("ep", "nep"):
             raise InvalidArgument("scheme", scheme, "'ep' or 'nep'")
@@ -122,12 +120,16 @@ class PartitionAllocator(Allocator):
         self.free: list[dict[int, Block]] = [{} for _ in range(self.max_order + 1)]
         for b in self.roots:
             self.free[b.st.order][b.serial] = b
-        self.by_alloc: dict[int, Block] = {}  # allocation serial -> block
-        self.top_of: dict[int, Block] = {}  # allocation serial -> the free block identification took
+        # each grant's token is (its block, the free block identification took)
         # pure functions of a semitorus, memoised (shared by snapshots: they never change)
         self._partitions: dict[tuple[Semitorus, int], tuple[list[Semitorus], int]] = {}
         self._box: dict[Semitorus, np.ndarray] = {}
         self._conversions: dict[Semitorus, Conversion] = {}
+
+    @classmethod
+    def accepts(cls, topology: Topology) -> bool:
+        """Tori and meshes of any dimension (e.g. torus:2x2x2x6x8)."""
+        return isinstance(topology, Torus)
 
     def _new_block(self, st: Semitorus, parent: Block | None) -> Block:
         self._blocks += 1
@@ -217,7 +219,7 @@ class PartitionAllocator(Allocator):
                 bad.add(shape)
         return (b, False) if best is None else (best, True)
 
-    def _allocate(self, request: Request) -> np.ndarray | None:
+    def _allocate(self, request: Request) -> Grant | None:
         k = self.order_of(request.size)
         s = self._identify(k)
         if s is None:
@@ -239,15 +241,8 @@ class PartitionAllocator(Allocator):
         else:
             r = s
         r.state = Block.ALLOCATED
-        self._pending = r
-        self._pending_top = s
-        self._info = {
-            "semitorus": r.st,
-            "requested": request.size,
-            "rounded": 1 << k,
-            "conversion": self._conversion(r.st),
-        }
-        return self._nodes(r)
+        info = {"semitorus": r.st, "requested": request.size, "rounded": 1 << k, "conversion": self._conversion(r.st)}
+        return Grant(self._nodes(r), info, token=(r, s))
 
     def _partition(self, st: Semitorus, k: int) -> tuple[list[Semitorus], int]:
         key = (st, k)
@@ -262,17 +257,9 @@ class PartitionAllocator(Allocator):
             conv = self._conversions[st] = convert(st, self.topology, self.convert_mode)
         return conv
 
-    def allocate(self, request: Request) -> Allocation | None:
-        alloc = super().allocate(request)
-        if alloc is not None:
-            self.by_alloc[alloc.serial] = self._pending
-            self.top_of[alloc.serial] = self._pending_top
-        return alloc
-
     # -------------------------------------------------------------- release
-    def _release(self, allocation: Allocation) -> None:
-        b = self.by_alloc.pop(allocation.serial)
-        self.top_of.pop(allocation.serial, None)
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        b = token[0]
         b.state = Block.FREE
         self.free[b.st.order][b.serial] = b
         self._merge_up(b)
@@ -313,8 +300,9 @@ class PartitionAllocator(Allocator):
             # a block absorbed by a merge needs no mark: nothing below a merged parent is left to release
             return c.serial in freed or c.state == Block.FREE
 
+        tokens = self._tokens
         for n, alloc in enumerate(releases, 1):
-            b = self.by_alloc[alloc.serial]
+            b = tokens[alloc.serial][0]
             freed.add(b.serial)
             best = b.st.order
             p = b.parent
@@ -329,12 +317,8 @@ class PartitionAllocator(Allocator):
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         return _ProbeGuard(self, head, releases)
 
-    def snapshot(self) -> "PartitionAllocator":
-        """A copy of the state: the forest's blocks are cloned, everything immutable is shared."""
-        clone = copy.copy(self)
-        clone._busy = self._busy.copy()
-        clone._held = dict(self._held)
-        clone._never_cache = self._never_cache
+    def _copy_state(self, clone: Self) -> None:
+        """The forest's blocks are cloned; partitions, boxes and conversions (immutable) are shared."""
         mapping: dict[int, Block] = {}
 
         def dup(b: Block, parent: Block | None) -> Block:
@@ -346,9 +330,8 @@ class PartitionAllocator(Allocator):
 
         clone.roots = [dup(r, None) for r in self.roots]
         clone.free = [{k: mapping[k] for k in bucket} for bucket in self.free]
-        clone.by_alloc = {k: mapping[b.serial] for k, b in self.by_alloc.items()}
-        clone.top_of = {k: mapping[b.serial] for k, b in self.top_of.items() if b.serial in mapping}
-        return clone
+        # a grant's top block stays split while the grant is held, so it is in the forest
+        clone._tokens = {k: (mapping[b.serial], mapping[top.serial]) for k, (b, top) in self._tokens.items()}
 
     def available(self) -> list[Semitorus]:
         """The available set A: every free semitorus, largest first."""
@@ -388,8 +371,9 @@ class _ProbeGuard(ReservationGuard):
             # free at the shadow time, on its own or as part of a merged parent
             return c.serial in freed or c.state == Block.FREE
 
+        tokens = allocator._tokens
         for alloc in self.releases:
-            b = allocator.by_alloc[alloc.serial]
+            b = tokens[alloc.serial][0]
             freed.add(b.serial)
             p = b.parent
             while p is not None and all(shadow_free(c) for c in p.children):
@@ -404,7 +388,7 @@ class _ProbeGuard(ReservationGuard):
             for b in blocks.values():
                 self._count_top(b, seen)
         for alloc in self.releases:
-            self._count_top(allocator.by_alloc[alloc.serial], seen)
+            self._count_top(tokens[alloc.serial][0], seen)
 
     def _maximal(self, b: Block) -> Block:
         while b.parent is not None and self.shadow_free(b.parent):
@@ -418,9 +402,7 @@ class _ProbeGuard(ReservationGuard):
             self.count[top.st.order] += 1
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
-        a: PartitionAllocator = self.allocator
-        b = a.by_alloc[allocation.serial]
-        top = a.top_of[allocation.serial]
+        b, top = self.allocator.token_of(allocation)
         if ends_by_shadow:
             # at the shadow time the block is released and top re-forms: record that in the overlay
             self.freed.add(b.serial)
