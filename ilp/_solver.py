@@ -66,7 +66,7 @@ def check_solver_args(time_limit: float | None, workers: int, seed: int) -> None
 def run_solver(model: cp_model.CpModel, *, time_limit: float | None, workers: int, seed: int, what: str) -> SolveOutcome:
     """Validate and solve ``model``; raise :class:`SolverError` on an invalid model."""
     check_solver_args(time_limit, workers, seed)
-    problem = model.Validate()
+    problem = model.validate()
     if problem:
         raise SolverError(what, "model_invalid", problem)
     solver = cp_model.CpSolver()
@@ -75,11 +75,11 @@ def run_solver(model: cp_model.CpModel, *, time_limit: float | None, workers: in
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
     t0 = time.perf_counter()
-    code = solver.Solve(model)
+    code = solver.solve(model)
     seconds = time.perf_counter() - t0
     status = STATUS_NAMES.get(code)
     if status is None:  # pragma: no cover - a status CP-SAT may add later
         raise SolverError(what, str(code), "unrecognised CP-SAT status")
     if status == "model_invalid":
-        raise SolverError(what, status, model.Validate() or "CP-SAT reported MODEL_INVALID")
+        raise SolverError(what, status, model.validate() or "CP-SAT reported MODEL_INVALID")
     return SolveOutcome(status, solver, seconds)

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from topoalloc.errors import InvalidArgument
+from topoalloc.errors import InternalError, InvalidArgument, SolverError
 
 from .graphs import machine_graph
 from .ordering import OrderingResult, Weights, brute_force_ordering, ordering_cost, parse_weights
@@ -78,7 +78,7 @@ def dp_ordering(machine: object, weights: "str | Weights" = "window:3", *, max_n
     order = _walk_back(T, D, n, w1, w2, w3, full, best)
     cost = ordering_cost(mg, order, ws)
     if cost != best:  # the table and the independent evaluator must agree
-        raise AssertionError(f"DP ordering of {mg.name}: table says {best}, evaluator {cost}")
+        raise SolverError(f"DP ordering of {mg.name}", "invalid solution", f"the table says {best}, the independent evaluator {cost}")
     return OrderingResult(status="optimal", order=order, objective=cost, bound=cost, seconds=time.perf_counter() - t0, **common)
 
 
@@ -119,7 +119,7 @@ def _walk_back(T: np.ndarray, D: np.ndarray, n: int, w1, w2, w3, full: int, best
             if (prev >> x) & 1 and x not in (a, b) and int(T[prev, x, a, b]) + int(w3 * D[x, c] + step) == here:
                 break
         else:  # pragma: no cover - a filled table always has a predecessor
-            raise AssertionError("DP table has no predecessor")
+            raise InternalError("DP table has no predecessor")
         S, a, b, c = prev, x, a, b
         rev.append(a)
     return tuple(reversed(rev))

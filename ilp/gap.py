@@ -35,7 +35,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from topoalloc.errors import InvalidArgument, RequestNeverFits
+from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 
 from .minspan import OBJECTIVES, SpanJob, check_instance, min_span_allocation, objective_of, random_fixed_instance, span_of
 
@@ -154,7 +154,7 @@ def _score(spec: str, jobs: list[SpanJob], processors: int, objective: str, ring
         return "unproven", None
     online_val = objective_of(on.spans, [j.size for j in jobs], objective)
     if online_val < opt.objective:
-        raise AssertionError(f"{spec} beat the proven optimum ({online_val} < {opt.objective}): the optimum is wrong")
+        raise SolverError(f"gap of {spec}", "invalid solution", f"the online allocator beat the proven optimum ({online_val} < {opt.objective}): the optimum is wrong")
     return "ok", _ratio(online_val, opt.objective)
 
 

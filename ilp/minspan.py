@@ -55,7 +55,7 @@ from fractions import Fraction
 import numpy as np
 from ortools.sat.python import cp_model
 
-from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
+from topoalloc.errors import InternalError, InvalidArgument, RequestNeverFits, SolverError
 
 from ._solver import check_solver_args, run_solver
 
@@ -194,7 +194,8 @@ def greedy_min_span(jobs: Sequence, processors: int, *, ring: bool = False) -> l
                 s = int(free[a + p - 1] - free[a] + 1)
                 if best is None or s < best[0]:
                     best = (s, tuple(int(x) for x in free[a : a + p]))
-        assert best is not None
+        if best is None:
+            raise InternalError(f"greedy min-span placement found no window for job {i}")
         assigned[i] = best[1]
     return [assigned[i] for i in range(len(js))]
 
@@ -302,51 +303,52 @@ def min_span_allocation(
             spans = tuple(span_of(r, N, ring=ring) for r in ranks)
             value = objective_of(spans, sizes, objective)
             # every span is at least the job's size, and these equal it: the trivial bound is met
-            assert spans == tuple(sizes)
+            if spans != tuple(sizes):
+                raise SolverError(what, "invalid solution", f"contiguous packing spans {spans} differ from the sizes {tuple(sizes)}")
             nodes = tuple(tuple(sorted(ordering[r] for r in rs)) for rs in ranks)
             return MinSpanResult("optimal", objective, ring, N, ranks, nodes, spans, value, value, seconds, greedy_obj)
 
     m = cp_model.CpModel()
     J = range(len(js))
-    x = [[m.NewBoolVar(f"x{j}_{r}") for r in range(N)] for j in J]
+    x = [[m.new_bool_var(f"x{j}_{r}") for r in range(N)] for j in J]
     for j in J:
-        m.Add(sum(x[j]) == sizes[j])
+        m.add(sum(x[j]) == sizes[j])
     for c in _cliques(js):
         if len(c) > 1:
             for r in range(N):
-                m.AddAtMostOne(x[j][r] for j in c)
-    span = [m.NewIntVar(sizes[j], N, f"span{j}") for j in J]
+                m.add_at_most_one(x[j][r] for j in c)
+    span = [m.new_int_var(sizes[j], N, f"span{j}") for j in J]
     if not ring:
-        lo = [m.NewIntVar(0, N - 1, f"lo{j}") for j in J]
-        hi = [m.NewIntVar(0, N - 1, f"hi{j}") for j in J]
+        lo = [m.new_int_var(0, N - 1, f"lo{j}") for j in J]
+        hi = [m.new_int_var(0, N - 1, f"hi{j}") for j in J]
         for j in J:
             for r in range(N):
-                m.Add(lo[j] <= r).OnlyEnforceIf(x[j][r])
-                m.Add(hi[j] >= r).OnlyEnforceIf(x[j][r])
-            m.Add(span[j] == hi[j] - lo[j] + 1)
-        m.Add(lo[0] + hi[0] <= N - 1)
+                m.add(lo[j] <= r).only_enforce_if(x[j][r])
+                m.add(hi[j] >= r).only_enforce_if(x[j][r])
+            m.add(span[j] == hi[j] - lo[j] + 1)
+        m.add(lo[0] + hi[0] <= N - 1)
     else:
-        b = [[m.NewBoolVar(f"b{j}_{s}") for s in range(N)] for j in J]
+        b = [[m.new_bool_var(f"b{j}_{s}") for s in range(N)] for j in J]
         for j in J:
-            m.AddExactlyOne(b[j])
+            m.add_exactly_one(b[j])
             for s in range(N):
                 for r in range(N):
                     need = (r - s) % N + 1
                     if need > sizes[j]:
-                        m.Add(span[j] >= need).OnlyEnforceIf([b[j][s], x[j][r]])
-        m.Add(b[0][0] == 1)
+                        m.add(span[j] >= need).only_enforce_if([b[j][s], x[j][r]])
+        m.add(b[0][0] == 1)
     scale = 1
     if objective == "sum":
-        m.Minimize(sum(span))
+        m.minimize(sum(span))
     elif objective == "max":
-        top = m.NewIntVar(1, N, "maxspan")
-        m.AddMaxEquality(top, span)
-        m.Minimize(top)
+        top = m.new_int_var(1, N, "maxspan")
+        m.add_max_equality(top, span)
+        m.minimize(top)
     else:
         scale = math.lcm(*sizes)
         if scale > 10**12:
             raise InvalidArgument("jobs", f"sizes with lcm {scale}", "sizes whose least common multiple is at most 10**12 for sum_per_size")
-        m.Minimize(sum((scale // sizes[j]) * span[j] for j in J))
+        m.minimize(sum((scale // sizes[j]) * span[j] for j in J))
     if warm_start:
         # move the greedy solution into the symmetry-broken region
         hint = [tuple(r) for r in greedy]
@@ -361,24 +363,24 @@ def min_span_allocation(
         for j in J:
             used = set(hint[j])
             for r in range(N):
-                m.AddHint(x[j][r], r in used)
+                m.add_hint(x[j][r], r in used)
     out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
     if out.status == "infeasible":
         raise SolverError(what, "infeasible", "the instance was checked to fit; the model is wrong")
-    bound = Fraction(math.ceil(out.solver.BestObjectiveBound() - 1e-6), scale)
+    bound = Fraction(math.ceil(out.solver.best_objective_bound - 1e-6), scale)
     if not out.has_solution:
         return MinSpanResult(out.status, objective, ring, N, None, None, None, None, bound, out.seconds, greedy_obj)
-    ranks = tuple(tuple(r for r in range(N) if out.solver.BooleanValue(x[j][r])) for j in J)
+    ranks = tuple(tuple(r for r in range(N) if out.solver.boolean_value(x[j][r])) for j in J)
     _validate(js, ranks, N, what)
     spans = tuple(span_of(r, N, ring=ring) for r in ranks)
     value = objective_of(spans, sizes, objective)
-    model_value = round(out.solver.ObjectiveValue())
+    model_value = round(out.solver.objective_value)
     # The model's span variables are only bounded below by the ranks (lo/hi, arc
     # length), so a merely feasible solution may carry slack: the allocation's
     # true value can be lower than the model's, never higher, and at a proven
     # optimum the two must agree.
     if value * scale > model_value or (out.status == "optimal" and value * scale != model_value):
-        raise SolverError(what, out.status, f"independent evaluation gives {value}, the model {out.solver.ObjectiveValue() / scale}")
+        raise SolverError(what, out.status, f"independent evaluation gives {value}, the model {out.solver.objective_value / scale}")
     if out.status == "optimal":
         bound = value
     nodes = tuple(tuple(sorted(ordering[r] for r in rs)) for rs in ranks)
@@ -395,27 +397,27 @@ def _contiguous_packing(js: list[SpanJob], N: int, *, ring: bool, time_limit, wo
     """
     m = cp_model.CpModel()
     if ring:
-        x = [m.NewIntVar(0, N - 1, f"x{i}") for i in range(len(js))]
-        m.Add(x[0] == 0)
+        x = [m.new_int_var(0, N - 1, f"x{i}") for i in range(len(js))]
+        m.add(x[0] == 0)
     else:
-        x = [m.NewIntVar(0, N - j.size, f"x{i}") for i, j in enumerate(js)]
+        x = [m.new_int_var(0, N - j.size, f"x{i}") for i, j in enumerate(js)]
     for a in range(len(js)):
         for b in range(a + 1, len(js)):
             if not conflicts(js[a], js[b]):
                 continue
             if ring:
-                d = m.NewIntVar(0, N - 1, "")
-                m.AddModuloEquality(d, x[b] - x[a] + N, N)
-                m.Add(d >= js[a].size)
-                m.Add(N - d >= js[b].size)
+                d = m.new_int_var(0, N - 1, "")
+                m.add_modulo_equality(d, x[b] - x[a] + N, N)
+                m.add(d >= js[a].size)
+                m.add(N - d >= js[b].size)
             else:
-                left = m.NewBoolVar("")
-                m.Add(x[a] + js[a].size <= x[b]).OnlyEnforceIf(left)
-                m.Add(x[b] + js[b].size <= x[a]).OnlyEnforceIf(left.Not())
+                left = m.new_bool_var("")
+                m.add(x[a] + js[a].size <= x[b]).only_enforce_if(left)
+                m.add(x[b] + js[b].size <= x[a]).only_enforce_if(left.negated())
     out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what + " (contiguous phase)")
     if not out.has_solution:
         return None
-    ranks = tuple(tuple(sorted((out.solver.Value(x[i]) + k) % N for k in range(j.size))) for i, j in enumerate(js))
+    ranks = tuple(tuple(sorted((out.solver.value(x[i]) + k) % N for k in range(j.size))) for i, j in enumerate(js))
     return ranks, out.seconds
 
 

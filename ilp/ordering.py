@@ -82,7 +82,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
-from topoalloc.errors import InvalidArgument, SolverError
+from topoalloc.errors import InternalError, InvalidArgument, SolverError
+from topoalloc.registry import Registry
 
 from ._solver import run_solver, check_solver_args
 from .references import reference_orderings
@@ -153,6 +154,38 @@ class Weights:
         return cls("custom:" + ",".join(map(str, ws)), ws)
 
 
+#: Rank-distance weight presets, by spec name (the package's one spec grammar).
+WEIGHTS: Registry[Weights] = Registry("weights")
+
+
+@WEIGHTS.register("window")
+def _window(K: int) -> Weights:
+    """window:K — w(k) = 2^(K-k) for rank distances k <= K (the paper's window weights)."""
+    if K < 1 or K > 30:
+        raise InvalidArgument("K", K, "an integer in 1..30, e.g. window:3")
+    return Weights(f"window:{K}", tuple(2 ** (K - k) for k in range(1, K + 1)))
+
+
+@WEIGHTS.register("hamiltonian")
+def _hamiltonian() -> Weights:
+    """hamiltonian — only consecutive ranks count (a Hamiltonian path of least length)."""
+    return Weights("hamiltonian", (1,))
+
+
+@WEIGHTS.register("linear-arrangement")
+def _linear_arrangement() -> Weights:
+    """linear-arrangement — sum over the machine's links of the rank distance."""
+    return Weights("linear-arrangement", (), edges_rank=True)
+
+
+@WEIGHTS.register("custom")
+def _custom(*w: int) -> Weights:
+    """custom:w1,w2,... — the weight of rank distance k is w_k (non-negative integers)."""
+    if not w:
+        raise InvalidArgument("w", w, "at least one weight, e.g. custom:4,2,1")
+    return Weights(f"custom:{','.join(map(str, w))}", tuple(w))
+
+
 def parse_weights(spec: "str | Weights | Sequence[int]") -> Weights:
     """``"window:3"``, ``"hamiltonian"``, ``"linear-arrangement"``, ``"custom:4,2,1"`` or a sequence.
 
@@ -171,27 +204,7 @@ def parse_weights(spec: "str | Weights | Sequence[int]") -> Weights:
         except (TypeError, ValueError):
             raise InvalidArgument("weights", spec, "a preset name or a sequence of non-negative integers") from None
         return Weights.custom(ws)
-    text = spec.strip()
-    name, _, arg = text.partition(":")
-    if name == "window":
-        try:
-            K = int(arg)
-        except ValueError:
-            K = 0
-        if K < 1 or K > 30:
-            raise InvalidArgument("weights", spec, "window:K with K an integer in 1..30, e.g. window:3")
-        return Weights(f"window:{K}", tuple(2 ** (K - k) for k in range(1, K + 1)))
-    if name == "hamiltonian" and not arg:
-        return Weights("hamiltonian", (1,))
-    if name == "linear-arrangement" and not arg:
-        return Weights("linear-arrangement", (), edges_rank=True)
-    if name == "custom":
-        try:
-            ws = tuple(int(t) for t in arg.split(","))
-        except ValueError:
-            raise InvalidArgument("weights", spec, "custom:w1,w2,... with non-negative integers, e.g. custom:4,2,1") from None
-        return Weights(f"custom:{','.join(map(str, ws))}", ws)
-    raise InvalidArgument("weights", spec, "one of window:K, hamiltonian, linear-arrangement, custom:w1,w2,...")
+    return WEIGHTS.create(spec, argument="weights")
 
 
 # ------------------------------------------------------------------ evaluation
@@ -313,7 +326,8 @@ def grid_linear_arrangement(m: int, n: int) -> int:
         return m - 1
     t = max(range(1, n // 2 + 1), key=lambda t: 2 * t**3 - 6 * n * t**2 + (3 * n**2 + 3 * n - 2) * t)
     num = t * (2 * t**2 - 6 * n * t + 3 * n**2 + 3 * n - 2)
-    assert num % 3 == 0
+    if num % 3:
+        raise InternalError(f"closed-form bound for a {m}x{n} grid is not an integer ({num}/3)")
     return m * (n**2 + n - 1) - n - num // 3
 
 
@@ -380,10 +394,11 @@ class _Model:
         n = mg.n
         D = mg.dist
         K = ws.K
-        assert K is not None
+        if K is None:
+            raise InternalError("the window formulation needs window weights")
         ext = range(n) if ring else range(n + 1)
-        a = {(u, v): m.NewBoolVar(f"a{u}_{v}") for u in ext for v in ext if u != v}
-        m.AddCircuit([(u, v, lit) for (u, v), lit in a.items()])
+        a = {(u, v): m.new_bool_var(f"a{u}_{v}") for u in ext for v in ext if u != v}
+        m.add_circuit([(u, v, lit) for (u, v), lit in a.items()])
         self.a = a
         obj = [ws.w(1) * int(D[u, v]) * a[u, v] for u in range(n) for v in range(n) if u != v and ws.w(1)]
         prev = {(u, v): a[u, v] for u in range(n) for v in range(n) if u != v}
@@ -391,28 +406,28 @@ class _Model:
         for k in range(2, K + 1):
             if not ring and k > n - 1:
                 break
-            s = {(u, x): m.NewBoolVar(f"s{k}_{u}_{x}") for u in range(n) for x in range(n) if u != x}
+            s = {(u, x): m.new_bool_var(f"s{k}_{u}_{x}") for u in range(n) for x in range(n) if u != x}
             for (u, v), lit in prev.items():
                 for x in range(n):
                     if x != u and x != v:
-                        m.AddBoolOr([lit.Not(), a[v, x].Not(), s[u, x]])
-            m.Add(sum(s.values()) == (n if ring else n - k))
+                        m.add_bool_or([lit.negated(), a[v, x].negated(), s[u, x]])
+            m.add(sum(s.values()) == (n if ring else n - k))
             for u in range(n):
                 out = [s[u, x] for x in range(n) if x != u]
                 inn = [s[x, u] for x in range(n) if x != u]
                 if ring:
-                    m.AddExactlyOne(out)
-                    m.AddExactlyOne(inn)
+                    m.add_exactly_one(out)
+                    m.add_exactly_one(inn)
                 else:
-                    m.AddAtMostOne(out)
-                    m.AddAtMostOne(inn)
+                    m.add_at_most_one(out)
+                    m.add_at_most_one(inn)
             if ws.w(k):
                 obj.extend(ws.w(k) * int(D[u, x]) * lit for (u, x), lit in s.items())
             if k == 2 and self.flow:
                 self._add_flow(ext, a, s)
             self.s[k] = s
             prev = s
-        m.Minimize(sum(obj))
+        m.minimize(sum(obj))
         if self.symmetry and n > 2:
             self._break_window_symmetry()
 
@@ -433,15 +448,15 @@ class _Model:
                     continue
                 for x in ext:
                     if x != u and x != v:
-                        y[u, v, x] = m.NewBoolVar(f"y{u}_{v}_{x}")
+                        y[u, v, x] = m.new_bool_var(f"y{u}_{v}_{x}")
         for u in ext:
             for v in ext:
                 if u == v:
                     continue
-                m.Add(sum(y[u, v, x] for x in ext if x != u and x != v) == a[u, v])
-                m.Add(sum(y[x, u, v] for x in ext if x != u and x != v) == a[u, v])
+                m.add(sum(y[u, v, x] for x in ext if x != u and x != v) == a[u, v])
+                m.add(sum(y[x, u, v] for x in ext if x != u and x != v) == a[u, v])
         for (u, x), lit in s2.items():
-            m.Add(lit == sum(y[u, v, x] for v in range(n) if v != u and v != x))
+            m.add(lit == sum(y[u, v, x] for v in range(n) if v != u and v != x))
 
     def _break_window_symmetry(self) -> None:
         mg, m, a, n = self.mg, self.m, self.a, self.mg.n
@@ -451,27 +466,27 @@ class _Model:
             reps = sorted(set(orb.values()))
             for v in range(n):
                 if orb[v] != v:
-                    m.Add(a[N, v] == 0)
-            first = m.NewIntVar(0, n - 1, "first_orbit")
-            last = m.NewIntVar(0, n - 1, "last_orbit")
-            m.Add(first == sum(orb[v] * a[N, v] for v in range(n)))
-            m.Add(last == sum(orb[v] * a[v, N] for v in range(n)))
-            m.Add(first <= last)
+                    m.add(a[N, v] == 0)
+            first = m.new_int_var(0, n - 1, "first_orbit")
+            last = m.new_int_var(0, n - 1, "last_orbit")
+            m.add(first == sum(orb[v] * a[N, v] for v in range(n)))
+            m.add(last == sum(orb[v] * a[v, N] for v in range(n)))
+            m.add(first <= last)
             for r in reps:
                 orb2 = mg.orbit_reps((r,))
                 for v in range(n):
                     if v != r and orb2[v] != v:
-                        m.AddImplication(a[N, r], a[r, v].Not())
+                        m.add_implication(a[N, r], a[r, v].negated())
         else:
             orb2 = mg.orbit_reps((0,))
             for v in range(1, n):
                 if orb2[v] != v:
-                    m.Add(a[0, v] == 0)
-            succ = m.NewIntVar(0, n - 1, "succ0_orbit")
-            pred = m.NewIntVar(0, n - 1, "pred0_orbit")
-            m.Add(succ == sum(orb2[v] * a[0, v] for v in range(1, n)))
-            m.Add(pred == sum(orb2[v] * a[v, 0] for v in range(1, n)))
-            m.Add(succ <= pred)
+                    m.add(a[0, v] == 0)
+            succ = m.new_int_var(0, n - 1, "succ0_orbit")
+            pred = m.new_int_var(0, n - 1, "pred0_orbit")
+            m.add(succ == sum(orb2[v] * a[0, v] for v in range(1, n)))
+            m.add(pred == sum(orb2[v] * a[v, 0] for v in range(1, n)))
+            m.add(succ <= pred)
 
     def canonical(self, order: tuple[int, ...]) -> tuple[int, ...] | None:
         """Move an order by reversal / automorphisms so it meets the symmetry breaking (None if not found)."""
@@ -516,7 +531,7 @@ class _Model:
         n = self.mg.n
         if self.formulation == "position":
             for r, v in enumerate(order):
-                self.m.AddHint(self.pos[v], r)
+                self.m.add_hint(self.pos[v], r)
             return
         succ_pairs = {}
         for k, s in self.s.items():
@@ -526,23 +541,23 @@ class _Model:
             for key, lit in s.items():
                 if k == 1:
                     continue
-                self.m.AddHint(lit, key in on)
+                self.m.add_hint(lit, key in on)
             succ_pairs[k] = on
         chain = list(order) if self.ring else [n, *order, n]
         arcs = {(chain[i], chain[i + 1]) for i in range(len(chain) - 1)}
         if self.ring:
             arcs.add((order[-1], order[0]))
         for key, lit in self.a.items():
-            self.m.AddHint(lit, key in arcs)
+            self.m.add_hint(lit, key in arcs)
 
     # ---- position model
     def _build_position(self) -> None:
         mg, ws, ring, m = self.mg, self.ws, self.ring, self.m
         n = mg.n
         D = mg.dist
-        pos = [m.NewIntVar(0, n - 1, f"pos{v}") for v in range(n)]
+        pos = [m.new_int_var(0, n - 1, f"pos{v}") for v in range(n)]
         self.pos = pos
-        m.AddAllDifferent(pos)
+        m.add_all_different(pos)
         obj = []
         range(n)
         for u in range(n):
@@ -551,30 +566,30 @@ class _Model:
                 table = [0] + [ws.pair_cost(min(k, n - k) if ring else k, d) for k in range(1, n)]
                 if not any(table):
                     continue
-                delta = m.NewIntVar(1, n - 1, f"delta{u}_{v}")
-                m.AddAbsEquality(delta, pos[u] - pos[v])
-                c = m.NewIntVar(min(table[1:]), max(table), f"c{u}_{v}")
-                m.AddElement(delta, table, c)
+                delta = m.new_int_var(1, n - 1, f"delta{u}_{v}")
+                m.add_abs_equality(delta, pos[u] - pos[v])
+                c = m.new_int_var(min(table[1:]), max(table), f"c{u}_{v}")
+                m.add_element(delta, table, c)
                 obj.append(c)
-        m.Minimize(sum(obj))
+        m.minimize(sum(obj))
         if self.symmetry and n > 2:
             if ring:
-                m.Add(pos[0] == 0)
+                m.add(pos[0] == 0)
             else:
                 orb = mg.orbit_reps()
                 for v in range(n):
                     if orb[v] != v:
-                        m.Add(pos[v] != 0)
+                        m.add(pos[v] != 0)
 
     def read(self, solver: cp_model.CpSolver) -> tuple[int, ...]:
         n = self.mg.n
         if self.formulation == "position":
-            ranks = [solver.Value(p) for p in self.pos]
+            ranks = [solver.value(p) for p in self.pos]
             order = [0] * n
             for v, r in enumerate(ranks):
                 order[r] = v
             return tuple(order)
-        succ = {u: v for (u, v), lit in self.a.items() if solver.BooleanValue(lit)}
+        succ = {u: v for (u, v), lit in self.a.items() if solver.boolean_value(lit)}
         cur = 0 if self.ring else succ[n]
         out = []
         for _ in range(n):
@@ -686,14 +701,14 @@ def optimal_ordering(
     solver = out.solver
     if out.status == "infeasible":
         raise SolverError(f"ordering of {mg.name}", "infeasible", "every permutation is a solution; the model or its symmetry breaking is wrong")
-    bound = int(math.ceil(solver.BestObjectiveBound() - 1e-6))
+    bound = int(math.ceil(solver.best_objective_bound - 1e-6))
     if not out.has_solution:
         return OrderingResult(status=out.status, order=None, objective=None, bound=bound, seconds=out.seconds, warm_start=ws_name, warm_start_cost=ws_cost, **common)
     order = model.read(solver)
     order = _check_order(order, n)
     cost = ordering_cost(mg, order, ws, ring=ring)
-    if cost != round(solver.ObjectiveValue()):
-        raise SolverError(f"ordering of {mg.name}", out.status, f"independent evaluation gives {cost}, the model {solver.ObjectiveValue()}")
+    if cost != round(solver.objective_value):
+        raise SolverError(f"ordering of {mg.name}", out.status, f"independent evaluation gives {cost}, the model {solver.objective_value}")
     if out.status == "optimal":
         bound = cost
     return OrderingResult(status=out.status, order=order, objective=cost, bound=min(bound, cost), seconds=out.seconds, warm_start=ws_name, warm_start_cost=ws_cost, **common)

@@ -96,25 +96,34 @@ def schedule_objective(jobs: Sequence, starts: Sequence[int], objective: str) ->
 
 
 def check_schedule_solution(jobs: Sequence, processors: int, starts: Sequence[int], first_rank: Sequence[int] | None = None) -> None:
-    """Raise AssertionError unless the schedule is valid (see module docstring)."""
+    """Raise :class:`SolverError` unless the schedule is valid (see module docstring)."""
     js = _jobs(jobs)
-    assert len(starts) == len(js)
+
+    def bad(detail: str) -> None:
+        raise SolverError("schedule", "invalid solution", detail)
+
+    if len(starts) != len(js):
+        bad(f"{len(starts)} start times for {len(js)} jobs")
     for i, (j, s) in enumerate(zip(js, starts)):
-        assert s >= j.release, f"job {i} starts at {s} before its release {j.release}"
+        if s < j.release:
+            bad(f"job {i} starts at {s} before its release {j.release}")
     live = [i for i, j in enumerate(js) if j.duration > 0]
     for t in {starts[i] for i in live}:
         used = sum(js[i].size for i in live if starts[i] <= t < starts[i] + js[i].duration)
-        assert used <= processors, f"{used} processors busy at time {t}; the machine has {processors}"
+        if used > processors:
+            bad(f"{used} processors busy at time {t}; the machine has {processors}")
     if first_rank is not None:
         for a in live:
             x = first_rank[a]
-            assert 0 <= x and x + js[a].size <= processors, f"job {a} ranks {x}..{x + js[a].size - 1} outside the machine"
+            if not (0 <= x and x + js[a].size <= processors):
+                bad(f"job {a} ranks {x}..{x + js[a].size - 1} outside the machine")
             for b in live:
                 if b <= a:
                     continue
                 t_overlap = starts[a] < starts[b] + js[b].duration and starts[b] < starts[a] + js[a].duration
                 r_overlap = first_rank[a] < first_rank[b] + js[b].size and first_rank[b] < first_rank[a] + js[a].size
-                assert not (t_overlap and r_overlap), f"jobs {a} and {b} overlap in time and ranks"
+                if t_overlap and r_overlap:
+                    bad(f"jobs {a} and {b} overlap in time and ranks")
 
 
 def optimal_schedule(
@@ -155,41 +164,41 @@ def optimal_schedule(
     live = [i for i, j in enumerate(js) if j.duration > 0]
     for i in live:
         j = js[i]
-        S[i] = m.NewIntVar(j.release, horizon - j.duration, f"s{i}")
-        ti.append(m.NewFixedSizeIntervalVar(S[i], j.duration, f"t{i}"))
+        S[i] = m.new_int_var(j.release, horizon - j.duration, f"s{i}")
+        ti.append(m.new_fixed_size_interval_var(S[i], j.duration, f"t{i}"))
         if mode == "contiguous":
-            X[i] = m.NewIntVar(0, N - j.size, f"x{i}")
-            xi.append(m.NewFixedSizeIntervalVar(X[i], j.size, f"r{i}"))
+            X[i] = m.new_int_var(0, N - j.size, f"x{i}")
+            xi.append(m.new_fixed_size_interval_var(X[i], j.size, f"r{i}"))
     if live:
-        m.AddCumulative(ti, [js[i].size for i in live], N)
+        m.add_cumulative(ti, [js[i].size for i in live], N)
         if mode == "contiguous":
-            m.AddNoOverlap2D(ti, xi)
+            m.add_no_overlap_2d(ti, xi)
     if objective == "makespan":
-        mk = m.NewIntVar(max((j.release for j in js), default=0), horizon, "makespan")
+        mk = m.new_int_var(max((j.release for j in js), default=0), horizon, "makespan")
         for i in live:
-            m.Add(mk >= S[i] + js[i].duration)
-        m.Minimize(mk)
+            m.add(mk >= S[i] + js[i].duration)
+        m.minimize(mk)
     else:
-        m.Minimize(sum(S[i] - js[i].release for i in live))
+        m.minimize(sum(S[i] - js[i].release for i in live))
     what = f"offline {mode} schedule ({len(js)} jobs on {N} processors)"
     out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
     if out.status == "infeasible":
         raise SolverError(what, "infeasible", "the serial schedule fits the horizon; the model is wrong")
-    bound = int(round(out.solver.BestObjectiveBound())) if live else 0
+    bound = int(round(out.solver.best_objective_bound)) if live else 0
     if not out.has_solution:
         return ScheduleResult(out.status, mode, objective, N, None, None, None, bound, out.seconds)
-    starts = tuple(out.solver.Value(S[i]) if i in S else js[i].release for i in range(len(js)))
-    first = tuple(out.solver.Value(X[i]) if i in X else 0 for i in range(len(js))) if mode == "contiguous" else None
+    starts = tuple(out.solver.value(S[i]) if i in S else js[i].release for i in range(len(js)))
+    first = tuple(out.solver.value(X[i]) if i in X else 0 for i in range(len(js))) if mode == "contiguous" else None
     try:
         check_schedule_solution(js, N, starts, first)
-    except AssertionError as exc:
-        raise SolverError(what, out.status, f"solution fails validation: {exc}") from None
+    except SolverError as exc:
+        raise SolverError(what, out.status, f"solution fails validation: {exc.detail}") from None
     value = schedule_objective(js, starts, objective)
-    model_value = round(out.solver.ObjectiveValue())
+    model_value = round(out.solver.objective_value)
     # the makespan variable is only bounded below by the ends: a feasible (not
     # optimal) solution may carry slack, never the other way round
     if live and (value > model_value or (out.status == "optimal" and value != model_value)):
-        raise SolverError(what, out.status, f"independent evaluation gives {value}, the model {out.solver.ObjectiveValue()}")
+        raise SolverError(what, out.status, f"independent evaluation gives {value}, the model {out.solver.objective_value}")
     if out.status == "optimal":
         bound = value
     return ScheduleResult(out.status, mode, objective, N, starts, first, value, min(bound, value), out.seconds)

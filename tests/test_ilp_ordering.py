@@ -187,7 +187,7 @@ def test_time_limited_statuses_are_consistent():
     else:
         assert res.bound <= res.objective
         assert ordering_cost("mesh:6x6", res.order, "window:3") == res.objective
-    warm = optimal_ordering("mesh:4x4", "window:3", time_limit=30)
+    warm = optimal_ordering("mesh:4x4", "window:3", time_limit=1)  # not proved in 1 s: the warm start is the floor
     assert warm.order is not None and warm.status in ("feasible", "optimal")
     assert warm.objective <= warm.warm_start_cost
 
@@ -207,12 +207,12 @@ def test_run_solver_statuses():
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
-    x = m.NewIntVar(0, 3, "x")
-    m.Add(x >= 5)
+    x = m.new_int_var(0, 3, "x")
+    m.add(x >= 5)
     assert run_solver(m, time_limit=5, workers=1, seed=0, what="t").status == "infeasible"
     bad = cp_model.CpModel()
-    bad.NewIntVar(0, 3, "y")
-    bad.Proto().constraints.add().linear.vars.append(7)  # a constraint naming a variable that does not exist
+    bad.new_int_var(0, 3, "y")
+    bad.proto.constraints.add().linear.vars.append(7)  # a constraint naming a variable that does not exist
     with pytest.raises(SolverError, match="model_invalid"):
         run_solver(bad, time_limit=5, workers=1, seed=0, what="t")
 
@@ -235,7 +235,9 @@ def test_ordering_file_feeds_curve_allocators(tmp_path):
     ["window:0", "window:x", "custom:", "custom:1,-1", "custom:0,0", "linear-arrangement:2", "nope", [1.5]],
 )
 def test_bad_weights(weights):
-    with pytest.raises(InvalidArgument):
+    from topoalloc.errors import UnknownName
+
+    with pytest.raises((InvalidArgument, UnknownName)):
         parse_weights(weights)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from topoalloc.api import PIPELINE_ORDER, prepare_workload
-from topoalloc.errors import InvalidArgument
+from topoalloc.errors import UnknownName, InvalidArgument
 from topoalloc.workload import Workload
 from topoalloc.workload.clean import FILTERS, STANDARD_CLEAN, apply_filter
 from topoalloc.workload.synthetic import (
@@ -155,11 +155,13 @@ def test_exponential_and_parse():
     d = Exponential(8.0, 64)
     v = d.sample(np.random.default_rng(1), 50000)
     assert v.min() >= 1 and v.max() <= 64 and abs(v.mean() - d.mean) < 0.2
-    assert parse_size_distribution("uniform:1-32") == Uniform(1, 32)
+    assert parse_size_distribution("uniform:1,32") == Uniform(1, 32)
     assert parse_size_distribution("interval:1-8@0.3,9-24@0.5,25-32@0.2").ranges[1] == (9, 24, 0.5)
     assert parse_size_distribution("cycle:24,8") == Cycle((24, 8))
-    with pytest.raises(InvalidArgument, match="sizes='gauss:3'"):
+    with pytest.raises(UnknownName, match="unknown size distribution 'gauss'"):
         parse_size_distribution("gauss:3")
+    with pytest.raises(InvalidArgument, match="sizes='uniform:1-32'"):
+        parse_size_distribution("uniform:1-32")
 
 
 def test_mesh_constant_workload():

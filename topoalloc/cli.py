@@ -34,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="topoalloc", description="Processor allocation and scheduling simulation.")
     p.add_argument("--version", action="version", version=_version())
+    p.add_argument("--plugin", action="append", default=[], metavar="MODULE", help="import MODULE first, so the allocators, machines, schedulers or metrics it registers can be named (repeatable; installed plugins load by themselves)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("simulate", help="simulate a workload trace on a machine", description="Simulate a workload trace on a machine.")
@@ -313,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
 
     try:
+        from .plugins import load_plugins
+
+        load_plugins(args.plugin)
         if args.command == "simulate":
             return _simulate(args)
         if args.command == "partition":

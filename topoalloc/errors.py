@@ -18,6 +18,8 @@ __all__ = [
     "RequestNeverFits",
     "SimulationError",
     "SolverError",
+    "ConformanceError",
+    "InternalError",
 ]
 
 
@@ -88,3 +90,24 @@ class SolverError(TopoallocError, RuntimeError):
         self.status = status
         self.detail = detail
         super().__init__(f"{problem}: solver status {status}: {detail}")
+
+
+class ConformanceError(TopoallocError, AssertionError):
+    """An allocator (or a schedule) breaks a property of the contract (:mod:`topoalloc.testing`).
+
+    An ``AssertionError`` so test runners report it as a failed check, but
+    raised explicitly: it does not vanish under ``python -O``.  Carries the
+    name of the check that failed.
+    """
+
+    def __init__(self, check: str, message: str):
+        self.check = check
+        super().__init__(f"{check}: {message}")
+
+
+class InternalError(TopoallocError, RuntimeError):
+    """An invariant of topoalloc's own code failed: a bug in topoalloc, not in the input.
+
+    Raised explicitly where the code checks what must hold by construction
+    (so the check does not vanish under ``python -O``); please report it.
+    """

@@ -6,7 +6,7 @@ weights, size distributions) is written the same way::
 
     NAME                     flat, easy, hamiltonian
     NAME:ITEM,ITEM,...       mesh:16x8   best_fit:curve=hilbert,span=ring
-                             torus:4x4x2,wrap=110   custom:4,2,1   uniform:1-32
+                             torus:4x4x2,wrap=110   custom:4,2,1   uniform:1,32
 
 An ITEM is ``key=value`` (an option) or a bare ``value`` (a positional
 argument); positional items come first.  Values are kept as text here; the
@@ -200,14 +200,14 @@ def bind(
     hints = _hints(factory)
     params = [p for p in sig.parameters.values() if p.name not in fixed and p.name != "self"]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    var_pos = any(p.kind is p.VAR_POSITIONAL for p in params)
+    var_pos = next((p for p in params if p.kind is p.VAR_POSITIONAL), None)
     var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
     keywords = {p.name: p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     owner = f"{kind} {spec.name!r}"
     valid = ", ".join(keywords) or "(none)"
     # positional values fill the leading positional parameters that have no default
     takes = [p for p in positional if p.default is p.empty]
-    if len(spec.args) > len(takes) and not var_pos:
+    if len(spec.args) > len(takes) and var_pos is None:
         if not takes:
             raise InvalidArgument(argument, str(spec), f"no positional value for {owner}: options are key=value among {valid}")
         raise InvalidArgument(argument, str(spec), f"at most {len(takes)} positional value(s) for {owner} ({', '.join(p.name for p in takes)})")
@@ -223,7 +223,8 @@ def bind(
 
     args: list[Any] = []
     for i, text in enumerate(spec.args):
-        args.append(convert(text, takes[i].name if i < len(takes) else None, positional=True))
+        name = takes[i].name if i < len(takes) else (var_pos.name if var_pos is not None else None)
+        args.append(convert(text, name, positional=True))
     kwargs: dict[str, Any] = {}
     filled = {p.name for p in takes[: len(spec.args)]}
     for key, text in spec.options.items():

@@ -1,20 +1,22 @@
 """Every linear allocator × every curve × both span variants through the conformance checks.
 
-The registered names run on every small topology with their default curve
-(``tests/conformance/test_allocators.py``); this adds the curve and span options.
+The registered names run every check on every small machine with their
+default curve (``tests/conformance/test_allocators.py``); this adds the curve
+and span options, through the checks those options can affect (the probes of a
+counting allocator are arithmetic and do not depend on the curve).
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import settings
 
-import topoalloc
 from topoalloc.alloc.linear import STRATEGIES, LinearAllocator
 from topoalloc.curves import CURVES
-from topoalloc.testing import AllocatorStateMachine, check_allocator, check_schedule
+from topoalloc.testing import CHECKS
 from topoalloc.topology import parse_machine
-from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+#: the checks a curve or span option can change
+CURVE_CHECKS = ("random_operations", "deterministic", "snapshot", "counting_promise", "stateful", "in_simulation")
 
 
 def _machine_for(curve: str) -> str:
@@ -22,23 +24,10 @@ def _machine_for(curve: str) -> str:
 
 
 CASES = [(s, c, sp) for s in STRATEGIES for c in CURVES.names() for sp in ("linear", "ring")]
-IDS = [f"{s}-{c}-{sp}" for s, c, sp in CASES]
 
 
-@pytest.mark.parametrize("strategy,curve,span", CASES, ids=IDS)
-def test_universal(strategy, curve, span):
+@pytest.mark.parametrize("check", CURVE_CHECKS)
+@pytest.mark.parametrize("strategy,curve,span", CASES, ids=[f"{s}-{c}-{sp}" for s, c, sp in CASES])
+def test_curve_options(strategy, curve, span, check):
     top = parse_machine(_machine_for(curve))
-    factory = lambda: LinearAllocator(top, strategy=strategy, curve=curve, span=span)  # noqa: E731
-    for seed in (0, 1):
-        check_allocator(factory, seed=seed, steps=120)
-    machine = AllocatorStateMachine.for_factory(factory)
-    machine.TestCase.settings = settings(max_examples=10, stateful_step_count=25, deadline=None)
-    machine.TestCase().runTest()
-
-
-@pytest.mark.parametrize("strategy,curve,span", CASES, ids=IDS)
-def test_in_easy_simulation(strategy, curve, span):
-    top = parse_machine(_machine_for(curve))
-    w = poisson_workload(50, load=0.9, sizes=Uniform(1, top.n_nodes), machine_nodes=top.n_nodes, mean_runtime=50, estimate_factor=1.5, seed=3)
-    r = topoalloc.simulate(w, machine=top, allocator=LinearAllocator(top, strategy=strategy, curve=curve, span=span), scheduler="easy", record_allocations=True)
-    check_schedule(r)
+    CHECKS[check](lambda: LinearAllocator(top, strategy=strategy, curve=curve, span=span))

@@ -1,14 +1,26 @@
-"""Allocators: the base contract and every registered allocator."""
+"""Allocators: the base contract and every registered allocator.
+
+Every module and subpackage of this package is imported here, so an
+allocator added as a new file registers itself without an import line
+anywhere else (its ``@ALLOCATORS.register`` is the registry line).
+"""
+
+import importlib as _importlib
+import pkgutil as _pkgutil
 
 from .base import Allocation, Allocator, Grant, Request
-from .probes import CountingProbes, ReservationGuard
 from .flat import FlatAllocator
 from .hypercube import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
 from .linear import LinearAllocator
 from .partition import PartitionAllocator
+from .probes import CountingProbes, ReservationGuard
 
 __all__ = ["Allocation", "Allocator", "Grant", "Request", "ReservationGuard", "CountingProbes", "FlatAllocator", "LinearAllocator", "PartitionAllocator", "make_allocator",
            "AFLAllocator", "BuddyAllocator", "FreeListAllocator", "GrayCodeAllocator"]
+
+for _m in _pkgutil.iter_modules(__path__):
+    if not _m.name.startswith("_"):
+        _importlib.import_module(f"{__name__}.{_m.name}")
 
 
 def make_allocator(spec: str, topology, seed: int | None = None) -> Allocator:

@@ -266,15 +266,20 @@ class Allocator(ABC):
         if got is None:
             self.check_request(request)
             return None
-        grant = got if isinstance(got, Grant) else Grant(got)
-        idx = self._checked(grant.nodes, request)
+        if type(got) is Grant:
+            idx = self._checked(got.nodes, request)
+            info = got.info if type(got.info) is dict else dict(got.info or {})
+            token = got.token
+        else:
+            idx = self._checked(got, request)
+            info, token = {}, None
         self._busy[idx] = True
         self._free_count -= idx.size
         self._serial += 1
-        alloc = Allocation._trusted(idx, request, self._serial, dict(grant.info) if grant.info else {})
+        alloc = Allocation._trusted(idx, request, self._serial, info)
         self._held[alloc.serial] = alloc
-        if grant.token is not None:
-            self._tokens[alloc.serial] = grant.token
+        if token is not None:
+            self._tokens[alloc.serial] = token
         return alloc
 
     def _checked(self, nodes: Any, request: Request) -> np.ndarray:
@@ -287,7 +292,7 @@ class Allocator(ABC):
             idx = np.unique(idx)
             if idx.size != n:
                 raise AllocationError(f"{self.name}: granted a node twice")
-        if idx[0] < 0 or idx[-1] >= self.n_nodes:
+        if int(idx[0]) < 0 or int(idx[-1]) >= self.n_nodes:
             raise AllocationError(f"{self.name}: granted nodes outside 0..{self.n_nodes - 1}")
         busy = self._busy[idx]
         if busy.any():

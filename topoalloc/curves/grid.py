@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import InvalidArgument
+from ..errors import InternalError, InvalidArgument
 
 __all__ = ["row_major", "snake", "hilbert2d", "hilbert_nd", "hilbert", "zorder", "gray", "inverse_gray"]
 
@@ -144,7 +144,8 @@ def hilbert2d(width: int, height: int) -> np.ndarray:
             stack.append((x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2), -(ay - ay2)))
             stack.append((x + bx2, y + by2, ax, ay, bx - bx2, by - by2))
             stack.append((x, y, bx2, by2, ax2, ay2))
-    assert pos == w * h
+    if pos != w * h:
+        raise InternalError(f"generalised Hilbert curve of {w}x{h} visited {pos} cells")
     return out
 
 

@@ -54,7 +54,7 @@ class LocalityRuntime:
     >>> from topoalloc.alloc.base import Allocation, Request
     >>> m = LocalityRuntime(parse_machine("mesh:4x4"), alpha=0.5)
     >>> m(0, 100.0, Allocation([0, 1], Request(2), 1)), m(0, 100.0, Allocation([0, 15], Request(2), 2))
-    (100.0, 300.0)
+    (100.0, 350.0)
     """
 
     def __init__(self, topology, allocator=None, *, alpha: float = 0.1, metric: str = "pairwise_l1"):

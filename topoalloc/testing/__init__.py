@@ -7,21 +7,31 @@
 """
 
 from .conformance import (
+    CHECKS,
+    CLAIM_CHECKS,
     AllocatorStateMachine,
+    allocator_checks,
     check_allocation_valid,
     check_allocator,
     check_invariants,
     check_schedule,
+    parametrize_with_checks,
+    registered_allocator_factories,
     small_topologies,
 )
 from .strategies import workloads
 
 __all__ = [
+    "CHECKS",
+    "CLAIM_CHECKS",
     "AllocatorStateMachine",
+    "allocator_checks",
     "check_allocation_valid",
     "check_allocator",
     "check_invariants",
     "check_schedule",
+    "parametrize_with_checks",
+    "registered_allocator_factories",
     "small_topologies",
     "workloads",
 ]

@@ -1,23 +1,42 @@
-"""The conformance checks every registered allocator goes through.
+"""The conformance checks every allocator goes through, one test per check.
 
 Universal properties (design notes §6): allocations are disjoint, of the
 right size (exactly, or the allocator's documented rounding), inside the
 machine; free + allocated = all; releasing everything restores the fresh
 state; the same seed gives the same sequence.  Properties an allocator
-*claims* (``Allocator.claims``) are checked when claimed.
+*claims* (``Allocator.claims``) are checked when claimed, and an unknown
+claim is itself a failure.  The probes schedulers rely on
+(:mod:`topoalloc.alloc.probes`) are checked against brute-force replay on
+deep copies, on random states drawn by Hypothesis: ``can_allocate``,
+``earliest_fit``, the reservation guard's ``may_admit`` / ``admit``,
+``fit_key`` and ``max_request_now``; a :meth:`~Allocator.snapshot` must
+behave exactly like the original.
+
+Use them as scikit-learn's ``parametrize_with_checks``::
+
+    from topoalloc.testing import parametrize_with_checks
+
+    @parametrize_with_checks([lambda: MyAllocator(parse_machine("mesh:4x4"))])
+    def test_my_allocator(factory, check):
+        check(factory)
+
+Each check raises :class:`~topoalloc.errors.ConformanceError` (an
+``AssertionError``) naming the property that failed.
 """
 
 from __future__ import annotations
 
+import copy
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..alloc.base import Allocation, Allocator, Request
-from ..errors import AllocationError, RequestNeverFits
+from ..errors import AllocationError, ConformanceError, RequestNeverFits
 from ..registry import ALLOCATORS
-from ..topology import Topology, parse_machine
+from ..topology import Grid, Subcubes, Topology, parse_machine
 
 __all__ = [
     "small_topologies",
@@ -25,24 +44,36 @@ __all__ = [
     "check_invariants",
     "check_allocator",
     "check_schedule",
+    "allocator_checks",
+    "parametrize_with_checks",
+    "registered_allocator_factories",
     "AllocatorStateMachine",
     "CLAIM_CHECKS",
+    "CHECKS",
 ]
+
+Factory = Callable[[], Allocator]
+
+#: Hypothesis examples per probe check (random states); the slow tier runs more
+EXAMPLES = 15
+
+#: The fixed set of small machines every registered allocator runs on (those it accepts).
+SMALL_MACHINES = (
+    "flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2",
+    "torus:2x2x2x6x8", "mesh:5x3", "hypercube:3", "hypercube:4", "hypercube:5",
+)
 
 
 def small_topologies(kinds: set[str] | None = None) -> list[Topology]:
-    """The fixed set of small machines every allocator is run on (those registered so far)."""
-    specs = ["flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2", "torus:2x2x2x6x8", "mesh:5x3",
-             "hypercube:3", "hypercube:4", "hypercube:5"]
-    tops = []
-    for spec in specs:
-        kind = spec.split(":")[0]
-        if kinds is not None and kind not in kinds:
-            continue
-        tops.append(parse_machine(spec))
-    return tops
+    """The small machines of :data:`SMALL_MACHINES` (of the given spec kinds, if any)."""
+    return [parse_machine(s) for s in SMALL_MACHINES if kinds is None or s.split(":")[0] in kinds]
 
 
+def _fail(check: str, message: str) -> None:
+    raise ConformanceError(check, message)
+
+
+# ------------------------------------------------------------------- claims
 def _exact_size(alloc: Allocation, allocator: Allocator) -> str | None:
     if alloc.size != alloc.request.size:
         return f"exact_size claimed, but {alloc.size} nodes were granted for {alloc.request.size}"
@@ -63,6 +94,8 @@ def _subtorus(alloc: Allocation, allocator: Allocator) -> str | None:
     if st is None or conv is None:
         return "subtorus claimed, but the allocation has no semitorus or conversion in its info"
     top = allocator.topology
+    if not isinstance(top, Grid):
+        return f"subtorus claimed on {top.spec()}, which has no coordinates"
     box = top.box_nodes(st.offset, st.sides)
     if not np.array_equal(box, alloc.nodes):
         return f"nodes are not the semitorus {st.describe()}"
@@ -70,7 +103,7 @@ def _subtorus(alloc: Allocation, allocator: Allocator) -> str | None:
     if sorted(emb.tolist()) != box.tolist():
         return "conversion embedding is not a bijection onto the allocation"
     for a, b in conv.virtual_edges():
-        if not top.adjacent(int(emb[a]), int(emb[b])):
+        if not top.adjacent(int(emb[a]), int(emb[b])):  # type: ignore[attr-defined]
             return f"virtual edge ({a}, {b}) maps to non-adjacent nodes {emb[a]}, {emb[b]}"
     if conv.torus and int(np.prod(conv.shape)) != alloc.size:
         return "virtual torus size differs from the allocation"
@@ -82,7 +115,7 @@ def _rank_contiguous_when_fit(alloc: Allocation, allocator: Allocator) -> str | 
     if not alloc.info.get("contiguous"):
         return None
     n = allocator.n_nodes
-    ranks = np.sort(allocator.ordering.rank_of[alloc.nodes])
+    ranks = np.sort(allocator.ordering.rank_of[alloc.nodes])  # type: ignore[attr-defined]
     gaps = np.diff(ranks)
     if (gaps == 1).all():
         return None
@@ -108,7 +141,10 @@ def _mesh_embedding(alloc: Allocation, allocator: Allocator) -> str | None:
     from ..alloc.hypercube import mesh_layout
     from ..topology.hypercube import Subcube
 
-    n = allocator.topology.n
+    top = allocator.topology
+    if not isinstance(top, Subcubes):
+        return f"mesh_embedding claimed on {top.spec()}, which is not a hypercube"
+    n = top.n
     x, y = alloc.info["mesh"]
     cube = Subcube(n, *alloc.info["cube"])
     layout = {(i, j): v for i, j, v in mesh_layout(alloc)}
@@ -138,11 +174,13 @@ def _contention_free(alloc: Allocation, allocator: Allocator) -> str | None:
     """No E-cube channel is usable both inside this allocation and inside any other held one."""
     from ..topology.hypercube import shared_channels
 
-    n = allocator.topology.n
+    top = allocator.topology
+    if not isinstance(top, Subcubes):
+        return f"contention_free claimed on {top.spec()}, which is not a hypercube"
     for other in allocator.allocations:
         if other is alloc:
             continue
-        shared = shared_channels(alloc.nodes, other.nodes, n)
+        shared = shared_channels(alloc.nodes, other.nodes, top.n)
         if shared:
             return f"allocations #{alloc.serial} and #{other.serial} share E-cube channels, e.g. {shared[0]}"
     return None
@@ -160,22 +198,29 @@ CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
 }
 
 
+# ------------------------------------------------------------ basic checks
 def check_allocation_valid(alloc: Allocation, allocator: Allocator) -> None:
     """One allocation: in range, sorted, no duplicates, at least the size asked, and every claim."""
     nodes = alloc.nodes
     n = allocator.n_nodes
-    assert nodes.dtype == np.int64 and nodes.ndim == 1, f"nodes must be a 1-D int64 array, got {nodes.dtype} {nodes.shape}"
-    assert not nodes.flags.writeable, "allocation nodes must be read-only"
-    assert nodes.size >= alloc.request.size, f"{nodes.size} nodes for a request of {alloc.request.size}"
-    assert nodes.size == alloc.size
+    if nodes.dtype != np.int64 or nodes.ndim != 1:
+        _fail("allocation", f"nodes must be a 1-D int64 array, got {nodes.dtype} {nodes.shape}")
+    if nodes.flags.writeable:
+        _fail("allocation", "allocation nodes must be read-only")
+    if nodes.size < alloc.request.size or nodes.size != alloc.size:
+        _fail("allocation", f"{nodes.size} nodes (size field {alloc.size}) for a request of {alloc.request.size}")
     if nodes.size:
-        assert 0 <= nodes[0] and nodes[-1] < n, f"nodes outside 0..{n - 1}: {nodes.tolist()}"
-        assert (np.diff(nodes) > 0).all(), f"nodes not sorted and distinct: {nodes.tolist()}"
+        if not (0 <= nodes[0] and nodes[-1] < n):
+            _fail("allocation", f"nodes outside 0..{n - 1}: {nodes.tolist()}")
+        if not (np.diff(nodes) > 0).all():
+            _fail("allocation", f"nodes not sorted and distinct: {nodes.tolist()}")
     for claim in allocator.claims:
         check = CLAIM_CHECKS.get(claim)
-        if check is not None:
-            msg = check(alloc, allocator)
-            assert msg is None, msg
+        if check is None:
+            _fail("claims", f"{allocator.name} claims {claim!r}, which is not a known claim ({', '.join(sorted(CLAIM_CHECKS))})")
+        msg = check(alloc, allocator)  # type: ignore[misc]
+        if msg is not None:
+            _fail(f"claim {claim}", msg)
 
 
 def check_invariants(allocator: Allocator) -> None:
@@ -183,104 +228,494 @@ def check_invariants(allocator: Allocator) -> None:
     seen = np.zeros(allocator.n_nodes, dtype=np.int64)
     for a in allocator.allocations:
         seen[a.nodes] += 1
-    assert (seen <= 1).all(), f"nodes held twice: {np.flatnonzero(seen > 1).tolist()}"
+    if (seen > 1).any():
+        _fail("invariants", f"nodes held twice: {np.flatnonzero(seen > 1).tolist()}")
     busy = seen.astype(bool)
-    assert np.array_equal(busy, allocator.busy_mask), "busy mask differs from the union of held allocations"
-    assert allocator.free_count == allocator.n_nodes - int(seen.sum()), (
-        f"free_count {allocator.free_count} != {allocator.n_nodes} - {int(seen.sum())}"
-    )
-    assert np.array_equal(allocator.free_nodes(), np.flatnonzero(~busy))
+    if not np.array_equal(busy, allocator.busy_mask):
+        _fail("invariants", "busy mask differs from the union of held allocations")
+    if allocator.free_count != allocator.n_nodes - int(seen.sum()):
+        _fail("invariants", f"free_count {allocator.free_count} != {allocator.n_nodes} - {int(seen.sum())}")
+    if not np.array_equal(allocator.free_nodes(), np.flatnonzero(~busy)):
+        _fail("invariants", "free_nodes() differs from the complement of the busy mask")
 
 
-def _random_ops(allocator: Allocator, rng: random.Random, steps: int) -> list[tuple]:
-    """Random allocate/release sequence; returns a log of (op, size, nodes) for determinism checks."""
-    log: list[tuple] = []
-    n = allocator.n_nodes
-    for _ in range(steps):
-        held = allocator.allocations
-        if held and rng.random() < 0.4:
-            a = held[rng.randrange(len(held))]
-            allocator.release(a)
+def _fits_empty_machine(allocator: Allocator, size: int) -> bool:
+    try:
+        allocator.check_request(Request(size))
+        return True
+    except RequestNeverFits:
+        return False
+
+
+def _step(allocator: Allocator, release: bool, frac: float, log: list[tuple[Any, ...]] | None = None) -> None:
+    """One random operation: release the held allocation ``frac`` picks, or allocate ``frac`` of the machine."""
+    held = allocator.allocations
+    if release and held:
+        a = held[min(len(held) - 1, int(frac * len(held)))]
+        allocator.release(a)
+        if log is not None:
             log.append(("release", a.request.size, tuple(a.nodes.tolist())))
-        else:
-            size = rng.randint(1, n)
-            try:
-                a = allocator.allocate(Request(size))
-            except RequestNeverFits:
-                log.append(("never", size, ()))
-                continue
-            if a is not None:
-                check_allocation_valid(a, allocator)
-                log.append(("alloc", size, tuple(a.nodes.tolist())))
-            else:
-                log.append(("none", size, ()))
+        return
+    size = max(1, min(allocator.n_nodes, int(round(frac * frac * allocator.n_nodes)) + 1))
+    try:
+        a = allocator.allocate(Request(size))
+    except RequestNeverFits:
+        if log is not None:
+            log.append(("never", size, ()))
+        return
+    if a is not None:
+        check_allocation_valid(a, allocator)
+    if log is not None:
+        log.append(("alloc", size, () if a is None else tuple(a.nodes.tolist())))
+
+
+def _random_ops(allocator: Allocator, rng: random.Random, steps: int) -> list[tuple[Any, ...]]:
+    """A random allocate/release sequence; returns its log (for determinism checks)."""
+    log: list[tuple[Any, ...]] = []
+    for _ in range(steps):
+        _step(allocator, rng.random() < 0.4, rng.random(), log)
         check_invariants(allocator)
     return log
 
 
-def check_allocator(factory: Callable[[], Allocator], *, seed: int = 0, steps: int = 200) -> None:
-    """Run the universal conformance properties on allocators made by ``factory``.
-
-    Raises AssertionError with a message naming the property that failed.
-    """
+def check_fresh(factory: Factory) -> None:
+    """A new allocator holds nothing and every node is free."""
     a = factory()
-    assert a.free_count == a.n_nodes and not a.allocations, "a new allocator must be empty"
+    if a.free_count != a.n_nodes or a.allocations or a.busy_mask.any():
+        _fail("fresh", "a new allocator must hold nothing, with every node free")
+
+
+def check_claims_known(factory: Factory) -> None:
+    """Every claim the allocator makes is one the suite knows how to check."""
+    unknown = sorted(set(factory().claims) - set(CLAIM_CHECKS))
+    if unknown:
+        _fail("claims", f"unknown claim(s) {unknown}; known: {', '.join(sorted(CLAIM_CHECKS))}")
+
+
+def check_random_operations(factory: Factory, *, seed: int = 0, steps: int = 150) -> None:
+    """Random allocate/release: every grant valid (claims included), invariants after every step, and
+    releasing everything restores the fresh state."""
+    a = factory()
     fresh_free = a.free_nodes().copy()
-    log1 = _random_ops(a, random.Random(seed), steps)
-    # releasing everything restores the fresh state
+    _random_ops(a, random.Random(seed), steps)
     for alloc in a.allocations:
         a.release(alloc)
     check_invariants(a)
-    assert a.free_count == a.n_nodes and np.array_equal(a.free_nodes(), fresh_free), "release-all did not restore the fresh state"
-    # the same seed gives the same sequence
-    log2 = _random_ops(factory(), random.Random(seed), steps)
-    assert log1 == log2, "same seed, different allocation sequence"
-    # a fresh allocator takes the whole machine at once (requests of every size fit the empty machine
-    # unless the allocator declares otherwise by raising RequestNeverFits)
+    if a.free_count != a.n_nodes or not np.array_equal(a.free_nodes(), fresh_free):
+        _fail("release-all", "releasing every allocation did not restore the fresh state")
+
+
+def check_deterministic(factory: Factory, *, seed: int = 0, steps: int = 100) -> None:
+    """The same operations on two new allocators give the same allocations."""
+    if _random_ops(factory(), random.Random(seed), steps) != _random_ops(factory(), random.Random(seed), steps):
+        _fail("deterministic", "the same operations gave different allocations")
+
+
+def check_whole_machine(factory: Factory) -> None:
+    """A new allocator grants the whole machine at once, unless it says it never can (RequestNeverFits)."""
     b = factory()
     try:
         whole = b.allocate(Request(b.n_nodes))
     except RequestNeverFits:
-        whole = None
-    if whole is not None:
-        check_allocation_valid(whole, b)
-        assert whole.size == b.n_nodes
-    # releasing what is not held is an error, and does not corrupt the state
+        return
+    if whole is None:
+        _fail("whole-machine", "an empty machine refused a request for every node ('not now' is wrong: say never)")
+    check_allocation_valid(whole, b)
+    if whole.size != b.n_nodes:
+        _fail("whole-machine", f"granted {whole.size} of {b.n_nodes} nodes for the whole machine")
+
+
+def check_one_node(factory: Factory) -> None:
+    """A request for one node fits an empty machine."""
+    if factory().allocate(Request(1)) is None:
+        _fail("one-node", "a request for one node must fit an empty machine")
+
+
+def check_too_big_raises(factory: Factory) -> None:
+    """A request larger than the machine raises RequestNeverFits."""
+    a = factory()
+    try:
+        a.allocate(Request(a.n_nodes + 1))
+    except RequestNeverFits:
+        return
+    _fail("too-big", f"a request for {a.n_nodes + 1} nodes did not raise RequestNeverFits")
+
+
+def check_double_release(factory: Factory) -> None:
+    """Releasing what is not held raises AllocationError and leaves the state intact."""
     c = factory()
     x = c.allocate(Request(1))
-    assert x is not None, "a request for one node must fit an empty machine"
-    c.release(x)
+    if x is None:
+        _fail("double-release", "a request for one node must fit an empty machine")
+    c.release(x)  # type: ignore[arg-type]
     try:
-        c.release(x)
+        c.release(x)  # type: ignore[arg-type]
     except AllocationError:
-        pass
-    else:
-        raise AssertionError("double release was accepted")
-    check_invariants(c)
-    # snapshots are independent
-    d = factory()
-    y = d.allocate(Request(1))
-    snap = d.snapshot()
-    snap.release(y)
-    assert d.holds(y) and d.free_count == d.n_nodes - y.size, "releasing in a snapshot changed the original"
-    check_invariants(d)
-    check_invariants(snap)
+        check_invariants(c)
+        return
+    _fail("double-release", "a second release of the same allocation was accepted")
 
 
-def check_schedule(result) -> None:
-    """Properties of any simulation result: starts after submit, capacity respected, all jobs done."""
+def check_snapshot(factory: Factory, *, seed: int = 0, steps: int = 60) -> None:
+    """A snapshot is independent of the original and behaves exactly like it under the same operations."""
+    rng = random.Random(seed)
+    a = factory()
+    _random_ops(a, rng, steps // 2)
+    s = a.snapshot()
+    check_invariants(s)
+    # the same operations on both, in lock step: allocations held by both are shared objects,
+    # new ones are matched by position
+    for _ in range(steps):
+        release, frac = rng.random() < 0.4, rng.random()
+        la: list[tuple[Any, ...]] = []
+        ls: list[tuple[Any, ...]] = []
+        _step(a, release, frac, la)
+        _step(s, release, frac, ls)
+        if la != ls:
+            _fail("snapshot", f"a snapshot and its original answered the same operation differently: {la} vs {ls}")
+        check_invariants(s)
+    t = factory()
+    y = t.allocate(Request(1))
+    snap = t.snapshot()
+    snap.release(y)  # type: ignore[arg-type]
+    if not t.holds(y) or t.free_count != t.n_nodes - 1:  # type: ignore[arg-type]
+        _fail("snapshot", "releasing in a snapshot changed the original")
+
+
+# ------------------------------------------------------------- probe checks
+def _truth_fits(allocator: Allocator, request: Request) -> bool:
+    """Would allocate succeed now?  Answered on a deep copy, independent of the allocator's probes and snapshots."""
+    if request.size > allocator.free_count:
+        return False
+    return copy.deepcopy(allocator)._allocate(request) is not None
+
+
+def _truth_after(allocator: Allocator, releases: Sequence[Allocation], request: Request) -> bool:
+    scratch = copy.deepcopy(allocator)
+    for a in releases:
+        scratch.release(a)
+    return _truth_fits(scratch, request)
+
+
+def _truth_earliest(allocator: Allocator, request: Request, releases: Sequence[Allocation]) -> int | None:
+    scratch = copy.deepcopy(allocator)
+    if _truth_fits(scratch, request):
+        return 0
+    for k, a in enumerate(releases, 1):
+        scratch.release(a)
+        if _truth_fits(scratch, request):
+            return k
+    return None
+
+
+def _state_strategy(max_steps: int = 40):
+    from hypothesis import strategies as st
+
+    return st.lists(st.tuples(st.booleans(), st.floats(0.0, 1.0, allow_nan=False)), max_size=max_steps)
+
+
+def _build(factory: Factory, ops: list[tuple[bool, float]]) -> Allocator:
+    a = factory()
+    for release, frac in ops:
+        _step(a, release, frac)
+    return a
+
+
+def _sizes(a: Allocator, rng: random.Random, k: int) -> list[int]:
+    n = a.n_nodes
+    out = {1, n, max(1, n // 2), max(1, a.free_count)}
+    out.update(rng.randint(1, n) for _ in range(k))
+    return sorted(s for s in out if _fits_empty_machine(a, s))
+
+
+def _hypothesis_run(body: Callable[..., None], examples: int, **strategies: Any) -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))(given(**strategies)(body))()
+
+
+def check_can_allocate(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """``can_allocate`` equals a trial allocation on a deep copy, and changes nothing."""
+    from hypothesis import strategies as st
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        before = a.busy_mask.copy()
+        for size in _sizes(a, random.Random(seed), 6):
+            req = Request(size)
+            got, want = a.can_allocate(req), _truth_fits(a, req)
+            if got != want:
+                _fail("can_allocate", f"can_allocate({size}) = {got}, a trial allocation says {want} (free {a.free_count})")
+        if not np.array_equal(before, a.busy_mask):
+            _fail("can_allocate", "a probe changed the allocator")
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def check_earliest_fit(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """``earliest_fit`` equals brute-force replay of the releases (in a random order) on a deep copy."""
+    from hypothesis import strategies as st
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        rng = random.Random(seed)
+        held = a.allocations
+        rng.shuffle(held)
+        before = a.busy_mask.copy()
+        for size in _sizes(a, rng, 4):
+            req = Request(size)
+            got, want = a.earliest_fit(req, list(held)), _truth_earliest(a, req, held)
+            if got != want:
+                _fail("earliest_fit", f"earliest_fit({size}) = {got}, replay says {want} ({len(held)} held, free {a.free_count})")
+        if not np.array_equal(before, a.busy_mask):
+            _fail("earliest_fit", "a probe changed the allocator")
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def check_max_request_now(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """``max_request_now`` is an upper bound on every request that fits now."""
+
+    from hypothesis import strategies as st
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        bound = a.max_request_now()
+        above = range(bound + 1, a.free_count + 1)
+        rng = random.Random(seed)
+        for size in sorted({*above[:2], *rng.sample(above, min(4, len(above)))}):
+            if _truth_fits(a, Request(size)):
+                _fail("max_request_now", f"max_request_now() = {bound}, but a request of {size} fits now")
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def check_counting_promise(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """An allocator that declares ``counting`` never refuses a request of at most ``free_count`` processors."""
+    if not factory().counting:
+        return
+
+    def body(ops: list[tuple[bool, float]]) -> None:
+        a = _build(factory, ops)
+        for size in range(1, a.free_count + 1):
+            if not _truth_fits(a, Request(size)):
+                _fail("counting", f"counting allocator refused {size} processors with {a.free_count} free")
+
+    _hypothesis_run(body, examples, ops=_state_strategy())
+
+
+def check_reservation_guard(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """The reservation guard judges backfill candidates exactly as brute-force replay does.
+
+    A head that does not fit now gets its releases (the fewest, in a random
+    order, after which it fits); candidates then come one by one, as EASY
+    sends them: ``may_admit`` first (it may only refuse candidates that
+    would break the reservation), then, for those it lets through and that
+    fit, ``admit`` once allocated — which must equal "the head still fits
+    once the releases (and the candidate, if it ends by the shadow time)
+    have ended".
+    """
+    from hypothesis import strategies as st
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        rng = random.Random(seed)
+        held = a.allocations
+        rng.shuffle(held)
+        heads = [s for s in _sizes(a, rng, 4) if not _truth_fits(a, Request(s))]
+        if not heads:
+            return
+        head = Request(rng.choice(heads))
+        k = _truth_earliest(a, head, held)
+        if k is None:
+            return
+        releases = list(held[:k])
+        guard = a.reservation_guard(head, list(releases))
+        for _ in range(6):
+            req = Request(rng.randint(1, max(1, a.free_count)))
+            if not _fits_empty_machine(a, req.size) or not _truth_fits(a, req):
+                continue
+            ends_by = rng.random() < 0.5
+            may = guard.may_admit(req, ends_by)
+            if not may:
+                trial = copy.deepcopy(a)
+                got = trial.allocate(req)
+                if got is not None and _truth_after(trial, releases + ([got] if ends_by else []), head):
+                    _fail("guard", f"may_admit refused a candidate of {req.size} (ends by shadow: {ends_by}) that keeps the head's reservation")
+                continue
+            alloc = a.allocate(req)
+            if alloc is None:
+                _fail("guard", f"a request of {req.size} that fits was refused by allocate")
+            want = _truth_after(a, releases + ([alloc] if ends_by else []), head)  # type: ignore[list-item]
+            got = guard.admit(alloc, ends_by)  # type: ignore[arg-type]
+            if got != want:
+                _fail("guard", f"admit({req.size}, ends by shadow: {ends_by}) = {got}, replay says {want}")
+            if got:
+                if ends_by:
+                    releases.append(alloc)  # type: ignore[arg-type]
+            else:
+                a.release(alloc)  # type: ignore[arg-type]
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def check_fit_keys(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """Requests with equal ``fit_key`` get the same answers: fit now, and keep a reservation or not."""
+    from hypothesis import strategies as st
+
+    a0 = factory()
+    if type(a0).fit_key is Allocator.fit_key:
+        return  # no keys declared
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        rng = random.Random(seed)
+        by_key: dict[Any, list[int]] = {}
+        for s in range(1, a.n_nodes + 1):
+            if _fits_empty_machine(a, s):
+                key = a.fit_key(Request(s))
+                if key is not None:
+                    by_key.setdefault(key, []).append(s)
+        held = a.allocations
+        rng.shuffle(held)
+        for key, sizes in by_key.items():
+            if len(sizes) < 2:
+                continue
+            x, y = rng.sample(sizes, 2)
+            fx, fy = _truth_fits(a, Request(x)), _truth_fits(a, Request(y))
+            if fx != fy:
+                _fail("fit_key", f"requests of {x} and {y} share the key {key!r} but only one fits now")
+            if held:
+                k = rng.randint(0, len(held))
+                if _truth_after(a, held[:k], Request(x)) != _truth_after(a, held[:k], Request(y)):
+                    _fail("fit_key", f"requests of {x} and {y} share the key {key!r} but differ once {k} allocations end")
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs", "easy", "conservative"), jobs: int = 40) -> None:
+    """The allocator plugs into every scheduler through its probes, and the schedules are valid."""
+    from ..api import simulate
+    from ..workload.synthetic import Uniform, poisson_workload
+
+    probe = factory()
+    n = probe.n_nodes
+    largest = max(s for s in range(1, n + 1) if _fits_empty_machine(probe, s))
+    w = poisson_workload(jobs, load=0.9, sizes=Uniform(1, largest), machine_nodes=n, mean_runtime=50, estimate_factor=1.5, seed=5)
+    for sched in schedulers:
+        r = simulate(w, machine=probe.topology, allocator=factory(), scheduler=sched, record_allocations=True)
+        check_schedule(r)
+
+
+def check_stateful(factory: Factory, *, examples: int = 40, steps: int = 30) -> None:
+    """A Hypothesis state machine of random allocate / release / probe steps (see :class:`AllocatorStateMachine`)."""
+    from hypothesis import HealthCheck, settings
+
+    machine = AllocatorStateMachine.for_factory(factory)
+    machine.TestCase.settings = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
+                                         suppress_health_check=list(HealthCheck))
+    machine.TestCase().runTest()
+
+
+#: Every check, by name, in the order they run.
+CHECKS: dict[str, Callable[..., None]] = {
+    "fresh": check_fresh,
+    "claims_known": check_claims_known,
+    "random_operations": check_random_operations,
+    "deterministic": check_deterministic,
+    "whole_machine": check_whole_machine,
+    "one_node": check_one_node,
+    "too_big_raises": check_too_big_raises,
+    "double_release": check_double_release,
+    "snapshot": check_snapshot,
+    "can_allocate": check_can_allocate,
+    "earliest_fit": check_earliest_fit,
+    "max_request_now": check_max_request_now,
+    "counting_promise": check_counting_promise,
+    "reservation_guard": check_reservation_guard,
+    "fit_keys": check_fit_keys,
+    "stateful": check_stateful,
+    "in_simulation": check_in_simulation,
+}
+
+
+def allocator_checks(factory: Factory) -> Iterator[tuple[str, Callable[[Factory], None]]]:
+    """``(name, check)`` for every conformance check; call ``check(factory)``."""
+    return iter(CHECKS.items())
+
+
+def check_allocator(factory: Factory, *, seed: int = 0, steps: int = 150) -> None:
+    """Run every conformance check on allocators made by ``factory`` (raises ConformanceError)."""
+    for name, check in CHECKS.items():
+        if name in ("random_operations",):
+            check(factory, seed=seed, steps=steps)
+        elif name in ("deterministic", "snapshot"):
+            check(factory, seed=seed)
+        else:
+            check(factory)
+
+
+def parametrize_with_checks(factories: Sequence[Factory], ids: Sequence[str] | None = None) -> Any:
+    """A ``pytest.mark.parametrize`` over ``(factory, check)``: one test per allocator and check.
+
+    ``ids`` names the factories (default: the allocator's name and machine).
+    """
+    import pytest
+
+    params = []
+    for i, factory in enumerate(factories):
+        label = ids[i] if ids is not None else _label(factory)
+        for name, check in CHECKS.items():
+            params.append(pytest.param(factory, check, id=f"{label}-{name}"))
+    return pytest.mark.parametrize("factory,check", params)
+
+
+def _label(factory: Factory) -> str:
+    a = factory()
+    return f"{a.name}-{a.topology.spec()}"
+
+
+def registered_allocator_factories(topologies: Sequence[Topology] | None = None) -> list[tuple[str, Topology, Factory]]:
+    """(name, topology, factory) for every registered allocator on every small machine it accepts.
+
+    Which machines an allocator takes is what its registry entry's
+    ``accepts`` says (the class's ``accepts``); building it there must work —
+    an allocator that raises while being constructed on a machine it accepts
+    is not skipped: the factory raises, and the checks fail.
+    """
+    out = []
+    for top in topologies or small_topologies():
+        for name in ALLOCATORS.names():
+            entry = ALLOCATORS.entry(name)
+            if entry.accepts is not None and not entry.accepts(top):
+                continue
+
+            def factory(name: str = name, top: Topology = top) -> Allocator:
+                return ALLOCATORS.create(name, topology=top)
+
+            out.append((name, top, factory))
+    return out
+
+
+def check_schedule(result: Any) -> None:
+    """Properties of any simulation result: starts after submit, capacity respected, all jobs done, nodes never shared."""
     w = result.workload
-    assert np.isfinite(result.start).all(), "some job never started"
-    assert (result.start >= w.submit).all(), "a job started before it was submitted"
+    if not np.isfinite(result.start).all():
+        _fail("schedule", "some job never started")
+    if not (result.start >= w.submit).all():
+        _fail("schedule", "a job started before it was submitted")
     run = w.run if getattr(result, "actual_run", None) is None else result.actual_run
-    assert np.allclose(result.end, result.start + run), "end != start + run"
-    assert (result.allocated_size >= w.size).all()
+    if not np.allclose(result.end, result.start + run):
+        _fail("schedule", "end != start + run")
+    if not (result.allocated_size >= w.size).all():
+        _fail("schedule", "a job got fewer processors than it asked for")
     # capacity: sweep starts and ends (ends first at equal times)
     events = sorted([(e, 0, -s) for e, s in zip(result.end.tolist(), result.allocated_size.tolist())] + [(st, 1, s) for st, s in zip(result.start.tolist(), result.allocated_size.tolist())])
     used = 0
     for _, _, delta in events:
         used += delta
-        assert used <= result.n_nodes, f"{used} processors in use on a machine of {result.n_nodes}"
+        if used > result.n_nodes:
+            _fail("schedule", f"{used} processors in use on a machine of {result.n_nodes}")
     if result.allocations is not None:
         # jobs overlapping in time use disjoint nodes (a job of zero length holds its nodes
         # only within its start instant, so it is left out of the overlap test)
@@ -291,12 +726,14 @@ def check_schedule(result) -> None:
             t = result.start[j]
             active = [k for k in active if result.end[k] > t]
             nodes = set(flat[off[j] : off[j + 1]].tolist())
-            assert len(nodes) == result.allocated_size[j]
+            if len(nodes) != result.allocated_size[j]:
+                _fail("schedule", f"job {j} holds {len(nodes)} distinct nodes, allocated size {result.allocated_size[j]}")
             if result.end[j] == t:
                 continue  # zero length: its nodes are free again within the same instant
             for k in active:
                 clash = nodes.intersection(flat[off[k] : off[k + 1]].tolist())
-                assert not clash, f"jobs {k} and {j} overlap in time on nodes {sorted(clash)[:5]}"
+                if clash:
+                    _fail("schedule", f"jobs {k} and {j} overlap in time on nodes {sorted(clash)[:5]}")
             active.append(j)
 
 
@@ -309,18 +746,18 @@ class AllocatorStateMachine:
     """
 
     @staticmethod
-    def for_factory(factory: Callable[[], Allocator]):
+    def for_factory(factory: Factory) -> Any:
         from hypothesis import strategies as st
         from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
         class Machine(RuleBasedStateMachine):
-            def __init__(self):
+            def __init__(self) -> None:
                 super().__init__()
                 self.allocator = factory()
                 self.model_held: list[Allocation] = []
 
             @rule(frac=st.floats(min_value=0.0, max_value=1.0))
-            def allocate(self, frac):
+            def allocate(self, frac: float) -> None:
                 size = max(1, int(round(frac * self.allocator.n_nodes)))
                 try:
                     a = self.allocator.allocate(Request(size))
@@ -329,42 +766,28 @@ class AllocatorStateMachine:
                 if a is not None:
                     check_allocation_valid(a, self.allocator)
                     self.model_held.append(a)
-                elif self.allocator.counting:
-                    assert size > self.allocator.free_count, "counting allocator refused a request that fits"
+                elif self.allocator.counting and size <= self.allocator.free_count:
+                    _fail("stateful", "counting allocator refused a request that fits")
 
             @precondition(lambda self: self.model_held)
             @rule(data=st.data())
-            def release(self, data):
+            def release(self, data: Any) -> None:
                 i = data.draw(st.integers(0, len(self.model_held) - 1))
                 a = self.model_held.pop(i)
                 self.allocator.release(a)
 
             @rule()
-            def probe_is_side_effect_free(self):
+            def probe_is_side_effect_free(self) -> None:
                 before = self.allocator.busy_mask.copy()
                 self.allocator.can_allocate(Request(1))
                 self.allocator.earliest_fit(Request(self.allocator.n_nodes), list(self.allocator.allocations))
-                assert np.array_equal(before, self.allocator.busy_mask), "a probe changed the allocator"
+                if not np.array_equal(before, self.allocator.busy_mask):
+                    _fail("stateful", "a probe changed the allocator")
 
             @invariant()
-            def consistent(self):
+            def consistent(self) -> None:
                 check_invariants(self.allocator)
-                assert {a.serial for a in self.model_held} == {a.serial for a in self.allocator.allocations}
+                if {a.serial for a in self.model_held} != {a.serial for a in self.allocator.allocations}:
+                    _fail("stateful", "the allocator's held allocations differ from those granted and not released")
 
         return Machine
-
-
-def registered_allocator_factories(topologies: list[Topology] | None = None) -> list[tuple[str, Topology, Callable[[], Allocator]]]:
-    """(name, topology, factory) for every registered allocator on every small topology it accepts."""
-    out = []
-    for top in topologies or small_topologies():
-        for name in ALLOCATORS.names():
-            def factory(name=name, top=top):
-                return ALLOCATORS.create(name, topology=top)
-
-            try:
-                factory()
-            except (ValueError, TypeError):
-                continue  # the allocator does not accept this topology
-            out.append((name, top, factory))
-    return out

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..registry import Registry
 from .core import Workload
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "poisson_workload",
     "mesh_workload",
     "parse_size_distribution",
+    "SIZE_DISTRIBUTIONS",
 ]
 
 
@@ -202,33 +204,52 @@ class Cycle(SizeDistribution):
         return max(self.values)
 
 
+#: Size distributions by spec name (the package's one spec grammar, :mod:`topoalloc.spec`).
+SIZE_DISTRIBUTIONS: Registry[SizeDistribution] = Registry("size distribution")
+
+
+@SIZE_DISTRIBUTIONS.register("uniform")
+def _uniform(low: int, high: int) -> SizeDistribution:
+    """uniform:LOW,HIGH — integers uniform on LOW..HIGH."""
+    return Uniform(low, high)
+
+
+@SIZE_DISTRIBUTIONS.register("exp")
+def _exp(scale: float, maximum: int) -> SizeDistribution:
+    """exp:SCALE,MAX — ceil of an exponential variate of mean SCALE, truncated to 1..MAX."""
+    return Exponential(scale, maximum)
+
+
+@SIZE_DISTRIBUTIONS.register("const")
+def _const(value: int) -> SizeDistribution:
+    """const:N — always N."""
+    return Constant(value)
+
+
+@SIZE_DISTRIBUTIONS.register("cycle")
+def _cycle(*values: int) -> SizeDistribution:
+    """cycle:A,B,... — the values in order, repeated."""
+    return Cycle(tuple(values))
+
+
+@SIZE_DISTRIBUTIONS.register("interval")
+def _interval(*ranges: str) -> SizeDistribution:
+    """interval:LO-HI@P,... — Turner's interval distribution (a range chosen with probability P, then uniform in it)."""
+    out = []
+    for part in ranges:
+        try:
+            span, p = part.split("@")
+            lo, hi = span.split("-")
+            out.append((int(lo), int(hi), float(p)))
+        except ValueError:
+            raise InvalidArgument("ranges", part, "LO-HI@P, e.g. 1-8@0.3") from None
+    return Interval(tuple(out))
+
+
 def parse_size_distribution(text: str) -> SizeDistribution:
-    """``uniform:1-32``, ``exp:8,128`` (scale, max), ``const:16``, ``cycle:24,8``,
-    ``interval:1-8@0.3,9-24@0.5,25-32@0.2``."""
-    kind, _, arg = text.partition(":")
-    try:
-        if kind == "uniform":
-            lo, hi = arg.split("-")
-            return Uniform(int(lo), int(hi))
-        if kind == "exp":
-            scale, mx = arg.split(",")
-            return Exponential(float(scale), int(mx))
-        if kind == "const":
-            return Constant(int(arg))
-        if kind == "cycle":
-            return Cycle(tuple(int(v) for v in arg.split(",")))
-        if kind == "interval":
-            ranges = []
-            for part in arg.split(","):
-                rng_s, p = part.split("@")
-                lo, hi = rng_s.split("-")
-                ranges.append((int(lo), int(hi), float(p)))
-            return Interval(tuple(ranges))
-    except (ValueError, TypeError):
-        pass
-    raise InvalidArgument(
-        "sizes", text, "uniform:LO-HI, exp:SCALE,MAX, const:N, cycle:A,B,..., or interval:LO-HI@P,..."
-    )
+    """A size distribution from its spec: ``uniform:1,32``, ``exp:8,128`` (scale, max), ``const:16``,
+    ``cycle:24,8``, ``interval:1-8@0.3,9-24@0.5,25-32@0.2``."""
+    return SIZE_DISTRIBUTIONS.create(text, argument="sizes")
 
 
 def _streams(seed: int | None, k: int) -> list[np.random.Generator]:

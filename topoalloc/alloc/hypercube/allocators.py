@@ -505,25 +505,25 @@ def mesh_layout(allocation: Allocation) -> list[list[int]]:
     return [[i, j, int(nodes[i, j])] for i in range(x) for j in range(y)]
 
 
-@ALLOCATORS.register("buddy")
+@ALLOCATORS.register("buddy", accepts=BuddyAllocator.accepts)
 def _make_buddy(topology) -> BuddyAllocator:
     """Buddy subcube allocation on hypercube:n (aligned 2**k blocks)."""
     return BuddyAllocator(topology)
 
 
-@ALLOCATORS.register("gray_code")
+@ALLOCATORS.register("gray_code", accepts=GrayCodeAllocator.accepts)
 def _make_gray(topology) -> GrayCodeAllocator:
     """Gray code subcube allocation on hypercube:n (Chen and Shin)."""
     return GrayCodeAllocator(topology)
 
 
-@ALLOCATORS.register("free_list")
+@ALLOCATORS.register("free_list", accepts=FreeListAllocator.accepts)
 def _make_free_list(topology, recognition: str = "complete") -> FreeListAllocator:
     """Free list subcube allocation on hypercube:n; recognition=complete|lists."""
     return FreeListAllocator(topology, recognition=recognition)
 
 
-@ALLOCATORS.register("afl")
+@ALLOCATORS.register("afl", accepts=AFLAllocator.accepts)
 def _make_afl(topology, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
     """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists."""
     return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)

@@ -140,7 +140,7 @@ class PartitionAllocator(Allocator):
         if nodes is None:
             nodes = self._box[b.st] = self.topology.box_nodes(b.st.offset, b.st.sides)
             nodes.flags.writeable = False
-        return nodes.copy()  # the allocation owns its array (the base marks it read-only)
+        return nodes  # read-only and shared: the base copies it into the allocation
 
     # ------------------------------------------------------------- allocate
     @staticmethod
@@ -469,5 +469,5 @@ def _factory(scheme: str):
     return make
 
 
-ALLOCATORS.register("ep")(_factory("ep"))
-ALLOCATORS.register("nep")(_factory("nep"))
+ALLOCATORS.register("ep", accepts=PartitionAllocator.accepts)(_factory("ep"))
+ALLOCATORS.register("nep", accepts=PartitionAllocator.accepts)(_factory("nep"))
