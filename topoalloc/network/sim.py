@@ -240,15 +240,19 @@ def run_traffic(
 class SweepResult:
     """A latency–throughput curve: one :class:`TrafficResult` per rate, and where it saturates.
 
-    ``saturation_rate`` is the lowest offered rate whose run saturated (None if
-    none did); ``max_accepted`` the largest accepted throughput seen;
-    ``zero_load_latency`` the idle-network latency at the mean hop count.
+    ``saturation_rate`` is the lowest rate whose run saturated (accepted below
+    95 % of offered, or measured packets still undelivered after the drain:
+    the network no longer keeps up); ``max_accepted`` the largest accepted
+    throughput seen (the saturation throughput); ``latency_knee`` the lowest
+    rate whose mean latency exceeds three times ``zero_load_latency`` (the
+    idle-network latency at the mean hop count).  None where not reached.
     """
 
     points: tuple[TrafficResult, ...]
     saturation_rate: float | None
     max_accepted: float
     zero_load_latency: float
+    latency_knee: float | None = None
 
     def summary(self) -> dict:
         first = self.points[0].summary() if self.points else {}
@@ -259,6 +263,7 @@ class SweepResult:
             "saturation_rate": self.saturation_rate,
             "max_accepted": _r(self.max_accepted),
             "zero_load_latency": _r(self.zero_load_latency),
+            "latency_knee": self.latency_knee,
             "points": [{k: p.summary()[k] for k in keys} for p in self.points],
         }
 
@@ -298,4 +303,6 @@ def sweep(topology, traffic: str = "uniform", rates=None, *, stop_after_saturati
                 break
     cfg = kwargs.get("config") or NetworkConfig()
     hops = points[0].hops_mean if points else 0.0
-    return SweepResult(tuple(points), sat, max((p.accepted for p in points), default=0.0), zero_load_latency(hops, cfg))
+    zero = zero_load_latency(hops, cfg)
+    knee = next((p.rate for p in points if p.latency_mean == p.latency_mean and p.latency_mean > 3 * zero), None)
+    return SweepResult(tuple(points), sat, max((p.accepted for p in points), default=0.0), zero, knee)
