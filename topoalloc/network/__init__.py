@@ -22,6 +22,7 @@ hypercubes.  Deadlock freedom of that routing is proved in
 
 from .config import NetworkConfig
 from .engine import Network, compiled_available
+from .jobs import JOB_PATTERNS, JobCommunication, JobSpec, JobTraffic, NetworkModel, run_jobs
 from .sim import SweepResult, TrafficResult, run_traffic, sweep, zero_load_latency
 from .tables import NetworkTables, network_tables
 from .traffic import TRAFFIC, make_traffic
@@ -39,4 +40,10 @@ __all__ = [
     "TrafficResult",
     "SweepResult",
     "zero_load_latency",
+    "JOB_PATTERNS",
+    "JobTraffic",
+    "JobSpec",
+    "JobCommunication",
+    "NetworkModel",
+    "run_jobs",
 ]

@@ -157,8 +157,8 @@ def run_traffic(
     Examples
     --------
     >>> r = run_traffic("mesh:4x4", "uniform", 0.05, cycles=2000, seed=1)
-    >>> r.saturated, round(r.offered, 2)
-    (False, 0.05)
+    >>> r.saturated, abs(r.accepted - r.offered) < 0.01
+    (False, True)
     """
     top = parse_machine(topology)
     cfg = NetworkConfig() if config is None else config

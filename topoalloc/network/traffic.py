@@ -74,7 +74,7 @@ def make_traffic(spec: str, topology: Topology) -> TrafficPattern:
     """Build a pattern from ``NAME[:key=value,...]`` for ``topology``.
 
     >>> from topoalloc.topology import Mesh
-    >>> make_traffic("transpose", Mesh((4, 4))).permutation[1]
+    >>> int(make_traffic("transpose", Mesh((4, 4))).permutation[1])
     4
     """
     if isinstance(spec, TrafficPattern):
