@@ -115,15 +115,11 @@ class _CBase:
         a["arr"][ptr : ptr + ids.size] = ids[order]
         self.scal[4] = ptr + ids.size
 
-    def results(self) -> dict[str, np.ndarray]:
+    def results(self, sel=slice(None)) -> dict[str, np.ndarray]:
+        """Per-packet outputs of the packets ``sel`` (a slice or an index array)."""
         m = self.n_packets
         a = self.a
-        return {
-            "t_inject": a["t_inject"][:m].copy(),
-            "t_done": a["t_done"][:m].copy(),
-            "blocking": a["blocking"][:m].copy(),
-            "hops": a["hops"][:m].astype(i64),
-        }
+        return {name: a[name][:m][sel].astype(i64, copy=True) for name in ("t_inject", "t_done", "blocking", "hops")}
 
     def _call(self, fn, until: int, stop: bool) -> int:
         status = fn(tuple(self.a[name] for name in self.ARRAYS), self.params, until, stop)

@@ -81,13 +81,13 @@ class _Base:
     def set_window(self, lo: int, hi: int) -> None:
         self.window = (lo, hi)
 
-    def results(self) -> dict[str, np.ndarray]:
-        return {
-            "t_inject": np.asarray(self.t_inject, dtype=np.int64),
-            "t_done": np.asarray(self.t_done, dtype=np.int64),
-            "blocking": np.asarray(self.blocking, dtype=np.int64),
-            "hops": np.asarray(self.hops, dtype=np.int64),
-        }
+    def results(self, sel=slice(None)) -> dict[str, np.ndarray]:
+        """Per-packet outputs of the packets ``sel`` (a slice or an index array)."""
+        if isinstance(sel, slice):
+            pick = lambda a: np.asarray(a[sel], dtype=np.int64)  # noqa: E731
+        else:
+            pick = lambda a: np.asarray([a[i] for i in sel.tolist()], dtype=np.int64)  # noqa: E731
+        return {"t_inject": pick(self.t_inject), "t_done": pick(self.t_done), "blocking": pick(self.blocking), "hops": pick(self.hops)}
 
     def _key(self, pid: int) -> tuple[int, int]:
         return (self.create[pid], pid)

@@ -180,7 +180,7 @@ class Network:
         self._engine = cls(self.tables, cfg, self.dateline)
         self._n_jobs = 0
         self._n_packets = 0
-        self._meta: list[tuple[np.ndarray, ...]] = []
+        self._meta = np.zeros((4, 1024), dtype=np.int64)  # create, src, dst, job of every packet (grown by doubling)
 
     @property
     def now(self) -> int:
@@ -229,8 +229,13 @@ class Network:
                 bad = int(job[(job < -1) | (job >= self._n_jobs)][0])
                 raise InvalidArgument("job", bad, "-1 or a number from new_job()")
         self._engine.add_packets(create, src, dst, job)
-        self._meta.append((create, src, dst, job))
-        ids = np.arange(self._n_packets, self._n_packets + k)
+        end = self._n_packets + k
+        if end > self._meta.shape[1]:
+            grown = np.zeros((4, max(end, 2 * self._meta.shape[1])), dtype=np.int64)
+            grown[:, : self._n_packets] = self._meta[:, : self._n_packets]
+            self._meta = grown
+        self._meta[:, self._n_packets : end] = (create, src, dst, job)
+        ids = np.arange(self._n_packets, end)
         self._n_packets += k
         return ids
 
@@ -270,15 +275,15 @@ class Network:
         """Flits ejected in the window."""
         return int(self._engine.ejected_window)
 
-    def results(self) -> dict[str, np.ndarray]:
-        """Per packet: ``create``, ``src``, ``dst``, ``job``, ``t_inject`` (head sent by the NI), ``t_done``
-        (tail ejected, -1 if not yet), ``latency`` (``t_done - create``, -1 if not delivered), ``blocking``, ``hops``."""
-        out = self._engine.results()
-        if self._meta:
-            cols = [np.concatenate(c) for c in zip(*self._meta)]
-        else:
-            cols = [np.zeros(0, np.int64)] * 4
-        out = {"create": cols[0], "src": cols[1], "dst": cols[2], "job": cols[3], **out}
+    def results(self, ids=None) -> dict[str, np.ndarray]:
+        """Per packet (all, or those in ``ids``): ``create``, ``src``, ``dst``, ``job``, ``t_inject`` (head sent
+        by the NI), ``t_done`` (tail ejected, -1 if not yet), ``latency`` (``t_done - create``, -1 if not
+        delivered), ``blocking``, ``hops``."""
+        m = self._n_packets
+        sel = slice(0, m) if ids is None else np.asarray(ids, dtype=np.int64)
+        out = self._engine.results(sel)
+        meta = self._meta[:, :m][:, sel]
+        out = {"create": meta[0], "src": meta[1], "dst": meta[2], "job": meta[3], **out}
         out["latency"] = np.where(out["t_done"] >= 0, out["t_done"] - out["create"], -1)
         return out
 

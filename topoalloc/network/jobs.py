@@ -59,29 +59,37 @@ from .engine import Network
 
 __all__ = ["JOB_PATTERNS", "JobTraffic", "JobSpec", "JobCommunication", "NetworkModel", "run_jobs", "process_pairs"]
 
-#: job communication patterns: name -> function(n processes, traffic) -> list of (src, dst) process pairs
+#: job communication patterns: name -> function(n processes, traffic) -> (K, 2) array of (src, dst) process pairs
 JOB_PATTERNS: Registry = Registry("job traffic pattern")
 
 
+def _pairs(src, dst) -> np.ndarray:
+    return np.stack([np.asarray(src, dtype=np.int64).ravel(), np.asarray(dst, dtype=np.int64).ravel()], axis=1).reshape(-1, 2)
+
+
 @JOB_PATTERNS.register("all-to-all")
-def _all_to_all(n: int, traffic: "JobTraffic") -> list[tuple[int, int]]:
+def _all_to_all(n: int, traffic: "JobTraffic") -> np.ndarray:
     """all-to-all — rounds r = 1..n-1: every process i sends to (i + r) mod n."""
-    return [(i, (i + r) % n) for r in range(1, n) for i in range(n)]
+    r = np.repeat(np.arange(1, n), n)
+    i = np.tile(np.arange(n), max(n - 1, 0))
+    return _pairs(i, (i + r) % n)
 
 
 @JOB_PATTERNS.register("one-to-all")
-def _one_to_all(n: int, traffic: "JobTraffic") -> list[tuple[int, int]]:
+def _one_to_all(n: int, traffic: "JobTraffic") -> np.ndarray:
     """one-to-all[:root=R] — process R (default 0) to every other process."""
     root = traffic.root
     if not 0 <= root < n:
         raise InvalidArgument("root", root, f"a process in 0..{n - 1}")
-    return [(root, j) for j in range(n) if j != root]
+    others = np.delete(np.arange(n), root)
+    return _pairs(np.full(others.size, root), others)
 
 
 @JOB_PATTERNS.register("ring")
-def _ring(n: int, traffic: "JobTraffic") -> list[tuple[int, int]]:
+def _ring(n: int, traffic: "JobTraffic") -> np.ndarray:
     """ring — every process i to (i + 1) mod n."""
-    return [(i, (i + 1) % n) for i in range(n)] if n > 1 else []
+    i = np.arange(n if n > 1 else 0)
+    return _pairs(i, (i + 1) % max(n, 1))
 
 
 def _square(n: int) -> tuple[int, int]:
@@ -92,30 +100,29 @@ def _square(n: int) -> tuple[int, int]:
 
 
 @JOB_PATTERNS.register("stencil")
-def _stencil(n: int, traffic: "JobTraffic") -> list[tuple[int, int]]:
+def _stencil(n: int, traffic: "JobTraffic") -> np.ndarray:
     """stencil[:shape=WxL] — 2-D nearest neighbours on the job's W x L grid (default closest to square)."""
     w, h = traffic.shape if traffic.shape else _square(n)
     if w * h != n:
         raise InvalidArgument("shape", f"{w}x{h}", f"a W x L grid of exactly the job's {n} processes")
+    i = np.arange(n)
+    x, y = i % w, i // w
     out = []
     for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-        for i in range(n):
-            x, y = i % w, i // w
-            if 0 <= x + dx < w and 0 <= y + dy < h:
-                out.append((i, (x + dx) + (y + dy) * w))
-    return out
+        ok = (0 <= x + dx) & (x + dx < w) & (0 <= y + dy) & (y + dy < h)
+        out.append(_pairs(i[ok], (x + dx)[ok] + (y + dy)[ok] * w))
+    return np.concatenate(out)
 
 
 @JOB_PATTERNS.register("random-pairs")
-def _random_pairs(n: int, traffic: "JobTraffic") -> list[tuple[int, int]]:
+def _random_pairs(n: int, traffic: "JobTraffic") -> np.ndarray:
     """random-pairs[:seed=S] — `messages` uniform pairs of distinct processes."""
     if n < 2:
-        return []
+        return _pairs([], [])
     rng = np.random.default_rng(traffic.seed)
     src = rng.integers(0, n, traffic.messages)
     dst = rng.integers(0, n - 1, traffic.messages)
-    dst = dst + (dst >= src)
-    return list(zip(src.tolist(), dst.tolist()))
+    return _pairs(src, dst + (dst >= src))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,19 +200,22 @@ class JobTraffic:
 
 def process_pairs(n: int, traffic: JobTraffic) -> list[tuple[int, int]]:
     """The (source, destination) process pairs of ``traffic`` for a job of ``n`` processes, in order."""
+    return [tuple(p) for p in _pair_array(n, traffic).tolist()]
+
+
+def _pair_array(n: int, traffic: JobTraffic) -> np.ndarray:
     return JOB_PATTERNS.get(traffic.pattern)(n, traffic)
 
 
 def job_messages(nodes: Sequence[int], traffic: JobTraffic, start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(create, src node, dst node)`` of a job's messages, in message order."""
     nodes = np.asarray(nodes, dtype=np.int64)
-    pairs = process_pairs(int(nodes.size), traffic)
-    if not pairs or traffic.messages == 0:
+    pairs = _pair_array(int(nodes.size), traffic)
+    if not len(pairs) or traffic.messages == 0:
         e = np.zeros(0, np.int64)
         return e, e, e
     m = traffic.messages
-    idx = np.arange(m) % len(pairs)
-    p = np.asarray(pairs, dtype=np.int64)[idx]
+    p = pairs[np.arange(m) % len(pairs)]
     # k-th message of a process: created k * compute after the start
     order = np.argsort(p[:, 0], kind="stable")
     rank = np.empty(m, np.int64)
@@ -329,11 +339,11 @@ class NetworkModel:
     def _finish(self, j: int) -> JobCommunication:
         job_id, start, ids = self._jobs.pop(j)
         del self._by_id[job_id]
-        r = self.net.results()
-        lat = r["latency"][ids]
+        r = self.net.results(ids)
+        lat = r["latency"]
         return JobCommunication(
-            job_id, start, int(r["t_done"][ids].max()), int(ids.size),
-            float(lat.mean()), float(r["blocking"][ids].mean()), float(r["hops"][ids].mean()), latencies=lat,
+            job_id, start, int(r["t_done"].max()), int(ids.size),
+            float(lat.mean()), float(r["blocking"].mean()), float(r["hops"].mean()), latencies=lat,
         )
 
     def _emit(self, done: list[JobCommunication]) -> list[JobCommunication]:

@@ -23,8 +23,8 @@ from .traffic import bernoulli_packets, make_traffic
 
 __all__ = ["TrafficResult", "SweepResult", "run_traffic", "sweep", "parse_sweep", "zero_load_latency"]
 
-#: cycles of traffic generated at a time while draining (fixed: results do not depend on it otherwise)
-_DRAIN_CHUNK = 1000
+#: most cycles of traffic generated at a time while draining
+_DRAIN_CHUNK = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +191,10 @@ def run_traffic(
         res = net.results()
         done = bool((res["t_done"][ids[measured]] >= 0).all())
     t, limit = cycles, cycles + int(drain)
+    step = 64
     while n_measured and not done and t < limit:
-        chunk = min(_DRAIN_CHUNK, limit - t)
+        chunk = min(step, limit - t)
+        step = min(2 * step, _DRAIN_CHUNK)  # fixed sizes 64, 128, ... (the random stream must not depend on anything else)
         c, s, d = bernoulli_packets(pattern, rate, P, t, t + chunk, rng)
         net.add_packets(c, s, d)
         net.run(t + chunk, stop_on_job=True)
