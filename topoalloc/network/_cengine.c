@@ -335,9 +335,9 @@ typedef struct {
     i32 *owner, *wq_head, *wq_next;
     i64 *create, *t_inject, *t_done, *blocking, *want, *pkey;
     i32 *src, *dst, *job, *hops, *arr, *pk_i, *pk_rec;
-    /* worm records (one per packet inside the network): per hop the channel, VC, T, tau */
-    i32 *rec_next, *route, *slot, *rec_ntau, *rec_rel, *rec_end;
-    i64 *T, *tau;
+    /* worm records (one per packet inside the network), per hop {T, tau, VC | channel << 32} side by side */
+    i32 *rec_next, *rec_ntau, *rec_rel, *rec_end;
+    i64 *hop;
     i32 *wheel, *ev_next, *ev_item, *ev_aux;  /* timing wheel: bucket heads, event links, (item << 2 | kind), channel */
     i64 *free_at, *next_wake;
     i64 *job_left, *comp_job, *comp_cycle, *link_flits;
@@ -378,6 +378,12 @@ static void ev_free(Pk *s, i32 e) {
 }
 
 /* arbitration order: (creation cycle, packet id), packed in one key (creation < 2**31, id < 2**31) */
+#define HOP_T(s, k) ((s)->hop[3 * (k)])
+#define HOP_TAU(s, k) ((s)->hop[3 * (k) + 1])
+static inline i32 hop_slot(const Pk *s, i64 k) { return (i32)(uint32_t)(s->hop[3 * k + 2] & 0xffffffffLL); }
+static inline void set_hop_slot(Pk *s, i64 k, i32 q) { s->hop[3 * k + 2] = (s->hop[3 * k + 2] & ~0xffffffffLL) | (uint32_t)q; }
+static inline void set_hop_route(Pk *s, i64 k, i32 ch) { s->hop[3 * k + 2] = (s->hop[3 * k + 2] & 0xffffffffLL) | ((i64)ch << 32); }
+
 static inline int pk_less(const Pk *s, i32 a, i32 b) { return s->pkey[a] < s->pkey[b]; }
 
 static inline void mark_dirty(Pk *s, i32 ch, i32 *nd) {
@@ -396,7 +402,7 @@ static i32 free_slot(const Pk *s, i32 pid, i32 ch, i64 t) {
     if (ch >= s->C && ch < s->C + s->N) return s->free_at[ch * V] <= t ? (i32)(ch * V) : -1;
     i32 lo = (i32)(ch * V), hi = (i32)(ch * V + V);
     if (s->dateline && ch < s->C) {
-        i32 cur = s->slot[(i64)s->pk_rec[pid] * s->H + s->pk_i[pid] - 1];
+        i32 cur = hop_slot(s, (i64)s->pk_rec[pid] * s->H + s->pk_i[pid] - 1);
         i32 cur_ch = (i32)div_v(cur, V);
         int cls1 = s->chan_wrap[ch] || (s->chan_dim[ch] == s->chan_dim[cur_ch] && mod_v(cur, V) >= s->half);
         if (cls1) lo = (i32)(ch * V + s->half); else hi = (i32)(ch * V + s->half);
@@ -417,10 +423,10 @@ static inline void set_free(Pk *s, i32 q, i64 at, i64 t) {
 
 static void finalize(Pk *s, i32 pid, i64 j, i64 t, int last) {
     i64 base = (i64)s->pk_rec[pid] * s->H;
-    i64 x = s->T[base + j] + s->P - 1;
-    if (j) { i64 y = s->tau[base + j - 1] + s->R + 1; if (y > x) x = y; }
+    i64 x = HOP_T(s, base + j) + s->P - 1;
+    if (j) { i64 y = HOP_TAU(s, base + j - 1) + s->R + 1; if (y > x) x = y; }
     if (t > x) x = t;
-    s->tau[base + j] = x;
+    HOP_TAU(s, base + j) = x;
     s->rec_ntau[s->pk_rec[pid]] = (i32)(j + 1);
     if (last) ev_push(s, x, EV_DELIVER, pid);
 }
@@ -431,9 +437,9 @@ static void release(Pk *s, i32 pid, i64 t) {
     i64 base = (i64)r * s->H, n = s->pk_i[pid];
     i64 j = s->rec_rel[r];
     while (j < s->rec_ntau[r] && (j + 1 < n || s->rec_end[r])) {
-        i64 x = s->tau[base + j];
-        if (j + 1 < n && s->T[base + j + 1] > x) x = s->T[base + j + 1];
-        set_free(s, s->slot[base + j], x + 1, t);
+        i64 x = HOP_TAU(s, base + j);
+        if (j + 1 < n && HOP_T(s, base + j + 1) > x) x = HOP_T(s, base + j + 1);
+        set_free(s, hop_slot(s, base + j), x + 1, t);
         j++;
     }
     s->rec_rel[r] = (i32)j;
@@ -446,13 +452,13 @@ static void grant(Pk *s, i32 pid, i32 q, i64 t) {
         i32 r = (i32)s->scal[K_RFREE];
         s->scal[K_RFREE] = s->rec_next[r];
         s->pk_rec[pid] = r;
-        s->route[(i64)r * s->H] = (i32)(C + s->src[pid]);
+        s->hop[3 * (i64)r * s->H + 2] = (i64)(C + s->src[pid]) << 32;
         s->rec_ntau[r] = 0; s->rec_rel[r] = 0; s->rec_end[r] = 0;
     }
     i32 r = s->pk_rec[pid];
     i64 base = (i64)r * s->H;
-    s->T[base + i] = t;
-    s->slot[base + i] = q;
+    HOP_T(s, base + i) = t;
+    set_hop_slot(s, base + i, q);
     s->owner[q] = pid;
     s->free_at[q] = INT64_MAX;
     s->scal[K_N_WAIT]--;
@@ -464,7 +470,7 @@ static void grant(Pk *s, i32 pid, i32 q, i64 t) {
     int last = ch >= C + N;
     if (!last) {
         i32 nch = s->next_chan[(i64)s->chan_dst[ch] * N + s->dst[pid]];
-        s->route[base + i + 1] = nch;
+        s->hop[3 * (base + i + 1) + 2] = (i64)nch << 32;
         i64 ra = s->saf ? t + P + R : t + R + 1;
         s->want[pid] = ra;
         ev_push2(s, ra, EV_REQUEST, pid, nch);
@@ -476,11 +482,11 @@ static void grant(Pk *s, i32 pid, i32 q, i64 t) {
          * now that the header has left it, at max(tau_{i-1}, T_i) + 1 (finalize and release, unrolled) */
         i64 x = t + P - 1;
         if (i) {
-            i64 prev = s->tau[base + i - 1], y = prev + R + 1;
+            i64 prev = HOP_TAU(s, base + i - 1), y = prev + R + 1;
             if (y > x) x = y;
-            set_free(s, s->slot[base + i - 1], (prev > t ? prev : t) + 1, t);
+            set_free(s, hop_slot(s, base + i - 1), (prev > t ? prev : t) + 1, t);
         }
-        s->tau[base + i] = x;
+        HOP_TAU(s, base + i) = x;
         s->rec_ntau[r] = (i32)(i + 1);
         s->rec_rel[r] = (i32)i;
         if (last) {
@@ -616,7 +622,7 @@ static PyObject *packet_run(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOLp", &tuple, &ptuple, &until, &stop)) return NULL;
     Bufs bufs;
     /* see _compiled.CPacketEngine.ARRAYS for the order */
-    if (get_bufs(tuple, "qiiibiiiqqqqqiiiiiiiiiiiiiqqiiiqqqqqqiibiqii", &bufs) < 0) return NULL;
+    if (get_bufs(tuple, "qiiibiiiqqqqqiiiiiiiiiiiqiiiqqqqqqiibiqii", &bufs) < 0) return NULL;
     i64 p[13];
     for (int i = 0; i < 13; i++) p[i] = PyLong_AsLongLong(PyTuple_GetItem(ptuple, i));
     if (PyErr_Occurred()) { release_bufs(&bufs); return NULL; }
@@ -627,12 +633,11 @@ static PyObject *packet_run(PyObject *self, PyObject *args) {
         .owner = P32(5), .wq_head = P32(6), .wq_next = P32(7),
         .create = P64(8), .t_inject = P64(9), .t_done = P64(10), .blocking = P64(11), .want = P64(12),
         .src = P32(13), .dst = P32(14), .job = P32(15), .hops = P32(16), .arr = P32(17), .pk_i = P32(18), .pk_rec = P32(19),
-        .rec_next = P32(20), .route = P32(21), .slot = P32(22), .rec_ntau = P32(23), .rec_rel = P32(24), .rec_end = P32(25),
-        .T = P64(26), .tau = P64(27),
-        .wheel = P32(28), .ev_next = P32(29), .ev_item = P32(30),
-        .free_at = P64(31), .next_wake = P64(32),
-        .job_left = P64(33), .comp_job = P64(34), .comp_cycle = P64(35), .link_flits = P64(36),
-        .dirty = P32(37), .dlv = P32(38), .is_dirty = P8(39), .req = P32(40), .pkey = P64(41), .reqch = P32(42), .ev_aux = P32(43),
+        .rec_next = P32(20), .rec_ntau = P32(21), .rec_rel = P32(22), .rec_end = P32(23), .hop = P64(24),
+        .wheel = P32(25), .ev_next = P32(26), .ev_item = P32(27),
+        .free_at = P64(28), .next_wake = P64(29),
+        .job_left = P64(30), .comp_job = P64(31), .comp_cycle = P64(32), .link_flits = P64(33),
+        .dirty = P32(34), .dlv = P32(35), .is_dirty = P8(36), .req = P32(37), .pkey = P64(38), .reqch = P32(39), .ev_aux = P32(40),
     };
     int status = 0;
     s.win_lo = s.scal[K_WIN_LO];

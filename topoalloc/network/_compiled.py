@@ -221,7 +221,7 @@ class CPacketEngine(_CBase):
     ARRAYS = (
         "scal", "next_chan", "chan_dst", "chan_dim", "chan_wrap", "owner", "wq_head", "wq_next",
         "create", "t_inject", "t_done", "blocking", "want", "src", "dst", "job", "hops", "arr", "pk_i", "pk_rec",
-        "rec_next", "route", "slot", "rec_ntau", "rec_rel", "rec_end", "T", "tau", "wheel", "ev_next", "ev_item",
+        "rec_next", "rec_ntau", "rec_rel", "rec_end", "hop", "wheel", "ev_next", "ev_item",
         "free_at", "next_wake", "job_left", "comp_job", "comp_cycle", "link_flits", "dirty", "dlv", "is_dirty", "req", "pkey", "reqch", "ev_aux",
     )
 
@@ -248,8 +248,8 @@ class CPacketEngine(_CBase):
         K = self.CH * V + 1
         a["rec_next"] = np.append(np.arange(1, K, dtype=i32), np.int32(-1))
         self.scal[12] = 0
-        for name, dt, width in (("route", i32, H), ("slot", i32, H), ("T", i64, H), ("tau", i64, H), ("rec_ntau", i32, 1), ("rec_rel", i32, 1), ("rec_end", i32, 1)):
-            a[name] = np.zeros(K * width, dt)
+        for name, dt, width in (("hop", i64, 3 * H), ("rec_ntau", i32, 1), ("rec_rel", i32, 1), ("rec_end", i32, 1)):
+            a[name] = np.zeros(K * width, dt)  # hop: per record and hop {T, tau, VC | channel << 32}
         self.params = (self.N, self.C, V, cfg.packet, cfg.router_delay, int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, self.CH, self.H, cfg.worm_span, self.W)
 
     def _packet_arrays(self):
@@ -295,11 +295,12 @@ class CPacketEngine(_CBase):
             if rec < 0:
                 continue
             n = int(a["pk_i"][pid])
-            held = [int(q) for q in a["slot"][rec * H + int(a["rec_rel"][rec]) : rec * H + n]]
+            packed = a["hop"][3 * rec * H + 2 :: 3]
+            held = [int(x & 0xFFFFFFFF) for x in packed[int(a["rec_rel"][rec]) : n]]
             for x, y in zip(held, held[1:]):
                 edges.setdefault(x, []).append(y)
             if pid in waiting and held:
-                ch = int(a["route"][rec * H + n])
+                ch = int(packed[n] >> 32)
                 cur = held[-1]
                 if not self.dateline or ch >= C:
                     rng = range(ch * V, ch * V + V)
