@@ -179,10 +179,12 @@ def curve(figures, repeat_seed=1):
             plot_latency_throughput(res, path, bound=bisection_bound(network_tables(top)))
             print(f"plot: {path}")
     print(f"bisection bound 4/k = {bisection_bound(network_tables(top)):.3f}")
-    print("\n| offered | flit: accepted | flit: latency | packet: accepted | packet: latency |")
-    print("|---:|---:|---:|---:|---:|")
+    print("\n| rate | offered (measured) | flit: accepted | flit: latency | packet: accepted | packet: latency |")
+    print("|---:|---:|---:|---:|---:|---:|")
     for a, b in zip(out["flit"].points, out["packet"].points):
-        print(f"| {a.rate:.2f} | {a.accepted:.4f} | {a.latency_mean:.1f} | {b.accepted:.4f} | {b.latency_mean:.1f} |")
+        print(f"| {a.rate:.2f} | {a.offered:.4f} | {a.accepted:.4f} | {a.latency_mean:.1f} | {b.accepted:.4f} | {b.latency_mean:.1f} |")
+    below = [p for p in out["flit"].points if not p.saturated]
+    print(f"\nflit level below saturation: largest |accepted - offered| = {max(abs(p.accepted - p.offered) for p in below):.4f}")
 
 
 def jobs_proxy(n_jobs=1000):
