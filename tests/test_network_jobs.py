@@ -85,6 +85,16 @@ def test_model_reports_each_completion_once_in_order(engine):
     assert m.next_completion(2000) == [] and m.now == 2000
 
 
+def test_completions_come_in_cycle_order():
+    """A job with nothing to send, started later, is reported after a network completion that comes first."""
+    m = NetworkModel("mesh:4x4")
+    m.start_job(1, [0, 3], "ring:messages=1", at=0)  # one message over 3 links: done in cycle 15
+    m.start_job(2, [5], "ring", at=30)  # one process: done at 30
+    m.start_job(3, [6], "ring", at=10)  # done at 10
+    got = [(c.job_id, c.end) for c in m.advance_to(100)]
+    assert got == [(3, 10), (1, 15), (2, 30)]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", ["flit", "packet"])
 def test_contention_slowdown(mode, engine):

@@ -85,7 +85,10 @@ from ..topology.torus import Torus
 from .config import NetworkConfig
 from .tables import NetworkTables, network_tables
 
-__all__ = ["Network", "compiled_available", "deadlock_error", "uses_dateline", "hop_classes"]
+__all__ = ["Network", "compiled_available", "deadlock_error", "uses_dateline", "hop_classes", "MAX_CYCLE"]
+
+#: creation cycles and packet counts stay below 2**31 (the engines pack both into one arbitration key)
+MAX_CYCLE = 1 << 31
 
 
 def compiled_available() -> bool:
@@ -221,6 +224,9 @@ class Network:
         if k:
             if create.min() < self.now:
                 raise InvalidArgument("create", int(create.min()), f"creation cycles >= now = {self.now}")
+            if create.max() >= MAX_CYCLE or self._n_packets + k > MAX_CYCLE:
+                # arbitration packs (creation cycle, packet id) into one 64-bit key
+                raise InvalidArgument("create", int(create.max()), f"creation cycles below {MAX_CYCLE} and fewer than {MAX_CYCLE} packets")
             for name, a in (("src", src), ("dst", dst)):
                 if a.min() < 0 or a.max() >= n:
                     bad = int(a[(a < 0) | (a >= n)][0])

@@ -354,13 +354,17 @@ class NetworkModel:
 
     def next_completion(self, limit: int) -> list[JobCommunication]:
         """Advance to the first cycle before ``limit`` in which jobs finish and return them; else advance to ``limit`` and return ``[]``."""
-        if self._instant:
-            ready = [c for c in self._instant if c.end < limit]
-            if ready:
-                first = min(c.end for c in ready)
-                out = [c for c in ready if c.end == first]
-                self._instant = [c for c in self._instant if c not in out]
-                return self._emit(out)
+        first = min((c.end for c in self._instant if c.end < limit), default=None)
+        if first is not None:
+            # network completions in cycles before `first` come first; then the jobs with nothing to send
+            if self.now < first:
+                self.net.run(first, stop_on_job=True)
+                done = [self._finish(j) for j, _ in self.net.pop_completed()]
+                if done:
+                    return self._emit(done)
+            out = [c for c in self._instant if c.end == first]
+            self._instant = [c for c in self._instant if c.end != first]
+            return self._emit(out)
         if limit <= self.now:
             return []
         self.net.run(limit, stop_on_job=True)
@@ -406,7 +410,7 @@ def run_jobs(topology, jobs: Sequence[JobSpec], config: NetworkConfig | None = N
         raise InvalidArgument("jobs", ids, "distinct job ids")
     model = NetworkModel(topology, config)
     got: dict[int, JobCommunication] = {}
-    for spec in sorted(jobs, key=lambda s: (s.start, ids.index(s.job_id))):
+    for spec in (jobs[i] for i in sorted(range(len(jobs)), key=lambda i: (jobs[i].start, i))):
         for c in model.advance_to(spec.start):
             got[c.job_id] = c
         model.start_job(spec.job_id, spec.nodes, spec.traffic, at=spec.start)
