@@ -1,12 +1,16 @@
-"""Package discovery for the layout: proofs/ and ilp/ are top-level folders that install as
-topoalloc.proofs and topoalloc.ilp.  Everything else is in pyproject.toml.
+"""Package discovery for the layout, and the optional compiled network engine.
 
-Packages are found, never listed by hand, so a new subpackage cannot be
-silently left out of the install (.ci/check_install.py compares an installed
-copy with the source tree).
+proofs/ and ilp/ are top-level folders that install as topoalloc.proofs and
+topoalloc.ilp.  Packages are found, never listed by hand, so a new subpackage
+cannot be silently left out of the install (.ci/check_install.py compares an
+installed copy with the source tree).  Everything else is in pyproject.toml.
+
+The extension is ``optional``: without a C compiler the install still succeeds
+and ``topoalloc.network`` runs its pure-Python reference engine (same results,
+slower).
 """
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 #: top-level folders of the repository that install under topoalloc
 MAPPED = ("proofs", "ilp")
@@ -17,4 +21,8 @@ for top in MAPPED:
     packages += [f"topoalloc.{top}"] + [f"topoalloc.{top}.{sub}" for sub in find_packages(top)]
     package_dir[f"topoalloc.{top}"] = top
 
-setup(packages=packages, package_dir=package_dir)
+setup(
+    packages=packages,
+    package_dir=package_dir,
+    ext_modules=[Extension("topoalloc.network._cengine", sources=["topoalloc/network/_cengine.c"], optional=True)],
+)

@@ -32,4 +32,8 @@ def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order:
         from .hypercube import hypercube_rows
 
         return hypercube_rows()
+    if family == "deadlock":
+        from .deadlock import deadlock_rows
+
+        return deadlock_rows(max_side={2: 12, 3: 6, 4: 3}, max_cube=10) if full else deadlock_rows()
     raise ValueError(f"unknown proof family {family!r}")

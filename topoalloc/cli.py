@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--json", action="store_true")
 
     pr = sub.add_parser("prove", help="run the Z3 proofs and print what was proved", description="Run the Z3 proofs about the allocators' own output.")
-    pr.add_argument("family", choices=["torus", "hypercube"], help="which proofs")
+    pr.add_argument("family", choices=["torus", "hypercube", "deadlock"], help="which proofs")
     pr.add_argument("--full", action="store_true", help="torus: also prove the conversions in every orientation of every shape (slow); EP/NEP always cover every orientation")
     pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
     pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
@@ -83,6 +83,26 @@ def build_parser() -> argparse.ArgumentParser:
     af.add_argument("--cube", required=True, type=int, metavar="N", help="dimension of the hypercube (e.g. 10)")
     af.add_argument("--mesh", required=True, metavar="XxY", help="the mesh request, e.g. 20x30")
     af.add_argument("--json", action="store_true", help='print {"cube", "mesh": [[x, y, node], ...], "leftover"} as JSON')
+
+    nw = sub.add_parser("network", help="simulate synthetic traffic on a machine's network (wormhole flits or packets)", description="Simulate synthetic traffic on a mesh, torus or hypercube: one load (--rate) or a latency-throughput sweep (--sweep) with its saturation point. Rates are flits per node per cycle.")
+    nw.add_argument("--topology", required=True, metavar="SPEC", help="mesh:8x8, torus:4x4x4, hypercube:6, ...")
+    nw.add_argument("--traffic", default="uniform", metavar="NAME", help="uniform, transpose, bit-complement, bit-reverse, shuffle, tornado, neighbour, hotspot[:node=N,fraction=F] (default uniform)")
+    nw.add_argument("--rate", type=float, default=0.1, help="offered load in flits per node per cycle (default 0.1)")
+    nw.add_argument("--packet", type=int, default=8, help="flits per packet (default 8)")
+    nw.add_argument("--buffers", type=int, default=16, help="input buffer flits per virtual channel (default 16)")
+    nw.add_argument("--vcs", type=int, default=1, help="virtual channels (default 1; >= 2 gives tori dateline classes)")
+    nw.add_argument("--router-delay", type=int, default=1, help="router delay R in cycles (default 1)")
+    nw.add_argument("--switching", choices=["wormhole", "vct", "saf"], default="wormhole", help="wormhole, virtual cut-through or store-and-forward")
+    nw.add_argument("--mode", choices=["flit", "packet"], default="flit", help="flit: cycle-accurate; packet: the faster packet-level model")
+    nw.add_argument("--cycles", type=int, default=20000, help="cycles of injection, warm-up included (default 20000)")
+    nw.add_argument("--warmup", type=int, default=None, help="unmeasured first cycles (default cycles/10)")
+    nw.add_argument("--drain", type=int, default=None, help="most extra cycles to deliver the measured packets (default: cycles)")
+    nw.add_argument("--sweep", metavar="START:STOP:STEP", help="sweep the rate (e.g. 0.02:0.5:0.02), draw the latency-throughput curve, find saturation")
+    nw.add_argument("--plot", metavar="PNG", help="with --sweep: where to draw the curve (default network-sweep.png)")
+    nw.add_argument("--heatmap", metavar="PNG", help="draw the link utilisation (of the last sweep point)")
+    nw.add_argument("--engine", choices=["auto", "c", "python"], default="auto", help="compiled engine or the pure-Python reference (same results)")
+    nw.add_argument("--seed", type=int, default=0)
+    nw.add_argument("--json", action="store_true")
 
     from .ilp.cli import add_parsers as _add_ilp_parsers  # order, minspan, gap (CP-SAT)
 
@@ -327,6 +347,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _curve(args)
         if args.command == "afl":
             return _afl(args)
+        if args.command == "network":
+            from .network.cli import run as _run_network  # imported only for this command
+
+            return _run_network(args)
         if args.command in ("order", "minspan", "gap"):
             from .ilp.cli import run as _run_ilp
 

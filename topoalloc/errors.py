@@ -17,6 +17,7 @@ __all__ = [
     "AllocationError",
     "RequestNeverFits",
     "SimulationError",
+    "NetworkDeadlock",
     "SolverError",
     "ConformanceError",
     "InternalError",
@@ -75,6 +76,22 @@ class RequestNeverFits(TopoallocError, ValueError):
 
 class SimulationError(TopoallocError, RuntimeError):
     """The simulation cannot proceed (e.g. a queued job that can never start)."""
+
+
+class NetworkDeadlock(SimulationError):
+    """The simulated network stopped: flits are in it and none moved for the configured number of cycles.
+
+    Carries the cycle it was detected at and the cycle of waiting channels
+    (each a description such as ``"3->4 (dim 0+) vc 0"``), each waiting for
+    the next and the last for the first.
+    """
+
+    def __init__(self, cycle: int, idle: int, channels: list[str]):
+        self.cycle = cycle
+        self.idle = idle
+        self.channels = list(channels)
+        ring = " -> ".join(self.channels + self.channels[:1]) if self.channels else "(none found)"
+        super().__init__(f"network deadlock at cycle {cycle}: nothing moved for {idle} cycles; waiting channels: {ring}")
 
 
 class SolverError(TopoallocError, RuntimeError):

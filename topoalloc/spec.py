@@ -169,11 +169,15 @@ def _convert(text: str, hint: Any) -> Any:
 
 
 def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
-    target = factory.__init__ if inspect.isclass(factory) else factory
-    try:
-        return typing.get_type_hints(target)
-    except Exception:  # unresolvable annotations: fall back to text values
-        return {}
+    """Parameter annotations of a function, or of a class (its ``__init__`` and, for dataclasses, its fields)."""
+    targets = [factory.__init__, factory] if inspect.isclass(factory) else [factory]  # type: ignore[misc]
+    out: dict[str, Any] = {}
+    for target in targets:
+        try:
+            out.update(typing.get_type_hints(target))
+        except Exception:  # unresolvable annotations: those values stay text
+            pass
+    return out
 
 
 def bind(

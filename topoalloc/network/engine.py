@@ -1,0 +1,314 @@
+"""The network engines behind one incremental interface, :class:`Network`.
+
+The flit-level model (``mode="flit"``)
+--------------------------------------
+Every node has a router and a network interface (NI).  A packet of ``P``
+flits follows the channels injection → links of ``Topology.route`` →
+ejection.  Every channel but ejection ends in an input buffer of ``B`` flits
+per virtual channel (VC); ejection delivers one flit per cycle to the node.
+
+All decisions in cycle ``c`` are taken on the state at the start of ``c``;
+their effects (flits moved, buffer space freed) are seen from ``c + 1``.  So
+the result does not depend on the order routers are visited in, and a slot
+freed in cycle ``c`` can be refilled by a flit sent in ``c + 1`` (credit
+round trip: a link keeps one flit per cycle flowing when ``B >= R + 2``;
+with fewer it carries ``B / (R + 2)`` flits per cycle).
+
+1. Packets created in cycle ``c`` join their NI's queue (oldest first).  The
+   NI takes the next packet once the previous one's tail has left, takes a
+   free VC of the injection channel, and sends one flit per cycle while the
+   buffer has room.
+2. Routing and VC allocation, at every router: a header flit at the front of
+   an input VC and *ready* (a flit sent in cycle ``c`` is ready at
+   ``c + R + 1``) asks for the channel ``Topology.route`` takes next and
+   gets the lowest free VC among those it may use (all ``V``; on a torus
+   with dateline classes the lower ``V // 2`` before crossing the current
+   dimension's wrap-around link, the others from that link on).  A VC is
+   free when no packet holds it; it is held from the header's allocation
+   until the tail has been sent into it.  Virtual cut-through also needs room
+   for ``P`` flits in that buffer; store-and-forward also needs the packet's
+   tail to be ready in the current buffer.  Requests at one router are
+   granted oldest packet first (creation cycle, then packet id).
+3. Switch allocation, at every router: a ready front flit whose packet holds
+   an output VC with room for a flit (ejection always has room) may cross;
+   each input channel sends and each output channel carries at most one flit
+   per cycle; conflicts go to the oldest packet.  This is the arbitration the
+   golden tests pin: two packets that need the same channel cross it one
+   after the other, oldest first; with one VC the younger one's header waits
+   until the older one's tail has crossed.
+4. The moves are applied; a tail releases the VC it entered.
+
+Latency is counted from the cycle a packet is created to the cycle its
+tail is ejected.  On an idle network a packet over ``h`` links takes
+``(h + 1)(R + 1) + P - 1`` cycles under wormhole or virtual cut-through
+(``h + 1`` channels each costing one cycle on the wire and ``R`` in the next
+router, ejection included, then ``P - 1`` cycles for the body; this is the
+``hops·(R + 1) + P - 1`` of the literature with the injection channel
+counted as a hop), and ``(h + 1)(R + P) + P - 1`` under store-and-forward.
+*Blocking* is the time a header waits at routers beyond its ready cycle.
+
+Deadlock: if flits are in the network and none moves for
+``deadlock_cycles`` cycles, the state can never change again; the run stops
+with :class:`~topoalloc.errors.NetworkDeadlock` naming a cycle of VCs each
+waiting for the next (a buffer waits for the VC its front flit needs; a VC
+held by a packet waits for the buffer holding that packet's next flit).
+
+The packet-level model (``mode="packet"``)
+------------------------------------------
+A model, not a simulation of flits: the packet is a worm that holds every
+channel from its header back to its tail.  Event-driven, one event per
+channel request and per release, so its cost grows with packets × hops, not
+flits × cycles.  The header asks for channel ``i`` at ``a_i`` (``a_0`` =
+creation, ``a_i = T_{i-1} + R + 1``; store-and-forward ``T_{i-1} + P + R``)
+and takes it at ``T_i >= a_i`` once a VC is free (oldest first, the same
+dateline classes; an injection channel carries one worm at a time).  The tail
+passes channel ``i`` at ``tau_i = max(T_i + P - 1, tau_{i-1} + R + 1,
+T_{min(i+L, last)})`` with ``L = ceil(P/B) - 1`` under wormhole (a blocked worm
+fills ``ceil(P/B)`` buffers) and ``L = 0`` under cut-through and
+store-and-forward, and the channel is free again at ``tau_i + 1``.  On an
+idle network it gives the flit level's latencies exactly.  It ignores flits
+of worms sharing a link through different VCs (each worm gets full
+bandwidth), the credit round trip (small buffers) and the one-flit-per-cycle
+limits of router ports except through channel holding; its error against the
+flit level is measured in ``benchmarks/bench_network.py``.  A deadlock is
+reported when worms wait and nothing is granted for ``deadlock_cycles``
+cycles (or nothing is left to happen).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidArgument, NetworkDeadlock
+from ..topology import parse_machine
+from ..topology.torus import Torus
+from .config import NetworkConfig
+from .tables import NetworkTables, network_tables
+
+__all__ = ["Network", "compiled_available", "deadlock_error", "uses_dateline", "hop_classes", "MAX_CYCLE"]
+
+#: creation cycles and packet counts stay below 2**31 (the engines pack both into one arbitration key)
+MAX_CYCLE = 1 << 31
+
+
+def compiled_available() -> bool:
+    """True when the compiled engine was built at install time."""
+    try:
+        from . import _cengine  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def uses_dateline(topology, config: NetworkConfig) -> bool:
+    """Whether the engines split VCs into dateline classes on ``topology`` under ``config``.
+
+    Only tori with a wrapped side of at least 3 have wrap-around links a route
+    can chain through; there, ``dateline=None`` means "with two or more VCs".
+    """
+    top = parse_machine(topology)
+    if not isinstance(top, Torus) or not any(w and k >= 3 for w, k in zip(top.wrap, top.dims)):
+        return False
+    if config.dateline is None:
+        return config.vcs >= 2
+    return config.dateline
+
+
+def hop_classes(tables: NetworkTables, channels, dateline: bool) -> list[int]:
+    """The dateline class (0 or 1) of each link of a route, as the engines choose VCs.
+
+    A hop is in class 1 if it is a wrap-around link or continues, in the same
+    dimension, a hop of class 1; else class 0 (``_reference._Base._allowed``).
+    """
+    out = []
+    cls, dim = 0, -1
+    for c in channels:
+        d = int(tables.chan_dim[c])
+        cls = 1 if dateline and (tables.chan_wrap[c] or (d == dim and cls == 1)) else 0
+        dim = d
+        out.append(cls)
+    return out
+
+
+class Network:
+    """One machine's network, simulated incrementally.
+
+    Parameters
+    ----------
+    topology : Topology or str
+        A mesh, torus or hypercube (or its machine spec).
+    config : NetworkConfig, optional
+        Default ``NetworkConfig()`` (wormhole, P = 8, B = 16, V = 1, R = 1, flit level).
+
+    Notes
+    -----
+    Add packets with :meth:`add_packets` (creation cycles not before
+    :attr:`now`), advance with :meth:`run`.  Packet ids are given in the order
+    packets are added.  Jobs (``job >= 0``) are counted: :meth:`run` can stop
+    at the end of the cycle in which a job's last packet is delivered.
+
+    Examples
+    --------
+    >>> net = Network("mesh:4x4")
+    >>> ids = net.add_packets([0], [0], [15])
+    >>> net.run(100)
+    100
+    >>> int(net.results()["latency"][0])  # 6 links: (6 + 1)(1 + 1) + 8 - 1
+    21
+    """
+
+    def __init__(self, topology, config: NetworkConfig | None = None):
+        top = parse_machine(topology)
+        cfg = NetworkConfig() if config is None else config
+        if not isinstance(cfg, NetworkConfig):
+            raise InvalidArgument("config", config, "a NetworkConfig")
+        self.topology = top
+        self.config = cfg
+        self.tables: NetworkTables = network_tables(top)
+        self.dateline = uses_dateline(top, cfg)
+        backend = cfg.engine
+        if backend == "auto":
+            backend = "c" if compiled_available() else "python"
+        if backend == "c":
+            if not compiled_available():
+                raise InvalidArgument("engine", "c", "'auto' or 'python': the compiled engine was not built when this copy was installed")
+            from ._compiled import CFlitEngine, CPacketEngine
+
+            cls = CFlitEngine if cfg.mode == "flit" else CPacketEngine
+        else:
+            from ._reference import PyFlitEngine, PyPacketEngine
+
+            cls = PyFlitEngine if cfg.mode == "flit" else PyPacketEngine
+        self.backend = backend
+        self._engine = cls(self.tables, cfg, self.dateline)
+        self._n_jobs = 0
+        self._n_packets = 0
+        self._meta = np.zeros((4, 1024), dtype=np.int64)  # create, src, dst, job of every packet (grown by doubling)
+
+    @property
+    def now(self) -> int:
+        """The first cycle not yet simulated."""
+        return self._engine.now
+
+    def new_job(self) -> int:
+        """A fresh job number for :meth:`add_packets`."""
+        self._n_jobs += 1
+        return self._n_jobs - 1
+
+    def add_packets(self, create, src, dst, job=None) -> np.ndarray:
+        """Add packets; returns their ids.
+
+        Parameters
+        ----------
+        create, src, dst : array_like of int
+            Creation cycle (``>= now``), source and destination node of each packet.
+        job : array_like of int or int, optional
+            A job number from :meth:`new_job` per packet (or one for all);
+            -1 (default) for packets of no job.
+        """
+        create = np.asarray(create, dtype=np.int64).ravel()
+        src = np.asarray(src, dtype=np.int64).ravel()
+        dst = np.asarray(dst, dtype=np.int64).ravel()
+        k = create.size
+        if src.size != k or dst.size != k:
+            raise InvalidArgument("src", (src.size, dst.size), f"as many sources and destinations as creation cycles ({k})")
+        if job is None:
+            job = np.full(k, -1, dtype=np.int64)
+        elif np.ndim(job) == 0:
+            job = np.full(k, int(job), dtype=np.int64)
+        else:
+            job = np.asarray(job, dtype=np.int64).ravel()
+        if job.size != k:
+            raise InvalidArgument("job", job, f"one job number per packet ({k})")
+        n = self.tables.n_nodes
+        if k:
+            if create.min() < self.now:
+                raise InvalidArgument("create", int(create.min()), f"creation cycles >= now = {self.now}")
+            if create.max() >= MAX_CYCLE or self._n_packets + k > MAX_CYCLE:
+                # arbitration packs (creation cycle, packet id) into one 64-bit key
+                raise InvalidArgument("create", int(create.max()), f"creation cycles below {MAX_CYCLE} and fewer than {MAX_CYCLE} packets")
+            for name, a in (("src", src), ("dst", dst)):
+                if a.min() < 0 or a.max() >= n:
+                    bad = int(a[(a < 0) | (a >= n)][0])
+                    raise InvalidArgument(name, bad, f"node ids in 0..{n - 1}")
+            if job.min() < -1 or job.max() >= self._n_jobs:
+                bad = int(job[(job < -1) | (job >= self._n_jobs)][0])
+                raise InvalidArgument("job", bad, "-1 or a number from new_job()")
+        self._engine.add_packets(create, src, dst, job)
+        end = self._n_packets + k
+        if end > self._meta.shape[1]:
+            grown = np.zeros((4, max(end, 2 * self._meta.shape[1])), dtype=np.int64)
+            grown[:, : self._n_packets] = self._meta[:, : self._n_packets]
+            self._meta = grown
+        self._meta[:, self._n_packets : end] = (create, src, dst, job)
+        ids = np.arange(self._n_packets, end)
+        self._n_packets += k
+        return ids
+
+    def add_job_packets(self, create, src, dst) -> tuple[int, np.ndarray]:
+        """Add the packets of a new job; returns ``(job, ids)``."""
+        j = self.new_job()
+        return j, self.add_packets(create, src, dst, np.full(np.size(create), j))
+
+    def set_window(self, lo: int, hi: int) -> None:
+        """Count link flits and ejected flits only in cycles ``lo .. hi-1`` (the measurement window)."""
+        self._engine.set_window(int(lo), int(hi))
+
+    def run(self, until: int, *, stop_on_job: bool = False) -> int:
+        """Simulate cycles up to ``until - 1``; returns :attr:`now`.
+
+        With ``stop_on_job``, stop after the first cycle in which some job's
+        last packet is delivered (see :meth:`pop_completed`).
+        """
+        until = int(until)
+        if until < self.now:
+            raise InvalidArgument("until", until, f"a cycle >= now = {self.now}")
+        return self._engine.run(until, stop_on_job)
+
+    def pop_completed(self) -> list[tuple[int, int]]:
+        """``(job, cycle)`` of jobs whose last packet was delivered since the last call, in order."""
+        out = list(self._engine.completed)
+        self._engine.completed.clear()
+        return out
+
+    @property
+    def link_flits(self) -> np.ndarray:
+        """Flits that crossed each channel in the window (length ``tables.n_channels``)."""
+        return np.asarray(self._engine.link_flits, dtype=np.int64)
+
+    @property
+    def ejected_window(self) -> int:
+        """Flits ejected in the window."""
+        return int(self._engine.ejected_window)
+
+    def results(self, ids=None) -> dict[str, np.ndarray]:
+        """Per packet (all, or those in ``ids``): ``create``, ``src``, ``dst``, ``job``, ``t_inject`` (head sent
+        by the NI), ``t_done`` (tail ejected, -1 if not yet), ``latency`` (``t_done - create``, -1 if not
+        delivered), ``blocking``, ``hops``."""
+        m = self._n_packets
+        sel = slice(0, m) if ids is None else np.asarray(ids, dtype=np.int64)
+        out = self._engine.results(sel)
+        meta = self._meta[:, :m][:, sel]
+        out = {"create": meta[0], "src": meta[1], "dst": meta[2], "job": meta[3], **out}
+        out["latency"] = np.where(out["t_done"] >= 0, out["t_done"] - out["create"], -1)
+        return out
+
+
+def _describe_vc(tables: NetworkTables, V: int, q: int) -> str:
+    return f"{tables.channel(q // V)} vc {q % V}"
+
+
+def deadlock_error(engine, now: int) -> NetworkDeadlock:
+    """Build the :class:`NetworkDeadlock` of a frozen engine: find a cycle in its wait graph."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for a, bs in engine.wait_graph().items():
+        for b in bs:
+            g.add_edge(a, b)
+    try:
+        cycle = [u for u, _ in nx.find_cycle(g)]
+    except nx.NetworkXNoCycle:
+        cycle = sorted(g.nodes)[:8]
+    ring = [_describe_vc(engine.tables, engine.V, q) for q in cycle]
+    return NetworkDeadlock(now, now - engine.last_move, ring)
