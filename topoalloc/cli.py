@@ -54,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--keep-estimates", action="store_true", help="with --work-multiple, leave requested times as logged")
     s.add_argument("--seed", type=int, default=None, help="seed for allocators that make random choices")
     s.add_argument("--runtime-model", metavar="SPEC", default=None, help="allocation-dependent run times, e.g. locality:alpha=0.1,metric=pairwise_l1 (a model; off by default)")
+    n = s.add_argument_group("communication (jobs send messages on a simulated network; service time emerges from it)")
+    n.add_argument("--network", metavar="SPEC", help="wormhole|vct|saf[:packet=8,buffers=4,vcs=1,router_delay=1,mode=flit|packet]")
+    n.add_argument("--traffic", metavar="SPEC", default="all-to-all:messages=20,compute=0", help="what each job sends: all-to-all, one-to-all, ring, stencil, random-pairs [:messages=M,compute=C] (default all-to-all:messages=20,compute=0)")
+    n.add_argument("--cycle", type=_positive_float, default=1.0, metavar="T", help="simulation time of one network cycle (default 1)")
+    n.add_argument("--service", choices=["communication", "add"], default="communication", help="a job ends when its last message is delivered, or that plus its trace run time (default communication)")
+    n.add_argument("--no-contention", action="store_true", help="skip running each job alone for its contention slowdown")
     s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no filter report on stderr")
@@ -167,6 +173,11 @@ def _simulate(args: argparse.Namespace) -> int:
             record_allocations=bool(args.jobs_out) or None,
             progress=progress,
             runtime_model=args.runtime_model,
+            network=args.network,
+            traffic=args.traffic,
+            cycle=args.cycle,
+            service=args.service,
+            contention=not args.no_contention,
         )
     finally:
         progress.close()
@@ -194,6 +205,12 @@ def _print_summary(summary: dict) -> None:
         print(f"  {name:24s} {summary[name]:14.4f}{unit}")
     if "mean_pairwise_l1" in summary:
         print(f"  {'mean_pairwise_l1':24s} {summary['mean_pairwise_l1']:14.4f} hops")
+    net = summary.get("network")
+    if net:
+        print(f"  network {net['network']}, traffic {net['traffic']}, service {net['service']}")
+        for key in ("mean_comm_time", "mean_packet_latency", "mean_packet_blocking", "mean_contention_slowdown", "link_utilisation_mean"):
+            value = net.get(key)
+            print(f"  {key:24s} {'-' if value is None else format(value, '14.4f'):>14s}")
 
 
 def _partition(args: argparse.Namespace) -> int:

@@ -87,16 +87,20 @@ def makespan(r) -> float:
 
 @_metric("utilization", "", "higher")
 def utilization(r) -> float:
-    """Σ size·run / (N · (last end − first submit)), sizes as requested (Mao/Chen/Watson §4.2)."""
+    """Σ size·service / (N · (last end − first submit)), sizes as requested (Mao/Chen/Watson §4.2).
+
+    ``service`` is the trace's run time, or the modelled one when the run times
+    come from a model or from the network (then processors busy communicating count).
+    """
     span = _span(r)
-    return float(np.dot(r.size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+    return float(np.dot(r.size.astype(float), r.service)) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 @_metric("allocated_utilization", "", "higher")
 def allocated_utilization(r) -> float:
-    """Σ allocated size·run / (N · (last end − first submit)): processors held, rounding included."""
+    """Σ allocated size·service / (N · (last end − first submit)): processors held, rounding included."""
     span = _span(r)
-    return float(np.dot(r.allocated_size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+    return float(np.dot(r.allocated_size.astype(float), r.service)) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 @_metric("offered_load", "", "none")
@@ -123,6 +127,8 @@ def summarize(result) -> dict:
         from .locality import locality_summary  # the machine has a topology: locality metrics too
 
         out.update(locality_summary(result))
+    if result.network is not None:
+        out["network"] = {**result.network["spec"], **result.network["summary"]}
     out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
     out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
     if result.params:

@@ -396,6 +396,10 @@ class AFLAllocator(FreeListAllocator):
             raise InvalidArgument("pieces", pieces, "'merge' or 'as_is'")
         self.pieces = pieces
 
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's X×Y mesh, x-major (as :func:`mesh_layout`): process ``i`` at mesh position ``(i // Y, i % Y)``."""
+        return np.array([v for _, _, v in mesh_layout(allocation)], dtype=np.int64)
+
     def _shape(self, request: Request) -> tuple[int, int]:
         shape = request.shape
         if shape is None or len(shape) == 1:

@@ -333,6 +333,10 @@ class PartitionAllocator(Allocator):
         # a grant's top block stays split while the grant is held, so it is in the forest
         clone._tokens = {k: (mapping[b.serial], mapping[top.serial]) for k, (b, top) in self._tokens.items()}
 
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's virtual torus in row-major order (first dimension fastest): process ``i`` on ``embedding[i]``."""
+        return np.asarray(allocation.info["conversion"].embedding, dtype=np.int64)
+
     def available(self) -> list[Semitorus]:
         """The available set A: every free semitorus, largest first."""
         out = []
