@@ -8,6 +8,8 @@ from typing import Any
 
 from .alloc import Allocator
 from .errors import InvalidArgument
+import numpy as np
+
 from . import spec as _spec
 from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
@@ -85,7 +87,7 @@ def prepare_workload(
     round_pow2: bool = False,
     work_multiple: float | None = None,
     scale_estimates: bool = True,
-):
+) -> tuple[Workload, np.ndarray, list[FilterReport]]:
     """Apply filters and transforms in :data:`PIPELINE_ORDER`; return (workload, estimates, reports)."""
     wanted = set(filters)
     unknown = wanted - set(FILTERS)

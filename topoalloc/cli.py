@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from .errors import TopoallocError
 
@@ -130,8 +131,8 @@ class _Progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and sys.stderr.isatty()
-        self._bar = None
-        self._task = None
+        self._bar: Any = None
+        self._task: Any = None
         self._t0 = time.perf_counter()
 
     def __call__(self, done: int, total: int) -> None:
@@ -309,11 +310,14 @@ def _afl(args: argparse.Namespace) -> int:
     x, y = sides
     a = AFLAllocator(Hypercube(args.cube))
     got = a.allocate(Request(x * y, (x, y)))  # a fresh machine: raises RequestNeverFits if the mesh cannot fit
+    if got is None:  # a fresh machine never says "not now"
+        raise InvalidArgument("--mesh", args.mesh, f"a mesh that fits Q{args.cube}")
     n = args.cube
+    leftover = [str(Subcube(n, *c)) for c in got.info["leftover"]]
     out = {
         "cube": str(Subcube(n, *got.info["cube"])),
         "mesh": mesh_layout(got),
-        "leftover": [str(Subcube(n, *c)) for c in got.info["leftover"]],
+        "leftover": leftover,
     }
     if args.json:
         json.dump(out, sys.stdout)
@@ -321,7 +325,7 @@ def _afl(args: argparse.Namespace) -> int:
     else:
         cube = Subcube(n, *got.info["cube"])
         print(f"{x}x{y} mesh in Q{n}: k-cube {out['cube']} ({cube.dim}-cube, {cube.size} nodes), mesh {x * y} nodes")
-        for c in out["leftover"]:
+        for c in leftover:
             sc = Subcube.parse(c)
             print(f"  leftover {c}  {sc.dim}-cube ({sc.size} nodes)")
     return 0
@@ -330,7 +334,7 @@ def _afl(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from . import registry
 
-    groups = {
+    groups: dict[str, registry.Registry[Any]] = {
         "allocators": registry.ALLOCATORS,
         "schedulers": registry.SCHEDULERS,
         "topologies": registry.TOPOLOGIES,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,26 @@ __all__ = ["Simulation"]
 
 
 class Simulation:
+    # per-run state, made by _setup
+    _n: int
+    _submit: list[float]
+    _run: list[float]
+    _size: list[int]
+    _ctx: SchedulingContext
+    _qkey: Callable[[int], tuple[Any, ...]] | None
+    _start: list[float]
+    _end: list[float]
+    _alloc_size: list[int]
+    _nodes_of: list[np.ndarray | None]
+    _heap: list[tuple[float, int, int]]
+    _pending_wakeups: set[float]
+    _seq: int
+    _next: int
+    _done: int
+    _tick: int
+    _next_tick: int
+    _actual: list[float]
+
     """Run ``workload`` through ``scheduler`` on ``allocator``.
 
     Parameters
@@ -237,6 +257,8 @@ class Simulation:
         """Jobs whose last message was delivered by ``now``: they end now (``service=communication``),
         or start their computation, ending a run time later (``service=add``)."""
         network = self.network
+        if network is None:
+            return
         for j in jobs:
             if network.service == "add":
                 e = self._end[j] = now + self._run[j]
@@ -328,12 +350,15 @@ class Simulation:
             network=None if self.network is None else self._network_result(),
         )
 
-    def _network_result(self) -> dict:
+    def _network_result(self) -> dict[str, Any]:
         """Per-job communication arrays and the run's network aggregates."""
-        per_job = self.network.per_job(self._n)
-        return {"per_job": per_job, "summary": self.network.summary(per_job), "spec": {
-            "network": self.network.config.spec(), "traffic": self.network.traffic.spec(),
-            "cycle": self.network.cycle, "service": self.network.service}}
+        network = self.network
+        if network is None:
+            return {}
+        per_job = network.per_job(self._n)
+        return {"per_job": per_job, "summary": network.summary(per_job), "spec": {
+            "network": network.config.spec(), "traffic": network.traffic.spec(),
+            "cycle": network.cycle, "service": network.service}}
 
 
 def _csr(nodes_of: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
