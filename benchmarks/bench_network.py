@@ -1,4 +1,4 @@
-"""Network simulator benchmarks (issue 13, section 5), each figure beside its target.
+"""Network simulator benchmarks, each figure beside its target.
 
 1. Speed: 8x8 mesh, uniform, rate 0.2, P=8, B=16, V=1, 20,000 cycles.  Flit level
    <= 2 s on one core; packet level >= 10x faster than flit level at the same load.
