@@ -24,16 +24,18 @@ leftover cubes the mesh's partition produced.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Any, Self
 from itertools import combinations
 
 import numpy as np
 
-from ...errors import InvalidArgument
+from ...errors import InternalError, InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
 from ..base import Allocation, Allocator, Grant, Request
+from ..probes import ReservationGuard
 from .embedding import ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
 __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
@@ -88,6 +90,46 @@ class _SubcubeBase(Allocator):
         nodes = np.sort(nodes)
         return Grant(nodes, {"cube": cube_of(nodes)})
 
+    # Buddy and Gray code place a request by a pure function of the busy mask (``_place``),
+    # so every probe is exact and cheap: a mask, no snapshot.
+    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:  # pragma: no cover - both subclasses define it
+        raise InternalError(f"{type(self).__name__} does not define _place")
+
+    def _allocate(self, request: Request) -> Grant | None:
+        k = _request_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return None
+        nodes = self._place(self._busy, k)
+        return None if nodes is None else self._grant(nodes)
+
+    def can_allocate(self, request: Request) -> bool:
+        k = _request_dim(request)
+        return k <= self.dim and (1 << k) <= self._free_count and self._place(self._busy, k) is not None
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        """One pass, no replay: each node gets the number of the release that frees it
+        (0: free now; never: busy and not released); a block is free after the largest
+        number among its nodes, and the answer is the smallest such number over the blocks."""
+        k = _request_dim(request)
+        if k > self.dim:
+            return None
+        never = np.iinfo(np.int64).max
+        rank = np.where(self._busy, never, 0)
+        for n, alloc in enumerate(releases, 1):
+            rank[alloc.nodes] = n
+        best = int(self._block_ranks(rank, k).min())
+        return None if best == never else best
+
+    def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - both subclasses define it
+        raise InternalError(f"{type(self).__name__} does not define _block_ranks")
+
+    def fit_key(self, request: Request) -> int:
+        """Requests needing a cube of the same dimension are placed alike."""
+        return _request_dim(request)
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        return _MaskGuard(self, head, releases)
+
 
 class BuddyAllocator(_SubcubeBase):
     """The buddy strategy: a k-cube is an aligned block of ``2**k`` consecutive addresses; first fit in address order.
@@ -104,17 +146,17 @@ class BuddyAllocator(_SubcubeBase):
 
     name = "buddy"
 
-    def _allocate(self, request: Request) -> Grant | None:
-        k = _request_dim(request)
-        if k > self.dim or (1 << k) > self._free_count:
-            return None
+    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
         size = 1 << k
         # aligned blocks of 2**k addresses: one row each of the busy mask (no node table)
-        hit = np.flatnonzero(~self._busy.reshape(-1, size).any(axis=1))
+        hit = np.flatnonzero(~busy.reshape(-1, size).any(axis=1))
         if hit.size == 0:
             return None
         start = int(hit[0]) * size
-        return self._grant(np.arange(start, start + size, dtype=np.int64))
+        return np.arange(start, start + size, dtype=np.int64)
+
+    def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
+        return rank.reshape(-1, 1 << k).max(axis=1)
 
 
 class GrayCodeAllocator(_SubcubeBase):
@@ -133,24 +175,73 @@ class GrayCodeAllocator(_SubcubeBase):
 
     name = "gray_code"
 
-    def _allocate(self, request: Request) -> Grant | None:
-        k = _request_dim(request)
-        if k > self.dim or (1 << k) > self._free_count:
-            return None
+    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
         size = 1 << k
         order = _gray_order(self.dim)
-        busy = self._busy[order]  # busy in Gray order
+        g = busy[order]  # busy in Gray order
         if k == self.dim:
-            return None if busy.any() else self._grant(order.copy())
+            return None if g.any() else order.copy()
         # windows of 2**k positions starting at multiples of 2**(k-1), cyclic: busy counts by prefix sums
         step = max(1, size // 2)
-        c = np.concatenate([[0], np.cumsum(np.concatenate([busy, busy[:size]]), dtype=np.int64)])
-        starts = np.arange(0, busy.size, step)
+        c = np.concatenate([[0], np.cumsum(np.concatenate([g, g[:size]]), dtype=np.int64)])
+        starts = np.arange(0, g.size, step)
         hit = np.flatnonzero(c[starts + size] == c[starts])
         if hit.size == 0:
             return None
         s = int(starts[hit[0]])
-        return self._grant(order[(s + np.arange(size)) % busy.size])
+        return order[(s + np.arange(size)) % g.size]
+
+    def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
+        g = rank[_gray_order(self.dim)]
+        if k == self.dim:
+            return g.max(keepdims=True)
+        if k == 0:
+            return g
+        half = g.reshape(-1, 1 << (k - 1)).max(axis=1)  # windows are two consecutive halves, cyclically
+        return np.maximum(half, np.roll(half, -1))
+
+
+class _MaskGuard(ReservationGuard):
+    """EASY's guard for buddy and Gray code: the busy mask at the shadow time, kept up to date.
+
+    The shadow mask is the busy mask less the releases; a candidate that ends
+    by the shadow time leaves it as it is (its nodes are free then again); one
+    that runs past it adds its nodes, and is admitted iff the head still has a
+    place in the result.  ``may_admit`` asks the same about where the
+    candidate would go now, before it is allocated.
+    """
+
+    allocator: "_SubcubeBase"
+
+    def __init__(self, allocator: "_SubcubeBase", head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        self.k = _request_dim(head)
+        shadow = allocator._busy.copy()
+        for alloc in self.releases:
+            shadow[alloc.nodes] = False
+        self.shadow = shadow
+
+    def _head_fits_with(self, nodes: np.ndarray) -> bool:
+        trial = self.shadow.copy()
+        trial[nodes] = True
+        return self.allocator._place(trial, self.k) is not None
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            return True
+        a = self.allocator
+        k = _request_dim(request)
+        nodes = a._place(a._busy, k) if k <= a.dim else None
+        return nodes is None or self._head_fits_with(nodes)  # None: allocate will refuse it anyway
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            self.releases.append(allocation)
+            return True
+        if not self._head_fits_with(allocation.nodes):
+            return False
+        self.shadow[allocation.nodes] = True
+        return True
 
 
 @lru_cache(maxsize=4)
@@ -310,16 +401,22 @@ class FreeListAllocator(Allocator):
                 break
         fl[free.bit_count()][(free, value)] = None
 
-    def _recognise(self, k: int) -> Cube | None:
-        """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
+    def _recognisable(self, k: int) -> Cube | None:
+        """The first free, safe k-subcube of the machine that complete recognition would take (read only)."""
         if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
             return None
         frees, values, table = _all_subcubes(self.dim, k)
         ok = np.flatnonzero(~self._busy[table].any(axis=1))
         for i in ok.tolist():
             cube = (int(frees[i]), int(values[i]))
-            if self._live and not self._safe(cube):
-                continue
+            if not self._live or self._safe(cube):
+                return cube
+        return None
+
+    def _recognise(self, k: int) -> Cube | None:
+        """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
+        cube = self._recognisable(k)
+        if cube is not None:
             for lists in (self._fl, self._aux):
                 for d in range(self.dim + 1):
                     group = lists[d]
@@ -328,8 +425,25 @@ class FreeListAllocator(Allocator):
                         del group[c]
                         for piece in _difference(c, cube):
                             lists[piece[0].bit_count()][piece] = None
-            return cube
-        return None
+        return cube
+
+    def _cube_dim(self, request: Request) -> int:
+        """Dimension of the cube a request takes."""
+        return _request_dim(request)
+
+    def can_allocate(self, request: Request) -> bool:
+        """Read only: a cube of at least the dimension on the AFL (if used) or the FL, else a recognisable one."""
+        k = self._cube_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return False
+        lists = (self._aux, self._fl) if self.auxiliary else (self._fl,)
+        if any(group for ls in lists for group in ls[k:]):
+            return True
+        return self._recognisable(k) is not None
+
+    def fit_key(self, request: Request) -> Hashable:
+        """Requests taking a cube of the same dimension are placed alike."""
+        return self._cube_dim(request)
 
     def _find_cube(self, k: int) -> Cube | None:
         cube = None
@@ -417,6 +531,14 @@ class AFLAllocator(FreeListAllocator):
         x, y = self._shape(request)
         t, m = mesh_dims(x, y)
         return t + m <= self.dim
+
+    def _cube_dim(self, request: Request) -> int:
+        t, m = mesh_dims(*self._shape(request))
+        return t + m
+
+    def fit_key(self, request: Request) -> Hashable:
+        """Requests of the same mesh shape are placed alike (the shape, not only its cube, sets the leftovers)."""
+        return self._shape(request)
 
     def _allocate(self, request: Request) -> Grant | None:
         x, y = self._shape(request)
