@@ -1,53 +1,79 @@
-"""Z3 proofs about the subtorus allocators' own output (Mao, Chen & Watson).
+"""Proofs about the subtorus allocators' own output (Mao, Chen & Watson).
 
-Every proof calls the implementation (``partition``, ``initial_available_set``,
-``convert``, ``PartitionAllocator``) and hands what it produced to Z3:
+Every proof runs the implementation (``partition``, ``initial_available_set``,
+``convert``, ``PartitionAllocator``) and checks what it produced against a
+specification written here, from first principles, never by calling the
+helper under test:
 
-* :func:`prove_pieces_partition` — the pieces are pairwise disjoint and cover
-  the semitorus exactly: Z3 looks for a node of the box whose number of
-  covering pieces is not 1, or a node outside it covered at all;
-* :func:`prove_scheme` / :func:`prove_scheme_shape` — that, plus: the
-  allocated piece has 2^k nodes, and NEP makes 1 + log2(|S|/2^k) pieces (EP:
-  |S|/2^k pieces of one shape, checked exactly); ``prove_scheme_shape`` puts
-  every k of one shape into one Z3 query;
-* :func:`prove_scheme_orientations` — every orientation of a shape (below);
-* :func:`prove_preprocessing` — the initial available set partitions the torus;
-* :func:`prove_conversion` — the job's virtual torus is a dilation-1 embedding:
-  a bijection onto the allocation, every virtual edge a physical link;
-* :func:`prove_buddy_merge` — after a random allocate sequence, releasing
-  everything rebuilds exactly the initial available set.
+* **boxes** — a piece is the box ``offset_i <= x_i < offset_i + side_i``;
+  its number of nodes is the product of its sides (never its cached
+  ``size``/``order`` fields); its node ids are enumerated from the box and the
+  machine's dimensions, first dimension fastest (:func:`box_node_ids`,
+  :func:`node_coords`), never from ``Torus.box_nodes``/``Torus.coords``;
+* **rings** — a side of 1 or 2 is a ring by convention; a longer side is a
+  ring only where it spans a ring of its parent (:func:`expected_wrap`) —
+  ultimately a whole wrapped machine dimension (:func:`machine_wrap_problem`);
+* **links** — two machine nodes are linked iff their coordinates differ in
+  one dimension, by 1, or by ``n - 1`` across a wrapped dimension of size
+  ``n > 2``; the virtual torus's edges come from the definition of a torus
+  of its shape (:func:`virtual_torus_edges`), not ``Conversion.virtual_edges``.
+
+What each theorem assumes (takes from the implementation) and derives:
+
+====================  ==============================================================  ===========
+row                   assumed → derived                                               method
+====================  ==============================================================  ===========
+EP / NEP              the scheme's output for S at the **symbolic offset**            symbolic per
+                      ``(o0, o1, ...)`` (:class:`SymbolicInt`: the schemes only add   case (Z3 over
+                      positions to offsets, so their output is terms); Z3 proves      all points and
+                      over all points and all offsets that the pieces partition S;    offsets); images
+                      exact: 2^k nodes allocated, the piece count, every side a       of it exact
+                      power of two, every piece's rings from geometry
+EP / NEP wrap flags   the output for every wrap pattern of S → every piece's          exhaustive
+                      rings from geometry (exact)
+preprocessing         the initial available set → Z3 over all points: it              symbolic
+                      partitions the machine; exact: each segment's rings are
+                      the machine's
+conversion            the virtual shape, the torus claim and the embedding →          exhaustive
+                      bijection onto the box's node ids; every virtual edge
+                      (wrap edges of every claimed ring included) a machine link
+allocator runs        a seeded run of ``PartitionAllocator`` → every grant is         exhaustive
+                      its box, of the rounded size, with real rings and a
+                      dilation-1 job torus in the real machine; held + free
+                      blocks (pieces of pieces) partition the machine after
+                      every step; releasing all rebuilds the initial set
+====================  ==============================================================  ===========
 
 Every orientation (the argument behind the EP/NEP rows).  The shapes are the
 2,509 exponent tuples with up to 6 dimensions and up to 2^12 nodes; up to
 orientation (non-increasing sides) there are 226.  For each of the 226, Z3
-proves every k on the implementation's output.  For every other orientation
-and every k the implementation is run on the oriented shape and
-:func:`is_permutation_image` checks, exactly (integer rows compared after a
-lexicographic sort), that its output is the coordinate-permuted image of the
-canonical output: the same pieces as a list without repeats (offsets, sides
-and wrap flags permuted) and the image of the allocated piece as the
-allocated piece.  A coordinate permutation is a bijection of Z^d that maps
-boxes to boxes, the canonical S onto the oriented S, and preserves sizes and
-counts; so "pairwise disjoint, exactly covering S, allocated piece of 2^k
-nodes, 1 + log2(|S|/2^k) pieces" holds for the image exactly when it holds
-for the canonical output, which Z3 proved.  Any case whose output is not such
-an image is proved by Z3 directly (the report says how many: today none —
-the implementation's tie-breaks are order-preserving, so every orientation is
-an image).  Nothing is sampled: every (orientation, k) case is either an
-exact image of a Z3-proved case or itself Z3-proved.
+proves every k on the implementation's output at a symbolic offset.  For
+every other orientation and every k the implementation is run on the
+oriented shape (at the symbolic offset too) and :func:`is_permutation_image`
+checks, exactly, that its output is the coordinate-permuted image of the
+canonical output: the same pieces as a list without repeats (offsets —
+``o_i + c`` with the same constants —, sides and wrap flags permuted) and
+the image of the allocated piece as the allocated piece.  A coordinate
+permutation is a bijection of Z^d that maps boxes to boxes and the
+canonical S onto the oriented S, and preserves sizes, counts and the ring
+rule; so every fact proved of the canonical output holds for the image.
+Any case whose output is not such an image is proved by Z3 directly (the
+report says how many).  Nothing is sampled.
 
 Conversions are not orientation-equivariant (the grouping of dimensions and
 the Hamiltonian cycle depend on dimension order), so every conversion case is
 proved on its own: one orientation per shape with every wrap pattern by
 default (1,516 cases per mode), every orientation with ``full`` (21,224).
+Conversions of semitori away from the origin, inside larger machines and
+after several allocations, are checked by the allocator runs.
 
 How the queries are built.  Formulas are SMT-LIB text over ``x0, x1, ...``
-(a point) and ``case`` (which batched case), parsed by Z3 into one solver
-that is reused with push/pop (:class:`_Refuter`).  Measured, constructing
-Python-level Z3 terms and a fresh solver per case cost several times Z3's
-own decision; with text and one solver most of the remaining time is the
-implementation computing its output (EP's thousands of pieces, the
-conversions' embeddings).
+(a point), ``o0, o1, ...`` (a symbolic offset) and ``case`` (which batched
+case), parsed by Z3 into one solver that is reused with push/pop
+(:class:`_Refuter`).  Measured, constructing Python-level Z3 terms and a
+fresh solver per case cost several times Z3's own decision; with text and
+one solver most of the remaining time is the implementation computing its
+output (EP's thousands of pieces, the conversions' embeddings).
 """
 
 from __future__ import annotations
@@ -79,6 +105,19 @@ __all__ = [
     "wrap_patterns",
     "torus_rows",
     "NAMED_MACHINES",
+    "RUN_MACHINES",
+    "SymbolicInt",
+    "NotAffine",
+    "symbolic_semitorus",
+    "geometric_size",
+    "expected_wrap",
+    "scalar_problems",
+    "prove_scheme_wraps",
+    "node_coords",
+    "box_node_ids",
+    "machine_wrap_problem",
+    "virtual_torus_edges",
+    "conversion_problem",
 ]
 
 
