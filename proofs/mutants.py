@@ -9,6 +9,12 @@ order reversed).  :func:`run_mutant` applies one to a temporary copy of the
 repository and runs the tests it names, which are all part of the default
 ``pytest`` run (``-m "not slow"``); the mutant is *killed* when they fail.
 
+A candidate that no test can kill because it does not change behaviour is
+an *equivalent* mutant and is not kept here; the one found so far: closing
+the conversion's grid cycle with ``range(rows - 1, -1, -1)`` appends
+``(0, 0)`` a second time at the end of the cycle list, an entry the
+embedding never reads (it indexes the ring modulo its length).
+
 Run them all with ``pytest -m mutation`` or ``python -m topoalloc.proofs.mutants``
 (``--list`` prints them, ``--only NAME`` runs some).  The copy is importable
 as ``topoalloc`` with ``proofs/`` and ``ilp/`` in place as
@@ -130,11 +136,11 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # ---------------------------------------------------------------- conversion
     Mutant(
-        "grid-cycle-revisits-corner",
+        "grid-cycle-snake-parity",
         "topoalloc/alloc/partition/conversion.py",
-        "cyc.extend((r, 0) for r in range(rows - 1, 0, -1))",
-        "cyc.extend((r, 0) for r in range(rows - 1, -1, -1))",
-        "Off-by-one closing the Hamiltonian cycle: the corner (0, 0) is visited twice.",
+        "cs = range(cols - 1, 0, -1) if r % 2 == 1 else range(1, cols)",
+        "cs = range(cols - 1, 0, -1) if r % 2 == 0 else range(1, cols)",
+        "The Hamiltonian cycle's snake starts the wrong way on odd rows: consecutive ring nodes are not neighbours.",
         _TORUS_PROOFS,
     ),
     Mutant(

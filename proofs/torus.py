@@ -736,6 +736,11 @@ def conversion_problem(conv, st: Semitorus, machine: Torus) -> tuple[dict | None
         dup = np.flatnonzero(np.bincount(np.clip(emb, 0, None), minlength=machine.n_nodes) > 1)
         return {"property": "bijection", "repeated_nodes": dup[:5].tolist()}, 0
     a, b, dims = virtual_torus_edges(conv.shape, conv.torus)
+    # the code's own edge list (the conformance suite checks allocations with it) must be the definition's
+    code_edges = {(min(u, v), max(u, v)) for u, v in conv.virtual_edges()}
+    def_edges = {(min(u, v), max(u, v)) for u, v in zip(a.tolist(), b.tolist())}
+    if code_edges != def_edges:
+        return {"property": "virtual_edges", "code_only": sorted(code_edges - def_edges)[:4], "definition_only": sorted(def_edges - code_edges)[:4]}, 0
     bad = _prove_links(machine, emb[a], emb[b])
     if bad is not None:
         return {"property": "dilation", "virtual": (int(a[bad]), int(b[bad])), "dimension": int(dims[bad]), "physical": (int(emb[a[bad]]), int(emb[b[bad]]))}, int(a.size)
