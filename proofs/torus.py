@@ -86,7 +86,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..alloc.base import Request
-from ..alloc.partition import PartitionAllocator, convert, initial_available_set
+from ..alloc.partition import Conversion, PartitionAllocator, convert, initial_available_set
 from ..alloc.partition.schemes import partition
 from ..topology.torus import Semitorus, Torus
 from .base import ProofResult
@@ -718,7 +718,7 @@ def prove_conversion(st: Semitorus, machine: Torus, mode: str) -> ProofResult:
     return ProofResult(name, True, time.perf_counter() - t0, size, None, {"virtual_shape": conv.shape, "torus": conv.torus, "method": "exhaustive", "checked_links": links})
 
 
-def conversion_problem(conv, st: Semitorus, machine: Torus) -> tuple[dict | None, int]:
+def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple[dict | None, int]:
     """What is wrong with conversion ``conv`` of ``st`` on ``machine`` (None if nothing), and how many links were checked.
 
     See :func:`prove_conversion` for what is derived here.
@@ -747,7 +747,7 @@ def conversion_problem(conv, st: Semitorus, machine: Torus) -> tuple[dict | None
     return None, int(a.size)
 
 
-def prove_buddy_merge(machine: Torus, scheme: str, seed: int = 0, steps: int = 200, *, convert_mode: str = "collapse", check_every: int = 1) -> ProofResult:
+def prove_buddy_merge(machine: Torus, scheme: str, seed: int = 0, steps: int = 200, *, convert_mode: str = "collapse", identify: str = "smallest", nep_order: str = "exhaust-largest", check_every: int = 1) -> ProofResult:
     """The allocator's own run: every grant, every free block and the final merge, checked from geometry.
 
     A seeded sequence of ``steps`` random allocations (any size up to the
@@ -776,8 +776,9 @@ def prove_buddy_merge(machine: Torus, scheme: str, seed: int = 0, steps: int = 2
     from ..errors import AllocationError
 
     t0 = time.perf_counter()
-    name, size = f"allocator run + buddy merge ({scheme})", f"{machine.spec()}, {steps} steps, seed {seed}"
-    a = PartitionAllocator(machine, scheme=scheme, convert=convert_mode)
+    opts = "" if (convert_mode, identify, nep_order) == ("collapse", "smallest", "exhaust-largest") else f", convert={convert_mode}, identify={identify}, nep_order={nep_order}"
+    name, size = f"allocator run + buddy merge ({scheme})", f"{machine.spec()}, {steps} steps, seed {seed}{opts}"
+    a = PartitionAllocator(machine, scheme=scheme, convert=convert_mode, identify=identify, nep_order=nep_order)
     initial = a.available()
     rng = random.Random(seed)
     held: list = []
@@ -1106,8 +1107,9 @@ def prove_scheme_wraps(scheme: str, exps: Sequence[int], nep_order: str = "exhau
 
 #: machines whose allocator runs are proved (grants, free blocks, merging)
 RUN_MACHINES = ((2, 2, 2, 4, 4, 8), (2, 2, 2, 6, 8), (4, 4, 4), (12, 10, 7), (3, 6, 5), (6, 6, 6, 6))
-#: seeds per (machine, scheme) of the allocator runs
+#: seeds per (machine, scheme) of the allocator runs; seed i runs with the options _RUN_OPTIONS[i % 3]
 RUN_SEEDS = 3
+_RUN_OPTIONS: tuple[dict[str, str], ...] = ({}, {"convert_mode": "pair"}, {"identify": "first", "nep_order": "balanced"})
 
 
 def torus_rows(*, full: bool = False, max_dims: int = 6, max_order: int = 12, scheme_orientations: bool = True, workers: int = 1, wrap_order: int | None = None, run_machines: Sequence[tuple[int, ...]] | None = None, run_seeds: int | None = None, run_steps: int = 200) -> list[dict]:
@@ -1171,7 +1173,7 @@ def torus_rows(*, full: bool = False, max_dims: int = 6, max_order: int = 12, sc
     for dims in run_machines:
         for scheme in ("ep", "nep"):
             for seed in range(run_seeds):
-                res.append(prove_buddy_merge(Torus(dims), scheme, seed=seed, steps=run_steps, check_every=1))
+                res.append(prove_buddy_merge(Torus(dims), scheme, seed=seed, steps=run_steps, **_RUN_OPTIONS[seed % len(_RUN_OPTIONS)]))
     rows.append(summarise(f"allocator runs: every grant is its box, real rings, a dilation-1 job torus; held + free blocks partition the machine; "
-                          f"release rebuilds the initial set [{len(run_machines)} machines x EP/NEP x {run_seeds} seeds x {run_steps} steps]", res))
+                          f"release rebuilds the initial set [{len(run_machines)} machines x EP/NEP x {run_seeds} seeds (options varied) x {run_steps} steps]", res))
     return rows

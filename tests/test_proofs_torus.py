@@ -326,3 +326,39 @@ def test_preprocessing_wrap_flags_follow_the_machine():
     machine = Torus((2, 2, 2, 6, 8))
     assert machine_wrap_problem(Semitorus((0, 0, 0, 0, 0), (2, 2, 2, 4, 8), (True, True, True, False, True)), machine) is None
     assert machine_wrap_problem(Semitorus((0, 0, 0, 0, 0), (2, 2, 2, 4, 8), (True,) * 5), machine)["dimension"] == 3
+
+
+def test_symbolic_offsets_allow_only_addition_and_scaling():
+    from topoalloc.proofs.torus import NotAffine, SymbolicInt
+
+    o = SymbolicInt.var(0)
+    assert (o + 2 - o).smt() == "2" and (3 * o + 1).smt() == "(+ (* 3 o0) 1)"
+    for op in (lambda: bool(o), lambda: o < 3, lambda: o // 2, lambda: o % 2, lambda: hash(o), lambda: o == o):
+        with pytest.raises(NotAffine):
+            op()
+
+
+def test_a_scheme_that_branches_on_the_offset_fails_the_proof(monkeypatch):
+    """"Every offset at once" needs the scheme to only add to offsets; code that compares them is reported."""
+    from topoalloc.alloc.partition import schemes
+
+    real = schemes.nep_partition
+
+    def branching(s, k, order="exhaust-largest"):
+        if s.offset[0] > 0:
+            return real(s, k, order)
+        return real(s, k, order)
+
+    monkeypatch.setattr(schemes, "nep_partition", branching)
+    r = prove_scheme("nep", Semitorus((0, 0), (4, 4), (True, True)), 2)
+    assert not r.holds and "not_affine_in_the_offset" in r.counterexample
+
+
+def test_method_column():
+    from topoalloc.proofs.base import ProofResult
+    from topoalloc.proofs.report import method_label, summarise
+
+    rows = summarise("p", [ProofResult("a", True, 0.0, "", None, {"method": "symbolic", "cases": 3}), ProofResult("b", True, 0.0, "", None, {"method": "exhaustive"})])
+    assert rows["method"] == "exhaustive" and rows["method_counts"] == {"symbolic": 3, "exhaustive": 1}
+    assert method_label(rows) == "exhaustive (3 symbolic, 1 exhaustive)"
+    assert summarise("q", [ProofResult("a", True, 0.0, "", None, {"method": "symbolic"})])["method"] == "symbolic"
