@@ -409,6 +409,10 @@ def test_coalesce_keeps_the_nodes_and_leaves_no_complementary_pair(n, draws, dro
             assert not (a[0] == b[0] and (a[1] ^ b[1]).bit_count() == 1), (a, b)
 
 
+def test_coalesce_of_nothing_is_nothing():
+    assert coalesce([]) == []
+
+
 def test_subcube_validation_names_the_argument():
     for free, value in ((0b100, 0), (0, 0b100), (0b01, 0b01)):
         with pytest.raises(InvalidArgument, match=r"^argument subcube=\(2, %d, %d\): expected free and value masks of 2 bits, value zero where free$" % (free, value)):
