@@ -407,6 +407,7 @@ def test_coalesce_keeps_the_nodes_and_leaves_no_complementary_pair(n, draws, dro
     for i, a in enumerate(out):
         for b in out[i + 1 :]:
             assert not (a[0] == b[0] and (a[1] ^ b[1]).bit_count() == 1), (a, b)
+    assert out == sorted(out, key=lambda c: (-c[0].bit_count(), c[1], c[0]))  # largest first, then by address
 
 
 def test_coalesce_of_nothing_is_nothing():
