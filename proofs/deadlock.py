@@ -25,7 +25,13 @@ statement about a finite graph, so an exact graph check decides it outright;
 Z3 would be asked the same finite question (a ranking of the channels) and
 answer it more slowly, with nothing gained in trust.  What is proved is
 therefore "acyclic for every machine up to the bound the tests name", not
-for all sizes.
+for all sizes: every mesh, every torus and every partially wrapped torus
+(some dimensions wrapped, as ``torus:4x5,wrap=01``) with those sides, in
+every orientation.  Method: exhaustive (every route of every machine named).
+
+Assumed: nothing of the simulator; the routes are derived from the
+definitions above.  Derived: the CDG and its acyclicity (or a cycle).
+Linked to the code by :func:`simulator_routes_agree`.
 
 :func:`simulator_routes_agree` then checks, separately, that the
 simulator's routes (``topoalloc.network``) are exactly these routes, channel

@@ -420,3 +420,45 @@ def test_subcube_validation_names_the_argument():
             Subcube(2, free, value)
     with pytest.raises(InvalidArgument, match=r"^argument subcube='1\*2': expected an address over 0, 1 and \* \(highest bit first\), e\.g\. 10\*\*$"):
         Subcube.parse("1*2")
+
+
+def test_mesh_sides_must_be_positive():
+    from topoalloc.alloc.hypercube.embedding import mesh_dims
+
+    for x, y in ((0, 3), (3, 0)):
+        with pytest.raises(InvalidArgument, match=r"^argument mesh='%dx%d': expected positive sides X and Y$" % (x, y)):
+            mesh_dims(x, y)
+
+
+def test_hypercube_arguments_are_named_in_errors():
+    q = Hypercube(3)
+    for call in (q.distance, q.route):
+        with pytest.raises(InvalidArgument, match=r"^argument a=8: expected a node id in 0\.\.7$"):
+            call(8, 0)
+        with pytest.raises(InvalidArgument, match=r"^argument b=9: expected a node id in 0\.\.7$"):
+            call(0, 9)
+    with pytest.raises(InvalidArgument, match=r"^argument subcube='1\*': expected 3 symbols over 0, 1 and \*$"):
+        q.subcube("1*")
+    for bad in (25, -1, True, 2.0):
+        with pytest.raises(InvalidArgument, match=r"^argument n=.*: expected a hypercube dimension in 0\.\.24$"):
+            Hypercube(bad)
+    assert Hypercube(24).n_nodes == 1 << 24 and Hypercube(0).address(0) == "" and Hypercube(0).whole() == Subcube(0, 0, 0)
+
+
+def test_subcube_relations_from_their_definitions():
+    """adjacent (complementary), intersects, channels and whole, against node sets and routes by definition."""
+    from topoalloc.proofs.hypercube import definition_channels
+
+    n = 3
+    cubes = [Subcube(n, f, v) for f in range(8) for v in range(8) if v & f == 0]
+    nodes = {c: set(c.nodes().tolist()) for c in cubes}
+    for a in cubes:
+        assert {tuple(ch) for ch in a.channels()} == definition_channels(nodes[a], n)
+        for b in cubes:
+            assert a.intersects(b) == bool(nodes[a] & nodes[b])
+            assert a.adjacent(b) == (a.free == b.free and (a.value ^ b.value).bit_count() == 1)
+            assert a.contains_cube(b) == (nodes[b] <= nodes[a])
+    assert not Subcube(3, 0, 0b110).adjacent(Subcube(3, 0, 0b011))  # two bits apart, one bit in common
+    q = Hypercube(n)
+    assert q.whole() == Subcube(n, 7, 0) and set(q.whole().nodes().tolist()) == set(range(8))
+    assert [q.adjacent(0, v) for v in range(8)] == [(v.bit_count() == 1) for v in range(8)]
