@@ -321,11 +321,13 @@ def _prove(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"topoalloc proofs: {args.family}")
-        for col in ("property", "cases", "largest case", "seconds", "result"):
+        from .proofs.report import method_label
+
+        table = Table(title=f"topoalloc proofs: {args.family}", caption="method: symbolic = Z3 over all values; exhaustive = every case, checked exactly; model = a lemma about a formula in the proof module")
+        for col in ("property", "method", "cases", "largest case", "seconds", "result"):
             table.add_column(col)
         for r in rows:
-            table.add_row(r["property"], str(r["cases"]), r["largest"], f"{r['seconds']:.2f}", "holds" if r["holds"] else f"FAILS: {r['counterexample']}")
+            table.add_row(r["property"], method_label(r), str(r["cases"]), r["largest"], f"{r['seconds']:.2f}", "holds" if r["holds"] else f"FAILS: {r['counterexample']}")
         Console().print(table)
     return 0 if all(r["holds"] for r in rows) else 1
 
