@@ -362,7 +362,8 @@ def prove_gray_code_link(max_n: int, max_bits: int = 16) -> ProofResult:
     fitting Q``max_n``; the Gray-code allocator's blocks (consecutive ``g``
     values from multiples of half a block, cyclically) for every n <= 8.
     """
-    from ..alloc.hypercube.allocators import _gray_table
+    from ..alloc.hypercube.allocators import GrayCodeAllocator, _gray_order
+    from ..topology.hypercube import Hypercube
     from ..alloc.hypercube.embedding import brgc, embed_mesh
     from ..curves.grid import gray
 
@@ -382,15 +383,25 @@ def prove_gray_code_link(max_n: int, max_bits: int = 16) -> ProofResult:
         want = (g(np.arange(x, dtype=np.int64))[:, None] << m) | g(np.arange(y, dtype=np.int64))[None, :]
         if not np.array_equal(np.asarray(embed_mesh(x, y)), want):
             return ProofResult(name, False, time.perf_counter() - t0, f"embed_mesh({x}, {y})", {"mesh": (x, y)})
+    blocks = 0
     for n in range(0, 9):
         N = 1 << n
+        if not np.array_equal(np.asarray(_gray_order(n)), g(np.arange(N, dtype=np.int64))):
+            return ProofResult(name, False, time.perf_counter() - t0, f"gray_code allocator order n={n}", {"n": n})
+        placer = GrayCodeAllocator(Hypercube(n))
         for k in range(n + 1):
             size = 1 << k
             starts = [0] if k == n else list(range(0, N, max(1, size // 2)))
-            want = np.array([[g((st + j) % N) for j in range(size)] for st in starts], dtype=np.int64)
-            if not np.array_equal(np.asarray(_gray_table(n, k)), want):
-                return ProofResult(name, False, time.perf_counter() - t0, f"gray_code allocator n={n}, k={k}", {"n": n, "k": k})
-    cases = (1 << max_bits) + max_bits + 1 + len(mesh_shapes(max_n)) + sum(n + 1 for n in range(9))
+            for st in starts:
+                # only this window free: the allocator must place exactly it (a wrong start, step or order leaves it unplaced or moves it)
+                window = np.array([g((st + j) % N) for j in range(size)], dtype=np.int64)
+                busy = np.ones(N, dtype=bool)
+                busy[window] = False
+                got = placer._place(busy, k)
+                blocks += 1
+                if got is None or not np.array_equal(np.sort(np.asarray(got)), np.sort(window)):
+                    return ProofResult(name, False, time.perf_counter() - t0, f"gray_code allocator n={n}, k={k}, start {st}", {"n": n, "k": k, "start": st})
+    cases = (1 << max_bits) + max_bits + 1 + len(mesh_shapes(max_n)) + blocks
     return ProofResult(name, True, time.perf_counter() - t0, f"i < 2^{max_bits}, meshes <= Q{max_n}", None, {"cases": cases, "method": "exhaustive"})
 
 

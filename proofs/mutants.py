@@ -156,8 +156,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "buddy-merges-with-busy-sibling",
         "topoalloc/alloc/partition/allocator.py",
-        "while p is not None and all(c.state == Block.FREE for c in p.children):",
-        "while p is not None and any(c.state == Block.FREE for c in p.children):",
+        "while p is not None and all(c.state == Block.FREE for c in p.children or ()):",
+        "while p is not None and any(c.state == Block.FREE for c in p.children or ()):",
         "Release merges a block back into its parent when any sibling is free, not all.",
         ("tests/test_proofs_torus.py::test_buddy_merge_on_named_machines", "tests/conformance/test_allocators.py"),
     ),
@@ -238,8 +238,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "gray-table-buddy-steps",
         "topoalloc/alloc/hypercube/allocators.py",
-        "    step = max(1, size // 2)",
-        "    step = size",
+        "        step = n_pos if k == self.dim else max(1, size // 2)",
+        "        step = n_pos if k == self.dim else size",
         "The Gray-code strategy starts blocks only at multiples of the block size: it recognises no more "
         "subcubes than the buddy system.",
         _HC_PROOFS,
@@ -323,8 +323,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "conservative-compress-may-delay",
         "topoalloc/sched/conservative.py",
-        "            t = plan.earliest(j, size(j), est[j], not_after=old)",
-        "            t = plan.earliest(j, size(j), est[j], not_after=None)",
+        "            t = plan.earliest(j, size, est[j], not_after=old)",
+        "            t = plan.earliest(j, size, est[j], not_after=None)",
         "Compression is allowed to move a reservation later.",
         ("tests/test_torus.py", "tests/test_golden.py", "tests/test_schedulers_unit.py"),
     ),
