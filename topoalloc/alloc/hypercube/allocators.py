@@ -74,6 +74,7 @@ class _SubcubeBase(Allocator):
     def __init__(self, topology: Hypercube):
         super().__init__(topology)
         self.dim = topology.n
+        self._levels: tuple[tuple[int, int], list[int]] | None = None
 
     @classmethod
     def accepts(cls, topology: Any) -> bool:
@@ -81,7 +82,7 @@ class _SubcubeBase(Allocator):
         return isinstance(topology, Hypercube)
 
     def _copy_state(self, clone: Self) -> None:
-        pass  # the busy mask is the whole state
+        clone._levels = None  # the busy mask is the whole state; the search levels are recomputed
 
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
@@ -91,9 +92,34 @@ class _SubcubeBase(Allocator):
         return Grant(nodes, {"cube": cube_of(nodes)})
 
     # Buddy and Gray code place a request by a pure function of the busy mask (``_place``),
-    # so every probe is exact and cheap: a mask, no snapshot.
+    # so every probe is exact and cheap: a mask, no snapshot.  The search is bit-parallel on
+    # one Python integer of free positions (in address order for the buddy, in Gray order for
+    # Gray code): ``runs[l]`` has bit p set iff the 2**l positions from p are all free, and
+    # ``runs[l + 1] = runs[l] & (runs[l] >> 2**l)``; a level costs one shift and one AND.
+    # The levels of the allocator's own mask are kept until its state changes; the pair
+    # (allocation serial, free count) names a state (a grant raises the serial, and between
+    # grants every release raises the free count).
     def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:  # pragma: no cover - both subclasses define it
         raise InternalError(f"{type(self).__name__} does not define _place")
+
+    def _free_bits(self, busy: np.ndarray) -> int:  # pragma: no cover - both subclasses define it
+        raise InternalError(f"{type(self).__name__} does not define _free_bits")
+
+    def _runs(self, busy: np.ndarray, k: int) -> int:
+        """Bit p set iff the 2**k positions from p are free (positions as ``_free_bits`` orders them)."""
+        if busy is self._busy:
+            stamp = (self._serial, self._free_count)
+            cached = getattr(self, "_levels", None)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, [self._free_bits(busy)])
+                self._levels = cached
+            levels = cached[1]
+        else:
+            levels = [self._free_bits(busy)]
+        while len(levels) <= k:
+            z = levels[-1]
+            levels.append(z & (z >> (1 << (len(levels) - 1))))
+        return levels[k]
 
     def _allocate(self, request: Request) -> Grant | None:
         k = _request_dim(request)
@@ -146,13 +172,16 @@ class BuddyAllocator(_SubcubeBase):
 
     name = "buddy"
 
+    def _free_bits(self, busy: np.ndarray) -> int:
+        return _bits(~busy)
+
     def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
         size = 1 << k
-        # aligned blocks of 2**k addresses: one row each of the busy mask (no node table)
-        hit = np.flatnonzero(~busy.reshape(-1, size).any(axis=1))
-        if hit.size == 0:
+        # aligned blocks of 2**k addresses: a free run of 2**k starting at a multiple of 2**k
+        hit = self._runs(busy, k) & _multiples(1 << self.dim, size)
+        if not hit:
             return None
-        start = int(hit[0]) * size
+        start = (hit & -hit).bit_length() - 1
         return np.arange(start, start + size, dtype=np.int64)
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
@@ -175,21 +204,20 @@ class GrayCodeAllocator(_SubcubeBase):
 
     name = "gray_code"
 
+    def _free_bits(self, busy: np.ndarray) -> int:
+        free = _bits(~busy[_gray_order(self.dim)])  # free, in Gray order
+        return free | (free << (1 << self.dim))  # twice round: windows are cyclic
+
     def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
-        size = 1 << k
+        size, n_pos = 1 << k, 1 << self.dim
         order = _gray_order(self.dim)
-        g = busy[order]  # busy in Gray order
-        if k == self.dim:
-            return None if g.any() else order.copy()
-        # windows of 2**k positions starting at multiples of 2**(k-1), cyclic: busy counts by prefix sums
-        step = max(1, size // 2)
-        c = np.concatenate([[0], np.cumsum(np.concatenate([g, g[:size]]), dtype=np.int64)])
-        starts = np.arange(0, g.size, step)
-        hit = np.flatnonzero(c[starts + size] == c[starts])
-        if hit.size == 0:
+        # windows of 2**k positions starting at multiples of 2**(k-1) (the whole cube: at 0), cyclic
+        step = n_pos if k == self.dim else max(1, size // 2)
+        hit = self._runs(busy, k) & _multiples(n_pos, step)
+        if not hit:
             return None
-        s = int(starts[hit[0]])
-        return order[(s + np.arange(size)) % g.size]
+        start = (hit & -hit).bit_length() - 1
+        return order[(start + np.arange(size)) % n_pos]
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
         g = rank[_gray_order(self.dim)]
@@ -242,6 +270,17 @@ class _MaskGuard(ReservationGuard):
             return False
         self.shadow[allocation.nodes] = True
         return True
+
+
+def _bits(mask: np.ndarray) -> int:
+    """A boolean mask as one integer: bit i is ``mask[i]``."""
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+
+
+@lru_cache(maxsize=256)
+def _multiples(n: int, step: int) -> int:
+    """Bits 0, step, 2·step, … below n set (step a power of two dividing n): the allowed starts."""
+    return ((1 << n) - 1) // ((1 << step) - 1)
 
 
 @lru_cache(maxsize=4)
