@@ -162,6 +162,7 @@ def simulate(
     service: str = "communication",
     contention: bool = True,
     locality: bool | None = None,
+    engine: str = "auto",
 ) -> SimulationResult:
     """Simulate a workload on a machine with an allocator and a scheduler.
 
@@ -212,6 +213,12 @@ def simulate(
         that plus its trace run time (computation after communication).
     contention : bool
         With ``network``: also run each job alone for its contention slowdown.
+    engine : {"auto", "python", "compiled"}
+        Which simulation engine runs (see :class:`topoalloc.sched.Simulation`):
+        the compiled kernel when it applies, else the general engine
+        (``"auto"``); always the general engine (``"python"``); or the
+        kernel, raising if it cannot do this run (``"compiled"``).  The
+        results are the same.
 
     Returns
     -------
@@ -281,6 +288,7 @@ def simulate(
         runtime_model=model,
         network=coupling,
         locality=stream,
+        engine=engine,
     )
     result = sim.run()
     result.ordering = getattr(alloc, "ordering", None)
