@@ -314,85 +314,122 @@ static inline double expected_end(double ee, double now) {
 }
 
 /* ------------------------------------------------ conservative's profile */
-/* plan.CountingProfile: free[i] processors on [times[i], times[i+1]), the
- * last segment unbounded.  The same breakpoints and the same scans. */
+/* plan.CountingProfile answers from the step function of free processors
+ * over time alone: a start is feasible iff the function is >= the size over
+ * its whole span, the earliest feasible start is always a breakpoint, and
+ * breakpoints where the function does not change alter no answer.  So the
+ * profile here is built differently but is the same function: each pass
+ * merges the running jobs' expected releases (as plan.py's constructor
+ * does) with the reservations' load, kept from pass to pass as a step
+ * function of its own and changed only where a reservation is made, moved
+ * or dropped. */
 
-typedef struct { double *times; i64 *free; i64 n, cap_t, cap_f; } Profile;
+/* A step function: v[k] on [t[k], t[k+1]), the last segment unbounded. */
+typedef struct { double *t; i64 *v; i64 n, cap_t, cap_v; } Steps;
 
-static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
-
-static int prof_reset(Profile *p, double now, i64 free_now, const Running *r) {
-    p->n = 0;
-    if (grow((void **)&p->times, &p->cap_t, r->n + 1, sizeof(double)) < 0) return -1;
-    if (grow((void **)&p->free, &p->cap_f, r->n + 1, sizeof(i64)) < 0) return -1;
-    p->times[0] = now;
-    p->free[0] = free_now;
-    p->n = 1;
-    /* the running jobs' releases at their expected ends: sorted, since the
-     * "next instant" mapping keeps the order of the running list */
-    for (i64 k = 0; k < r->n; k++) {
-        double t = expected_end(r->a[k].ee, now);
-        if (t == p->times[p->n - 1]) p->free[p->n - 1] += r->a[k].size;
-        else {
-            p->times[p->n] = t;
-            p->free[p->n] = p->free[p->n - 1] + r->a[k].size;
-            p->n++;
-        }
-    }
-    return 0;
+static int steps_reserve(Steps *s, i64 need) {
+    if (grow((void **)&s->t, &s->cap_t, need, sizeof(double)) < 0) return -1;
+    return grow((void **)&s->v, &s->cap_v, need, sizeof(i64));
 }
 
-static i64 prof_split(Profile *p, double t) {
-    i64 lo = 0, hi = p->n;
-    while (lo < hi) {
-        i64 mid = (lo + hi) / 2;
-        if (p->times[mid] < t) lo = mid + 1; else hi = mid;
+/* index of the first breakpoint >= t */
+static inline i64 steps_lower(const Steps *s, double t) {
+    const double *base = s->t;
+    i64 len = s->n;
+    if (!len) return 0;
+    while (len > 1) {
+        i64 half = len / 2;
+        base = base[half - 1] < t ? base + half : base;
+        len -= half;
     }
-    if (lo < p->n && p->times[lo] == t) return lo;
-    if (grow((void **)&p->times, &p->cap_t, p->n + 1, sizeof(double)) < 0) return -1;
-    if (grow((void **)&p->free, &p->cap_f, p->n + 1, sizeof(i64)) < 0) return -1;
-    i64 before = p->free[lo > 0 ? lo - 1 : p->n - 1]; /* Python's free[i - 1] */
-    memmove(&p->times[lo + 1], &p->times[lo], (size_t)(p->n - lo) * sizeof(double));
-    memmove(&p->free[lo + 1], &p->free[lo], (size_t)(p->n - lo) * sizeof(i64));
-    p->times[lo] = t;
-    p->free[lo] = before;
-    p->n++;
+    return (base - s->t) + (*base < t);
+}
+
+/* make t a breakpoint (its value: the segment's it falls in, `outside` before the first); its index */
+static i64 steps_split(Steps *s, double t, i64 outside) {
+    i64 lo = steps_lower(s, t);
+    if (lo < s->n && s->t[lo] == t) return lo;
+    if (steps_reserve(s, s->n + 1) < 0) return -1;
+    i64 before = lo > 0 ? s->v[lo - 1] : outside;
+    memmove(&s->t[lo + 1], &s->t[lo], (size_t)(s->n - lo) * sizeof(double));
+    memmove(&s->v[lo + 1], &s->v[lo], (size_t)(s->n - lo) * sizeof(i64));
+    s->t[lo] = t;
+    s->v[lo] = before;
+    s->n++;
     return lo;
 }
 
-static int prof_change(Profile *p, double t, double end, i64 delta) {
-    i64 i = prof_split(p, t);
+/* plan.CountingProfile._change: add delta on [t, end) (nothing if end == t, as there) */
+static int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) {
+    i64 i = steps_split(s, t, outside);
     if (i < 0) return -1;
-    i64 j = prof_split(p, end);
+    i64 j = steps_split(s, end, outside);
     if (j < 0) return -1;
-    for (i64 k = i; k < j; k++) p->free[k] += delta;
+    for (i64 k = i; k < j; k++) s->v[k] += delta;
     return 0;
 }
 
-static int prof_feasible(const Profile *p) {
-    for (i64 k = 0; k < p->n; k++)
-        if (p->free[k] < 0) return 0;
-    return 1;
+static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
+
+/* the profile at `now`: free processors now, plus the running jobs' releases at their
+ * expected ends (the "next instant" mapping keeps the running list's order), minus the
+ * reservations' load; a breakpoint wherever the result changes.  Returns 1 if it
+ * is feasible (never negative), 0 if not, -1 on no memory. */
+static int prof_build(Steps *p, double now, i64 free_now, const Running *r, const Steps *load) {
+    if (steps_reserve(p, 1 + r->n + load->n) < 0) return -1;
+    i64 ri = 0;
+    while (ri < load->n && load->t[ri] <= now) ri++;
+    i64 cur = ri > 0 ? load->v[ri - 1] : 0;
+    i64 base = free_now, k = 0, n = 1;
+    int ok = base - cur >= 0;
+    p->t[0] = now;
+    p->v[0] = base - cur;
+    while (k < r->n || ri < load->n) {
+        double tr = k < r->n ? expected_end(r->a[k].ee, now) : INFINITY;
+        double tl = ri < load->n ? load->t[ri] : INFINITY;
+        double t = tr < tl ? tr : tl;
+        while (k < r->n && expected_end(r->a[k].ee, now) == t) base += r->a[k++].size;
+        while (ri < load->n && load->t[ri] == t) cur = load->v[ri++];
+        if (base - cur == p->v[n - 1]) continue; /* no change here: no breakpoint */
+        p->t[n] = t;
+        p->v[n] = base - cur;
+        if (base - cur < 0) ok = 0;
+        n++;
+    }
+    p->n = n;
+    return ok;
 }
 
-/* earliest start at which `size` processors are free for `dur`; 0 and *out, or 1 if never */
-static int prof_earliest(const Profile *p, i64 size, double dur, double *out) {
-    const double *times = p->times;
-    const i64 *free = p->free;
-    i64 n = p->n, i = 0;
-    double span = span_of(dur);
-    while (i < n) {
-        if (free[i] < size) { i++; continue; }
-        double end = times[i] + span;
-        i64 j = i + 1;
-        int broke = 0;
-        while (j < n && times[j] < end) {
-            if (free[j] < size) { broke = 1; break; }
-            j++;
+/* plan.CountingProfile.earliest for a job whose own reservation, if it has one
+ * (`old` to `old_end`), is taken out first.  It is read as taken out rather than
+ * removed and added back, so a job that keeps its time changes nothing: the plan is
+ * feasible (never negative), so with the job taken out its own segments hold it, and
+ * `old` itself is a feasible start: no later start is looked at.  The same scan as
+ * plan.py: a candidate fails at the first segment in its span short of processors,
+ * and the next candidate is the first sufficient segment after that one.  Candidates
+ * are the breakpoints from index `from` on and, for a job with a reservation, before
+ * `limit` <= `old` (see conservative_pass for when the others are known to fail: the
+ * answer is then `old`).  Returns 0 and the start in *out, or 1 if the job never fits. */
+static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
+    const double *t = p->t;
+    const i64 *v = p->v;
+    i64 n = p->n, i = from;
+    for (;;) {
+        if (has) while (i < n && t[i] < limit && v[i] < size) i++;
+        else while (i < n && v[i] < size) i++;
+        if (i >= n || (has && !(t[i] < limit))) break;
+        double end = t[i] + span;
+        i64 k = i + 1;
+        if (has) {
+            while (k < n && t[k] < end && t[k] < old && v[k] >= size) k++;
+            if (k < n && t[k] < end && !(t[k] < old))      /* the job's own segments: they hold it */
+                while (k < n && t[k] < end && t[k] < old_end) k++;
         }
-        if (!broke) { *out = times[i]; return 0; }
-        i = j + 1;
+        while (k < n && t[k] < end && v[k] >= size) k++;
+        if (k >= n || !(t[k] < end)) { *out = t[i]; return 0; }
+        i = k + 1;
     }
+    if (has) { *out = old; return 0; }
     return 1;
 }
 
@@ -422,7 +459,15 @@ typedef struct {
     i64 extra;
     /* conservative */
     double *res; /* NaN: no reservation */
-    Profile prof;
+    Steps prof;  /* free processors over time, this pass */
+    Steps load;  /* processors reserved over time, kept between passes */
+    i64 live;    /* queued jobs holding a reservation */
+    /* where the free processors may have grown since a job's earliest start was last
+     * found (see conservative_pass): the earliest such time ... */
+    double *later;   /* ... through moves of the jobs after it in the last pass */
+    double *moved;   /* the old start of a job that moved in this pass (else +inf) */
+    double grown;    /* ... between the last pass and this one */
+    double *later_end, *moved_end, grown_end; /* and the latest time it grew until */
     double wake;  /* the wake-up this pass asked for, or NaN */
     /* error */
     i64 err_job;
@@ -502,41 +547,146 @@ static int easy_pass(Sim *s, i64 arrived_first, i64 arrived_last) {
     return easy_backfill(s, q->next[head], room, -1);
 }
 
+/* the free processors may have grown on [a, c) since the last pass */
+static inline void grew(Sim *s, double a, double c) {
+    if (a < s->grown) s->grown = a;
+    if (c > s->grown_end) s->grown_end = c;
+}
+
+/* reserve `size` processors on [t, end) (delta > 0) or give them back (delta < 0) */
+static inline int load_add(Sim *s, double t, double end, i64 delta) {
+    return steps_add(&s->load, t, end, delta, 0);
+}
+
+/* res.clear(): every reservation dropped (every job then looks from now on) */
+static void drop_reservations(Sim *s) {
+    for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) s->res[j] = NAN;
+    s->load.n = 0;
+    s->live = 0;
+}
+
+static int cmp_event(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the load rebuilt from the live reservations alone (given-back ones leave breakpoints) */
+static int compact_load(Sim *s) {
+    i64 m = 0;
+    double *ev = malloc((size_t)(2 * s->live + 1) * 2 * sizeof(double));
+    if (!ev) return -1;
+    for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) {
+        double t = s->res[j];
+        if (isnan(t)) continue;
+        ev[2 * m] = t; ev[2 * m + 1] = (double)s->size[j]; m++;
+        ev[2 * m] = t + span_of(s->est[j]); ev[2 * m + 1] = -(double)s->size[j]; m++;
+    }
+    qsort(ev, (size_t)m, 2 * sizeof(double), cmp_event);
+    Steps *l = &s->load;
+    l->n = 0;
+    if (steps_reserve(l, m + 1) < 0) { free(ev); return -1; }
+    i64 cur = 0;
+    for (i64 e = 0; e < m;) {
+        double t = ev[2 * e];
+        while (e < m && ev[2 * e] == t) { cur += (i64)ev[2 * e + 1]; e++; }
+        l->t[l->n] = t;
+        l->v[l->n] = cur;
+        l->n++;
+    }
+    free(ev);
+    return 0;
+}
+
 static int conservative_pass(Sim *s) {
     Queue *q = &s->q;
     s->wake = NAN;
     if (q->head < 0) return 0;
-    Profile *p = &s->prof;
     double now = s->now;
-    if (prof_reset(p, now, s->free, &s->running) < 0) return -1;
+    /* a reservation whose time passed without a start (a job overran): remake them all */
     int stale = 0;
-    for (i64 j = q->head; j >= 0; j = q->next[j]) {
-        double t = s->res[j];
-        if (isnan(t)) continue;
-        if (t < now) { stale = 1; break; } /* its time passed without a start: a job overran */
-        if (prof_change(p, t, t + span_of(s->est[j]), -s->size[j]) < 0) return -1;
+    for (i64 j = q->head; j >= 0; j = q->next[j])
+        if (s->res[j] < now) { stale = 1; break; } /* NaN: no reservation, never < */
+    if (stale) drop_reservations(s);
+    else if (s->load.n > 3 * s->live + 32 && compact_load(s) < 0) return -1;
+    Steps *p = &s->prof;
+    int ok = prof_build(p, now, s->free, &s->running, &s->load);
+    if (ok < 0) return -1;
+    if (!ok) {
+        drop_reservations(s);
+        if (prof_build(p, now, s->free, &s->running, &s->load) < 0) return -1;
     }
-    if (stale || !prof_feasible(p)) {
-        if (prof_reset(p, now, s->free, &s->running) < 0) return -1;
-        for (i64 j = q->head; j >= 0; j = q->next[j]) s->res[j] = NAN;
-    }
+    /* Compression: each job in queue order gives up its reservation and takes the earliest.
+     * Its last earliest start `old` was found on a profile f'; it is still the earliest on
+     * this one, f, wherever f <= f'.  f can only have grown where a reservation it held
+     * moved away (a move in this pass before the job, or in the last pass after it), a job
+     * ended before its expected end, or a zero-length job started (its reservation's span
+     * is longer than the instant it is expected to end at): each from a time `a` on.  A
+     * start b earlier than `old` was infeasible on f' and can become feasible only if its
+     * span reaches past such an `a` and it starts before that growth ends (`c`); so the
+     * candidates are the breakpoints from the first whose span reaches past the least `a`
+     * to the greatest `c` (none: the job keeps `old`). */
+    double grown = s->grown, grown_end = s->grown_end;
+    s->grown = INFINITY;
+    s->grown_end = -INFINITY;
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         double old = s->res[j];
         i64 sz = s->size[j];
-        double dur = s->est[j];
-        if (!isnan(old) && prof_change(p, old, old + span_of(dur), sz) < 0) return -1;
+        double span = span_of(s->est[j]);
+        int has = !isnan(old);
+        double old_end = old + span;
+        i64 from = 0;
+        double limit = old;
+        s->moved[j] = INFINITY;
+        s->moved_end[j] = -INFINITY;
+        if (has) {
+            double a = s->later[j] < grown ? s->later[j] : grown;
+            double c = s->later_end[j] > grown_end ? s->later_end[j] : grown_end;
+            if (!(a < INFINITY)) continue;
+            if (c < limit) limit = c;
+            /* the first breakpoint whose span reaches past a (t + span is monotone in t) */
+            i64 lo = 0, hi = p->n;
+            while (lo < hi) {
+                i64 mid = (lo + hi) / 2;
+                if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
+            }
+            if (lo >= p->n || !(p->t[lo] < limit)) continue;
+            from = lo;
+        }
         double t;
-        if (prof_earliest(p, sz, dur, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
-        if (prof_change(p, t, t + span_of(dur), -sz) < 0) return -1;
+        if (prof_earliest(p, from, limit, sz, span, has, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
+        if (has && t == old) continue; /* given up and taken again: the same profile */
+        if (has && (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0 || load_add(s, old, old_end, -sz) < 0)) return -1;
+        if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0 || load_add(s, t, t + span, sz) < 0) return -1;
+        if (has) {
+            s->moved[j] = old;
+            s->moved_end[j] = old_end;
+            if (old < grown) grown = old;
+            if (old_end > grown_end) grown_end = old_end;
+        } else s->live++;
         s->res[j] = t;
     }
+    /* for the next pass: where the jobs after each one moved from */
+    double after = INFINITY, after_end = -INFINITY;
+    for (i64 j = q->tail; j >= 0; j = q->prev[j]) {
+        s->later[j] = after;
+        s->later_end[j] = after_end;
+        if (s->moved[j] < after) after = s->moved[j];
+        if (s->moved_end[j] > after_end) after_end = s->moved_end[j];
+    }
+    /* jobs whose reservation is now start now, in queue order */
     for (i64 j = q->head; j >= 0;) {
         i64 nx = q->next[j];
-        if (s->res[j] <= now) {
+        double t = s->res[j];
+        if (t <= now) {
+            /* started, or (an allocator not monotone in free space) refused: no reservation either way */
+            if (load_add(s, t, t + span_of(s->est[j]), -s->size[j]) < 0) return -1;
+            s->live--;
+            s->res[j] = NAN;
             if (s->size[j] <= s->free) {
-                s->res[j] = NAN;
                 if (start_job(s, j) < 0) return -1;
-            } else s->res[j] = NAN;
+                /* a zero-length job is expected to end at the next instant, before its reservation did */
+                if (!(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
+            } else grew(s, t, t + span_of(s->est[j])); /* refused: its reservation is dropped */
         }
         j = nx;
     }
@@ -546,10 +696,7 @@ static int conservative_pass(Sim *s) {
         int any = 0;
         for (i64 j = q->head; j >= 0; j = q->next[j]) {
             double t = s->res[j];
-            if (!isnan(t) && t > now) {
-                if (!any || t < m) m = t;
-                any = 1;
-            }
+            if (t > now && (!any || t < m)) { m = t; any = 1; } /* NaN: no reservation, never > */
         }
         if (any) s->wake = m;
     }
@@ -575,9 +722,11 @@ static int simulate(Sim *s) {
                 Event e = heap_pop(&s->heap);
                 if (e.job < 0) { ts_discard(&s->pending, now); continue; }
                 i64 j = e.job;
+                double ee = s->start[j] + s->est[j];
                 s->free += s->size[j];
-                run_remove(&s->running, s->start[j] + s->est[j], j);
+                run_remove(&s->running, ee, j);
                 s->released = 1;
+                if (ee > now) grew(s, now, ee); /* ended before its expected end */
             }
         }
         i64 first = next;
@@ -667,9 +816,15 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     int qi = s.waiting.t ? q_init(&s.q, n, rank) : -1;
     if (qi == -2) { PyErr_SetString(PyExc_ValueError, "rank: expected a permutation of 0..n-1"); goto done; }
     if (qi < 0) { PyErr_NoMemory(); goto done; }
+    s.grown = INFINITY;
+    s.grown_end = -INFINITY;
     if (kind == K_CONSERVATIVE) {
         s.res = malloc((size_t)(n ? n : 1) * sizeof(double));
-        if (!s.res) { PyErr_NoMemory(); goto done; }
+        s.later = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.moved = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.later_end = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.moved_end = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!s.res || !s.later || !s.moved || !s.later_end || !s.moved_end) { PyErr_NoMemory(); goto done; }
         for (i64 j = 0; j < n; j++) s.res[j] = NAN;
     }
     int st = simulate(&s);
@@ -683,8 +838,8 @@ done:
         if (b[i].obj) PyBuffer_Release(&b[i]);
     free(s.heap.a); free(s.pending.t); free(s.pending.used);
     q_free(&s.q);
-    free(s.waiting.t); free(s.running.a); free(s.res);
-    free(s.prof.times); free(s.prof.free);
+    free(s.waiting.t); free(s.running.a); free(s.res); free(s.later); free(s.moved); free(s.later_end); free(s.moved_end);
+    free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
     return result;
 }
 
