@@ -6,10 +6,12 @@ cannot be silently left out of the install (.ci/check_install.py compares an
 installed copy with the source tree).  Everything else is in pyproject.toml.
 
 The extensions are ``optional``: without a C compiler the install still
-succeeds, ``topoalloc.network`` runs its pure-Python reference engine and the
-simulation its general engine (same results, slower).  ``_cengine`` is the
-network simulator's engine; ``_ckernel`` simulates counting allocators whose
-placement nobody needs (``topoalloc.sched.fastpath``).
+succeeds, ``topoalloc.network`` runs its pure-Python reference engine, the
+simulation its general engine and the SWF reader its Python parser (same
+results, slower).  ``_cengine`` is the network simulator's engine;
+``_ckernel`` simulates counting allocators whose placement nobody needs
+(``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
+(``topoalloc.workload.swf``).
 """
 
 from setuptools import Extension, find_packages, setup
@@ -29,5 +31,6 @@ setup(
     ext_modules=[
         Extension("topoalloc.network._cengine", sources=["topoalloc/network/_cengine.c"], optional=True),
         Extension("topoalloc.sched._ckernel", sources=["topoalloc/sched/_ckernel.c"], optional=True),
+        Extension("topoalloc.workload._cswf", sources=["topoalloc/workload/_cswf.c"], optional=True),
     ],
 )
