@@ -42,6 +42,24 @@ def _method_of(r: ProofResult) -> str:
     return m if m in METHODS else "exhaustive"
 
 
+#: called with every row as soon as it is summarised (the command's progress display); see :func:`on_row`
+_row_listeners: list[Callable[[dict], None]] = []
+
+
+class on_row:
+    """``with on_row(callback): run_family(...)`` calls ``callback(row)`` as each row is proved."""
+
+    def __init__(self, callback: Callable[[dict], None]):
+        self.callback = callback
+
+    def __enter__(self) -> "on_row":
+        _row_listeners.append(self.callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _row_listeners.remove(self.callback)
+
+
 def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[ProofResult], Any] | None = None, *, method: str | None = None) -> dict:
     """One row of the proof table.
 
@@ -75,7 +93,7 @@ def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[Proo
         method = "symbolic" if counts and set(counts) == {"symbolic"} else ("model" if set(counts) == {"model"} else "exhaustive")
     if method not in METHODS:
         raise InvalidArgument("method", method, f"one of {', '.join(METHODS)}")
-    return {
+    row = {
         "property": prop,
         "method": method,
         "method_counts": counts,
@@ -85,6 +103,9 @@ def summarise(prop: str, results: Iterable[ProofResult], largest: Callable[[Proo
         "holds": not failed,
         "counterexample": None if not failed else {"case": failed[0].size, **(failed[0].counterexample or {})},
     }
+    for listener in _row_listeners:
+        listener(row)
+    return row
 
 
 def method_label(row: dict) -> str:

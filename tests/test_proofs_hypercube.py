@@ -134,3 +134,16 @@ def test_ecube_definition_examples():
     assert ecube_definition(0b0100, 0b1010) == [(4, 1, 1), (6, 2, -1), (2, 3, 1)]
     assert ecube_definition(5, 5) == []
     assert definition_channels([0, 3], 2) == {(0, 0, 1), (1, 1, 1), (3, 0, -1), (2, 1, -1)}
+
+
+def test_every_row_is_reported_as_it_is_proved() -> None:
+    """The command's progress display hears of each row once, in table order."""
+    from topoalloc.proofs.report import on_row, run_family
+
+    seen: list[str] = []
+    with on_row(lambda row: seen.append(row["property"])):
+        rows = run_family("hypercube", max_order=3)
+    assert seen == [r["property"] for r in rows]
+    n = len(seen)
+    run_family("hypercube", max_order=2)
+    assert len(seen) == n  # the listener is gone once the block ends
