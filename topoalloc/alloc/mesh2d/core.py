@@ -1,0 +1,305 @@
+"""The common base of the 2-D mesh allocators and the contiguous submesh searches they share.
+
+Every allocator of this package keeps which cells are free as one bit set
+(:mod:`~topoalloc.alloc.mesh2d.geometry`), records the rectangles it granted
+as ``Allocation.info["blocks"]`` (a :class:`~topoalloc.alloc.mesh2d.geometry.Blocks`)
+and gives them back on release.  The searches — First Fit, Best Fit, Frame
+Sliding — are methods here, so the request-partitioning allocators (ANCA,
+PALD) use the same code for each sub-frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from ...errors import InternalError, InvalidArgument
+from ...topology.base import Topology
+from ..base import Allocation, Allocator, Grant, Request
+from .geometry import SHAPE_RULES, Blocks, Layers, Rect, accepts_grid, frame_for, free_bases, layers_of, request_frame
+
+__all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter"]
+
+#: Best Fit criteria (the seed uses BF without defining it; Zhu's is taken as the busy neighbours):
+#: ``"perimeter"`` — most cells along the frame's outside perimeter that are busy
+#: or beyond the mesh boundary; ``"busy"`` — most busy cells only.
+CRITERIA = ("perimeter", "busy")
+
+
+class Perimeter:
+    """Row and column prefix sums of the busy grid, in the free mask's padded layout.
+
+    The layout of :mod:`~topoalloc.alloc.mesh2d.geometry` (bit ``b = x + S·p``)
+    is shifted by one padded row and one column (index ``e = b + S + 1``),
+    so every cell has its four neighbours in the array; padding cells (mesh
+    boundaries, layer boundaries) count as busy under the ``"perimeter"``
+    criterion and as free under ``"busy"``.  ``Q`` holds, per row, the busy
+    cells up to and including each position; ``R`` the same per column.  A
+    rectangle taken or given back changes ``l`` rows of ``Q`` and ``w``
+    columns of ``R`` (two slice updates), and the busy count along each side
+    of any candidate is one difference: a candidate costs eight look-ups,
+    done for all candidates at once.
+    """
+
+    __slots__ = ("g", "QR", "rowsE", "_ramps", "_offsets")
+
+    def __init__(self, g: Layers, criterion: str = "perimeter", _copy: "Perimeter | None" = None):
+        self.g = g
+        if _copy is not None:
+            self.QR = _copy.QR.copy()
+            self.rowsE = _copy.rowsE
+            self._ramps = _copy._ramps  # read-only memos, shared
+            self._offsets = _copy._offsets
+            return
+        S = g.S
+        self.rowsE = -(-(g.nbits + S + 1) // S) + 1
+        G = np.full(self.rowsE * S, 1 if criterion == "perimeter" else 0, dtype=np.int32)
+        G[g.bit_of_node + S + 1] = 0
+        G2 = G.reshape(self.rowsE, S)
+        # Q then R, one flat buffer, so one gather serves both
+        self.QR = np.concatenate([G2.cumsum(axis=1).ravel(), G2.cumsum(axis=0).ravel()]).astype(np.int32)
+        self._ramps: dict[int, np.ndarray] = {}
+        self._offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def copy(self) -> "Perimeter":
+        return Perimeter(self.g, _copy=self)
+
+    def _ramp(self, k: int) -> np.ndarray:
+        r = self._ramps.get(k)
+        if r is None:
+            r = self._ramps[k] = np.minimum(np.arange(1, max(self.g.S, self.rowsE) + 1, dtype=np.int32), k)
+            r.flags.writeable = False
+        return r
+
+    def add(self, rect: Rect, sign: int) -> None:
+        """Mark ``rect`` busy (``sign`` 1) or free (``sign`` -1)."""
+        g = self.g
+        S, E = g.S, self.rowsE
+        x, r, w, l = rect
+        q0, c0 = r + r // g.Y + 1, x + 1
+        Q = self.QR[: E * S].reshape(E, S)
+        R = self.QR[E * S :].reshape(E, S)
+        qv = Q[q0 : q0 + l, c0:]
+        rv = R[q0:, c0 : c0 + w]
+        rq = self._ramp(w)[: S - c0]
+        rr = self._ramp(l)[: E - q0, None]
+        if sign > 0:
+            qv += rq
+            rv += rr
+        else:
+            qv -= rq
+            rv -= rr
+
+    def scores(self, bits: np.ndarray, w: int, l: int) -> np.ndarray:
+        """The busy (or busy and boundary) cells along the outside of a ``w × l`` rectangle at each base bit."""
+        off = self._offsets.get((w, l))
+        if off is None:
+            S = self.g.S
+            n = self.rowsE * S  # R starts here in the buffer
+            sh = S + 1
+            o = np.array([
+                -S + w - 1, -S - 1, l * S + w - 1, l * S - 1,  # bottom row, top row (Q)
+                n + (l - 1) * S - 1, n - 1 - S, n + w + (l - 1) * S, n + w - S,  # left column, right column (R)
+            ], dtype=np.int64) + sh
+            sg = np.array([1, -1, 1, -1, 1, -1, 1, -1], dtype=np.int32)
+            off = self._offsets[(w, l)] = (o, sg)
+        o, sg = off
+        return self.QR.take(bits[:, None] + o) @ sg
+
+
+class MeshAllocator(Allocator):
+    """Base of the 2-D mesh allocators (see the module notes).
+
+    Parameters
+    ----------
+    topology : Torus
+        A mesh or torus of two or more dimensions; its first two sides make
+        the 2-D layers (wrap links unused).
+    shape_rule : {"square", "square_strict"}
+        How a request without a shape gets a frame (:func:`~topoalloc.alloc.mesh2d.geometry.frame_for`).
+
+    Notes
+    -----
+    Subclasses choose rectangles and call :meth:`_take` / :meth:`_grant`;
+    release gives the grant's rectangles (its token) back.  All the state is
+    the free bit set (an immutable int, shared by snapshots until changed),
+    plus, for allocators that score perimeters, a :class:`Perimeter`.
+    """
+
+    claims: ClassVar[frozenset[str]] = frozenset({"blocks", "rounded_size"})
+    #: whether a size with no fitting factor pair gets a padded frame (one-rectangle allocators)
+    pads: ClassVar[bool] = True
+
+    def __init__(self, topology: Topology, *, shape_rule: str = "square"):
+        super().__init__(topology)
+        if shape_rule not in SHAPE_RULES:
+            raise InvalidArgument("shape_rule", shape_rule, f"one of {', '.join(SHAPE_RULES)}")
+        self.shape_rule = shape_rule
+        self.geom = layers_of(topology)
+        self._free = self.geom.all_free
+        self._perim: Perimeter | None = None
+        self._version = 0
+        self._cache: tuple[int, int] = (-1, 0)
+        self._frames: dict[tuple[int, tuple[int, ...] | None], tuple[int, int]] = {}
+
+    @classmethod
+    def accepts(cls, topology: Topology) -> bool:
+        """Meshes and tori of two or more dimensions (2-D layers: the first two sides; wrap links unused)."""
+        return accepts_grid(topology)
+
+    # ----------------------------------------------------------------- frames
+    def frame_for(self, request: Request) -> tuple[int, int]:
+        """The frame ``(W, L)`` of ``request``: its shape, else the shape rule's."""
+        key = (request.size, request.shape)
+        f = self._frames.get(key)
+        if f is None:
+            g = self.geom
+            f = request_frame(request) or frame_for(request.size, g.X, g.Y, self.shape_rule, self.pads)
+            self._frames[key] = f
+        return f
+
+    def granted_size(self, request: Request) -> int:
+        """Processors granted for ``request`` when it is placed (the documented rounding, if any)."""
+        w, l = self.frame_for(request)
+        return w * l
+
+    # ------------------------------------------------------------------ state
+    def _take(self, rects: Sequence[Rect]) -> None:
+        g = self.geom
+        m = 0
+        for rect in rects:
+            m |= g.rect_mask(rect)
+        self._free &= ~m
+        if self._perim is not None:
+            for rect in rects:
+                self._perim.add(rect, 1)
+        self._version += 1
+
+    def _give(self, rects: Sequence[Rect]) -> None:
+        g = self.geom
+        m = 0
+        for rect in rects:
+            m |= g.rect_mask(rect)
+        self._free |= m
+        if self._perim is not None:
+            for rect in rects:
+                self._perim.add(rect, -1)
+        self._version += 1
+
+    def _grant(self, rects: Sequence[Rect], info: dict[str, Any]) -> Grant:
+        info["blocks"] = Blocks.of(rects)
+        return Grant(self.geom.rects_nodes(rects), info, tuple(rects))
+
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        self._give(token)
+
+    def _copy_state(self, clone: Self) -> None:
+        # the free set is an int (immutable) and the frame memo is a pure function: shared
+        if self._perim is not None:
+            clone._perim = self._perim.copy()
+
+    def _layer_free_max(self) -> int:
+        """The most free cells in one layer (the free count on a 2-D machine)."""
+        g = self.geom
+        if g.Z == 1:
+            return self._free_count
+        v, val = self._cache
+        if v != self._version:
+            per = g.S * g.LS
+            low = (1 << per) - 1
+            f = self._free
+            val = max(((f >> (per * z)) & low).bit_count() for z in range(g.Z))
+            self._cache = (self._version, val)
+        return val
+
+    # --------------------------------------------------------------- searches
+    def _first_fit(self, w: int, l: int) -> Rect | None:
+        """Zhu's First Fit: the free ``w × l`` submesh whose base comes first in row-major order."""
+        v = free_bases(self.geom, self._free, w, l)
+        if not v:
+            return None
+        x, r = self.geom.base_of_bit((v & -v).bit_length() - 1)
+        return (x, r, w, l)
+
+    def _best_fit(self, w: int, l: int) -> Rect | None:
+        """Best Fit: the free ``w × l`` submesh with the highest perimeter score (ties: row-major first)."""
+        v = free_bases(self.geom, self._free, w, l)
+        if not v:
+            return None
+        if v & (v - 1) == 0:  # one candidate
+            x, r = self.geom.base_of_bit(v.bit_length() - 1)
+            return (x, r, w, l)
+        if self._perim is None:
+            raise InternalError(f"{self.name}: Best Fit without perimeter sums")
+        bits = self.geom.set_bits(v)
+        b = int(bits[int(np.argmax(self._perim.scores(bits, w, l)))])
+        x, r = self.geom.base_of_bit(b)
+        return (x, r, w, l)
+
+    def _frame_slide(self, w: int, l: int) -> Rect | None:
+        """Frame Sliding (Chuang & Tzeng 1994): candidate bases on the lattice of strides ``w`` and ``l``
+        anchored at the lowest leftmost free cell of each layer, in row-major order."""
+        g = self.geom
+        v = free_bases(g, self._free, w, l)
+        if not v:
+            return None
+        xs, rs = g.bits_to_cells(v)
+        z = rs // g.Y
+        f = self._free
+        anchors: dict[int, tuple[int, int]] = {}
+        for zz in np.unique(z).tolist():
+            lay = f & g.layer_mask(zz)
+            anchors[zz] = g.base_of_bit((lay & -lay).bit_length() - 1)
+        ax = np.array([anchors[zz][0] for zz in z.tolist()], dtype=np.int64)
+        ar = np.array([anchors[zz][1] for zz in z.tolist()], dtype=np.int64)
+        ok = np.flatnonzero(((xs - ax) % w == 0) & ((rs - ar) % l == 0))
+        if ok.size == 0:
+            return None
+        i = int(ok[0])
+        return (int(xs[i]), int(rs[i]), w, l)
+
+
+class ContiguousAllocator(MeshAllocator):
+    """An allocator that grants one free ``W × L`` (or, if it rotates, ``L × W``) submesh.
+
+    Probes are exact and copy nothing: ``can_allocate`` runs the search
+    without taking the submesh; a request's ``fit_key`` is its frame.
+    """
+
+    claims: ClassVar[frozenset[str]] = frozenset({"blocks", "rounded_size", "contiguous"})
+    #: whether the search also tries the rotated frame
+    rotates: ClassVar[bool] = False
+
+    def _search(self, w: int, l: int) -> Rect | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _locate(self, request: Request) -> Rect | None:
+        w, l = self.frame_for(request)
+        rect = self._search(w, l)
+        if rect is None and self.rotates and w != l:
+            rect = self._search(l, w)
+        return rect
+
+    def _allocate(self, request: Request) -> Grant | None:
+        rect = self._locate(request)
+        if rect is None:
+            return None
+        self._take((rect,))
+        return self._grant((rect,), {"frame": (rect[2], rect[3])})
+
+    def can_allocate(self, request: Request) -> bool:
+        return request.size <= self._free_count and self._locate(request) is not None
+
+    def _fits_empty(self, request: Request) -> bool:
+        w, l = self.frame_for(request)
+        X, Y = self.geom.X, self.geom.Y
+        return (w <= X and l <= Y) or (self.rotates and l <= X and w <= Y)
+
+    def fit_key(self, request: Request) -> Hashable:
+        w, l = self.frame_for(request)
+        return (min(w, l), max(w, l)) if self.rotates else (w, l)
+
+    def max_request_now(self) -> int:
+        return self._layer_free_max()
