@@ -152,6 +152,26 @@ def test_best_fit_takes_the_best_score_first_in_row_major_order(machine, criteri
             a.release(got)
 
 
+@pytest.mark.parametrize("criterion", ["perimeter", "busy"])
+def test_best_fit_prefix_sums_on_a_large_machine(criterion):
+    top = parse_machine("mesh:50x46x2")  # above PREFIX_SUMS_ABOVE: candidates scored from the prefix sums
+    rng = random.Random(9)
+    a = BestFit(top, criterion=criterion)
+    assert a._perim is not None
+    for _ in range(3):
+        busy = random_busy(top, rng, rng.uniform(0.2, 0.6))
+        for x in list(a.allocations):
+            a.release(x)
+        occupy(a, busy)
+        _, b = grid_of(top, busy)
+        for w, l in [(1, 1), (2, 3), (5, 2), (4, 4)]:
+            bases = brute_bases(b, 46, w, l)
+            got = a.allocate(Request(w * l, (w, l)))
+            scores = [brute_score(b, 46, x, r, w, l, criterion) for x, r in bases]
+            assert got.info["blocks"][0] == (*bases[scores.index(max(scores))], w, l)
+            a.release(got)
+
+
 @pytest.mark.parametrize("machine", MACHINES)
 def test_frame_sliding_examines_the_stride_lattice_only(machine):
     top = parse_machine(machine)

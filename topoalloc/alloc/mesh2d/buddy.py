@@ -34,7 +34,7 @@ from ...topology.base import Topology
 from ..base import Allocation, Grant, Request
 from ..probes import CountingProbes
 from .core import MeshAllocator
-from .geometry import Layers, Rect, accepts_grid
+from .geometry import Blocks, Layers, accepts_grid
 
 __all__ = ["BuddySystem", "square_roots", "Buddy2D", "MBS", "base4_digits"]
 
@@ -80,7 +80,7 @@ class BuddySystem:
     [(2, 0, 0)]
     """
 
-    __slots__ = ("g", "K", "free", "_root_level")
+    __slots__ = ("g", "K", "free", "_root_level", "zorder", "zpos")
 
     def __init__(self, g: Layers, roots: list[tuple[int, int, int]], _copy: "BuddySystem | None" = None):
         self.g = g
@@ -88,16 +88,33 @@ class BuddySystem:
             self.K = _copy.K
             self.free = [list(lst) for lst in _copy.free]
             self._root_level = _copy._root_level
+            self.zorder, self.zpos = _copy.zorder, _copy.zpos
             return
         self.K = max(k for k, _, _ in roots)
         self.free: list[list[int]] = [[] for _ in range(self.K + 1)]
         level = np.zeros(g.n, dtype=np.int8)
+        zorder = []
         for k, x, r in roots:
             s = 1 << k
             level[g.rect_nodes((x, r, s, s))] = k
             insort(self.free[k], x + g.X * r)
+            i = np.arange(s * s, dtype=np.int64)
+            dx = sum(((i >> (2 * b)) & 1) << b for b in range(k)) if k else i * 0
+            dy = sum(((i >> (2 * b + 1)) & 1) << b for b in range(k)) if k else i * 0
+            zorder.append((x + dx) + g.X * (r + dy))
         level.flags.writeable = False
         self._root_level = level  # the level of the root holding each node (shared by copies)
+        # every root's nodes in Morton (Z) order: an aligned block is one contiguous slice
+        self.zorder = np.concatenate(zorder)
+        self.zpos = np.empty(g.n, dtype=np.int64)
+        self.zpos[self.zorder] = np.arange(g.n)
+        self.zorder.flags.writeable = False
+        self.zpos.flags.writeable = False
+
+    def block_nodes(self, k: int, x: int, r: int) -> np.ndarray:
+        """The nodes of block ``(k, x, r)`` (in Morton order: a read-only view)."""
+        p = int(self.zpos[x + self.g.X * r])
+        return self.zorder[p : p + (1 << (2 * k))]
 
     def copy(self) -> "BuddySystem":
         return BuddySystem(self.g, [], _copy=self)
@@ -287,30 +304,36 @@ class MBS(CountingProbes, MeshAllocator):
     def _allocate(self, request: Request) -> Grant | None:
         bs = self.buddies
         K = bs.K
-        need = [0] * (K + 1)
-        for j, d in enumerate(base4_digits(request.size)):
-            k = min(j, K)
-            need[k] += d << (2 * (j - k))
+        p = request.size
+        take = bs.take
         taken: list[tuple[int, int, int]] = []
+        carry = 0
         for k in range(K, -1, -1):
-            n = need[k]
+            # digit k of p in base 4 (digits above the largest root's level fold into it), plus what
+            # a larger level could not take, broken into four blocks of this size each
+            n = (p >> (2 * k) if k == K else (p >> (2 * k)) & 3) + carry
+            carry = 0
             while n:
-                got = bs.take(k)
+                got = take(k)
                 if got is None:
                     if k == 0:  # every free processor lies in a free block: cannot happen when size <= free
-                        raise InternalError(f"mbs: no free processor left for a request of {request.size} with {self._free_count} free")
-                    need[k - 1] += 4 * n
+                        raise InternalError(f"mbs: no free processor left for a request of {p} with {self._free_count} free")
+                    carry = 4 * n
                     break
                 taken.append((k, got[0], got[1]))
                 n -= 1
-        rects: list[Rect] = [(x, r, 1 << k, 1 << k) for k, x, r in taken]
-        self._take(rects)
-        return self._grant(rects, {})
+        zpos, zorder, X = bs.zpos, bs.zorder, self.geom.X
+        parts = []
+        for k, x, r in taken:
+            i = int(zpos[x + X * r])
+            parts.append(zorder[i : i + (1 << (2 * k))])
+        nodes = np.sort(parts[0] if len(parts) == 1 else np.concatenate(parts))
+        return Grant(nodes, {"blocks": Blocks(tuple((x, r, 1 << k, 1 << k) for k, x, r in taken))}, taken)
 
     def _release(self, allocation: Allocation, token: Any) -> None:
-        for x, r, s, _ in token:
-            self.buddies.give(s.bit_length() - 1, x, r)
-        self._give(token)
+        give = self.buddies.give
+        for k, x, r in token:
+            give(k, x, r)
 
     def _copy_state(self, clone: Self) -> None:
         clone.buddies = self.buddies.copy()

@@ -27,10 +27,9 @@ internal fragmentation, recorded by the simulation as allocated size).
 
 from __future__ import annotations
 
-from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.base import Topology
-from .core import CRITERIA, ContiguousAllocator, Perimeter
+from .core import ContiguousAllocator
 from .geometry import Rect, accepts_grid
 
 __all__ = ["FirstFit", "BestFit", "FrameSliding", "AdaptiveScan"]
@@ -71,10 +70,7 @@ class BestFit(ContiguousAllocator):
 
     def __init__(self, topology: Topology, *, criterion: str = "perimeter", shape_rule: str = "square"):
         super().__init__(topology, shape_rule=shape_rule)
-        if criterion not in CRITERIA:
-            raise InvalidArgument("criterion", criterion, f"one of {', '.join(CRITERIA)}")
-        self.criterion = criterion
-        self._perim = Perimeter(self.geom, criterion)
+        self._enable_best_fit(criterion)
 
     def _search(self, w: int, l: int) -> Rect | None:
         return self._best_fit(w, l)

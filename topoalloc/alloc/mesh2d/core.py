@@ -18,9 +18,14 @@ import numpy as np
 from ...errors import InternalError, InvalidArgument
 from ...topology.base import Topology
 from ..base import Allocation, Allocator, Grant, Request
-from .geometry import SHAPE_RULES, Blocks, Layers, Rect, accepts_grid, frame_for, free_bases, layers_of, request_frame
+from .geometry import SHAPE_RULES, Blocks, Layers, Rect, _runs, accepts_grid, frame_for, free_bases, layers_of, request_frame
 
 __all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter"]
+
+#: Best Fit keeps row and column prefix sums (:class:`Perimeter`) on machines with more bits than this
+#: (about 45 x 45): there a search often has hundreds of candidates; below, each candidate is scored by
+#: one AND on the busy bit set, with nothing to keep up to date on allocate and release
+PREFIX_SUMS_ABOVE = 2048
 
 #: Best Fit criteria (the seed uses BF without defining it; Zhu's is taken as the busy neighbours):
 #: ``"perimeter"`` — most cells along the frame's outside perimeter that are busy
@@ -43,48 +48,49 @@ class Perimeter:
     done for all candidates at once.
     """
 
-    __slots__ = ("g", "QR", "rowsE", "_ramps", "_offsets")
+    __slots__ = ("g", "QR", "Q2", "R2", "rowsE", "_ramps", "_offsets")
 
     def __init__(self, g: Layers, criterion: str = "perimeter", _copy: "Perimeter | None" = None):
         self.g = g
+        S = g.S
         if _copy is not None:
             self.QR = _copy.QR.copy()
             self.rowsE = _copy.rowsE
             self._ramps = _copy._ramps  # read-only memos, shared
             self._offsets = _copy._offsets
-            return
-        S = g.S
-        self.rowsE = -(-(g.nbits + S + 1) // S) + 1
-        G = np.full(self.rowsE * S, 1 if criterion == "perimeter" else 0, dtype=np.int32)
-        G[g.bit_of_node + S + 1] = 0
-        G2 = G.reshape(self.rowsE, S)
-        # Q then R, one flat buffer, so one gather serves both
-        self.QR = np.concatenate([G2.cumsum(axis=1).ravel(), G2.cumsum(axis=0).ravel()]).astype(np.int32)
-        self._ramps: dict[int, np.ndarray] = {}
-        self._offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        else:
+            self.rowsE = -(-(g.nbits + S + 1) // S) + 1
+            G = np.full(self.rowsE * S, 1 if criterion == "perimeter" else 0, dtype=np.int32)
+            G[g.bit_of_node + S + 1] = 0
+            G2 = G.reshape(self.rowsE, S)
+            # Q then R, one flat buffer, so one gather serves both
+            self.QR = np.concatenate([G2.cumsum(axis=1).ravel(), G2.cumsum(axis=0).ravel()]).astype(np.int32)
+            self._ramps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+            self._offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        E = self.rowsE
+        self.Q2 = self.QR[: E * S].reshape(E, S)
+        self.R2 = self.QR[E * S :].reshape(E, S)
 
     def copy(self) -> "Perimeter":
         return Perimeter(self.g, _copy=self)
 
-    def _ramp(self, k: int) -> np.ndarray:
+    def _ramp(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``min(1.., k)`` as a row and as a column (read-only, memoised)."""
         r = self._ramps.get(k)
         if r is None:
-            r = self._ramps[k] = np.minimum(np.arange(1, max(self.g.S, self.rowsE) + 1, dtype=np.int32), k)
-            r.flags.writeable = False
+            row = np.minimum(np.arange(1, max(self.g.S, self.rowsE) + 1, dtype=np.int32), k)
+            row.flags.writeable = False
+            r = self._ramps[k] = (row, row[:, None])
         return r
 
     def add(self, rect: Rect, sign: int) -> None:
         """Mark ``rect`` busy (``sign`` 1) or free (``sign`` -1)."""
-        g = self.g
-        S, E = g.S, self.rowsE
         x, r, w, l = rect
-        q0, c0 = r + r // g.Y + 1, x + 1
-        Q = self.QR[: E * S].reshape(E, S)
-        R = self.QR[E * S :].reshape(E, S)
-        qv = Q[q0 : q0 + l, c0:]
-        rv = R[q0:, c0 : c0 + w]
-        rq = self._ramp(w)[: S - c0]
-        rr = self._ramp(l)[: E - q0, None]
+        q0, c0 = r + r // self.g.Y + 1, x + 1
+        qv = self.Q2[q0 : q0 + l, c0:]
+        rv = self.R2[q0:, c0 : c0 + w]
+        rq = self._ramp(w)[0][: qv.shape[1]]
+        rr = self._ramp(l)[1][: rv.shape[0]]
         if sign > 0:
             qv += rq
             rv += rr
@@ -140,14 +146,24 @@ class MeshAllocator(Allocator):
         self.geom = layers_of(topology)
         self._free = self.geom.all_free
         self._perim: Perimeter | None = None
+        self.criterion = "perimeter"
         self._version = 0
         self._cache: tuple[int, int] = (-1, 0)
+        self._ring_src: tuple[int, int] = (-1, 0)
         self._frames: dict[tuple[int, tuple[int, ...] | None], tuple[int, int]] = {}
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
         """Meshes and tori of two or more dimensions (2-D layers: the first two sides; wrap links unused)."""
         return accepts_grid(topology)
+
+    def _enable_best_fit(self, criterion: str) -> None:
+        """Score Best Fit candidates by ``criterion``; keep prefix sums on machines where many candidates are usual."""
+        if criterion not in CRITERIA:
+            raise InvalidArgument("criterion", criterion, f"one of {', '.join(CRITERIA)}")
+        self.criterion = criterion
+        if self.geom.nbits > PREFIX_SUMS_ABOVE:
+            self._perim = Perimeter(self.geom, criterion)
 
     # ----------------------------------------------------------------- frames
     def frame_for(self, request: Request) -> tuple[int, int]:
@@ -189,8 +205,10 @@ class MeshAllocator(Allocator):
         self._version += 1
 
     def _grant(self, rects: Sequence[Rect], info: dict[str, Any]) -> Grant:
-        info["blocks"] = Blocks.of(rects)
-        return Grant(self.geom.rects_nodes(rects), info, tuple(rects))
+        rects = tuple(rects)
+        info["blocks"] = Blocks(rects)
+        nodes = self.geom.rects_nodes(rects)
+        return Grant(nodes if len(rects) == 1 else np.sort(nodes), info, rects)
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         self._give(token)
@@ -224,19 +242,61 @@ class MeshAllocator(Allocator):
         return (x, r, w, l)
 
     def _best_fit(self, w: int, l: int) -> Rect | None:
-        """Best Fit: the free ``w × l`` submesh with the highest perimeter score (ties: row-major first)."""
-        v = free_bases(self.geom, self._free, w, l)
+        """Best Fit: the free ``w × l`` submesh with the highest perimeter score (ties: row-major first).
+
+        Only candidates with some busy or padding cell along their outside
+        can score above 0; they are found bit-parallel (the runs of free
+        cells beside each side), and only they are scored: each by one AND
+        of the busy bit set with the ring of cells around it, or, on large
+        machines with many such candidates, all at once from the prefix sums
+        of :class:`Perimeter`.  If none scores above 0, every candidate ties
+        at 0 and the first one wins.
+        """
+        g = self.geom
+        f = self._free
+        if w > g.X or l > g.Y:
+            return None
+        S = g.S
+        rh = _runs(f, w, 1) if w > 1 else f
+        v = _runs(rh, l, S) if l > 1 else rh
         if not v:
             return None
-        if v & (v - 1) == 0:  # one candidate
-            x, r = self.geom.base_of_bit(v.bit_length() - 1)
-            return (x, r, w, l)
-        if self._perim is None:
-            raise InternalError(f"{self.name}: Best Fit without perimeter sums")
-        bits = self.geom.set_bits(v)
-        b = int(bits[int(np.argmax(self._perim.scores(bits, w, l)))])
-        x, r = self.geom.base_of_bit(b)
+        if v & (v - 1):  # more than one candidate
+            rv = _runs(f, l, S) if l > 1 else f
+            touch = v & ~((rv << 1) & (rv >> w) & (rh << S) & (rh >> (l * S)))
+            if touch:
+                bits = g.set_bits(touch)
+                if self._perim is not None and bits.size > 32:
+                    sc = self._perim.scores(bits, w, l)
+                    i = int(np.argmax(sc))
+                    best, b = int(sc[i]), int(bits[i])
+                else:
+                    src = self._busy_shifted()
+                    ring = g.ring_mask(w, l)
+                    best, b = -1, -1
+                    for c in bits.tolist():
+                        sc_c = ((src >> c) & ring).bit_count()
+                        if sc_c > best:
+                            best, b = sc_c, c
+                if best > 0:
+                    x, r = g.base_of_bit(b)
+                    return (x, r, w, l)
+        x, r = g.base_of_bit((v & -v).bit_length() - 1)
         return (x, r, w, l)
+
+    def _busy_shifted(self) -> int:
+        """The cells that count for Best Fit (busy; and padding, under ``"perimeter"``), shifted up by one
+        padded row and one column so the ring of a candidate at bit ``b`` starts at bit ``b``."""
+        v, src = self._ring_src
+        if v != self._version:
+            g = self.geom
+            sh = g.S + 1
+            if self.criterion == "perimeter":
+                src = ((~self._free & ((1 << g.nbits) - 1)) << sh) | ((1 << sh) - 1)
+            else:
+                src = (~self._free & g.all_free) << sh
+            self._ring_src = (self._version, src)
+        return src
 
     def _frame_slide(self, w: int, l: int) -> Rect | None:
         """Frame Sliding (Chuang & Tzeng 1994): candidate bases on the lattice of strides ``w`` and ``l``

@@ -34,7 +34,6 @@ x).  A plain size gets one by a named *shape rule* (:func:`frame_for`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, overload
 
@@ -117,6 +116,7 @@ class Layers:
         self._colrep: dict[int, int] = {}
         self._shape_mask: dict[tuple[int, int], int] = {}
         self._ar = np.arange(max(self.X, self.rows) + 2, dtype=np.int64)
+        self._offsets: dict[tuple[int, int], np.ndarray] = {}
 
     def _prow(self, r: int) -> int:
         """Padded row of row ``r``."""
@@ -140,6 +140,24 @@ class Layers:
             m = self._shape_mask[key] = ((1 << w) - 1) * rep
         return m
 
+    def ring_mask(self, w: int, l: int) -> int:
+        """The cells just outside a ``w × l`` rectangle, as bits relative to the cell below-left of its base.
+
+        Bottom row at bits ``1..w``, top row at ``(l+1)·S + 1 ..``, left
+        column at ``j·S``, right column at ``j·S + w + 1`` (``j = 1..l``);
+        corners excluded (they are not edge neighbours).
+        """
+        key = (-w, l)  # shares the memo with shape masks; negative width: rings
+        m = self._shape_mask.get(key)
+        if m is None:
+            S = self.S
+            row = ((1 << w) - 1) << 1
+            m = row | (row << ((l + 1) * S))
+            for j in range(1, l + 1):
+                m |= (1 << (j * S)) | (1 << (j * S + w + 1))
+            self._shape_mask[key] = m
+        return m
+
     def rect_mask(self, rect: Rect) -> int:
         """Bits of ``rect`` in the free-mask layout."""
         x, r, w, l = rect
@@ -148,8 +166,14 @@ class Layers:
     def rect_nodes(self, rect: Rect) -> np.ndarray:
         """Node ids of ``rect``, ascending (row by row)."""
         x, r, w, l = rect
-        ar = self._ar
-        return (((x + self.X * r) + self.X * ar[:l])[:, None] + ar[:w]).ravel()
+        off = self._offsets.get((w, l))
+        if off is None:
+            ar = self._ar
+            off = ((self.X * ar[:l])[:, None] + ar[:w]).ravel()
+            if w * l <= 4096 and len(self._offsets) < 4096:  # memo of the usual frames, bounded
+                off.flags.writeable = False
+                self._offsets[(w, l)] = off
+        return off + (x + self.X * r)
 
     def rects_nodes(self, rects: Sequence[Rect]) -> np.ndarray:
         """Node ids of several rectangles, in order: each row-major, one after the other."""
@@ -165,15 +189,14 @@ class Layers:
     def set_bits(self, v: int) -> np.ndarray:
         """Indices of the set bits of ``v``, ascending (row-major order of the cells)."""
         raw = np.frombuffer(v.to_bytes(self.nbytes, "little"), dtype=np.uint8)
-        return np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+        return np.flatnonzero(np.unpackbits(raw, bitorder="little").view(bool))  # bool: numpy's fast path
 
     def bits_to_cells(self, v: int) -> tuple[np.ndarray, np.ndarray]:
         """``(x, r)`` arrays of the set bits of ``v``, in row-major order."""
         if v == 0:
             e = np.zeros(0, dtype=np.int64)
             return e, e
-        raw = np.frombuffer(v.to_bytes(self.nbytes, "little"), dtype=np.uint8)
-        b = np.flatnonzero(np.unpackbits(raw, bitorder="little"))
+        b = self.set_bits(v)
         p, x = np.divmod(b, self.S)
         return x, p - p // self.LS
 
@@ -349,28 +372,34 @@ def request_frame(request: Request) -> tuple[int, int] | None:
 
 
 # ------------------------------------------------------------------ blocks
-@dataclass(frozen=True, slots=True, eq=False)
 class Blocks(Sequence[Rect]):
     """The blocks an allocation is made of: a read-only sequence of ``(x, r, w, l)`` rectangles.
 
-    Backed by a ``(k, 4)`` integer array (``array``), so allocators that grant
-    hundreds of pages build it in one step; items are plain tuples.  Rows
-    ``r`` count across layers (see :mod:`topoalloc.alloc.mesh2d.geometry`).
+    Held as a tuple of tuples (allocators that grant a few rectangles) or as a
+    read-only ``(k, 4)`` integer array (allocators that grant hundreds of
+    pages build it in one step); either way items are plain tuples and
+    :attr:`array` is the array.  Rows ``r`` count across layers (see
+    :mod:`topoalloc.alloc.mesh2d.geometry`).
 
     Examples
     --------
     >>> b = Blocks.of([(0, 0, 2, 2), (3, 1, 1, 1)])
-    >>> len(b), b[1], list(b) == [(0, 0, 2, 2), (3, 1, 1, 1)], b.area
-    (2, (3, 1, 1, 1), True, 5)
+    >>> len(b), b[1], list(b) == [(0, 0, 2, 2), (3, 1, 1, 1)], b.area, b == Blocks.wrap(b.array.copy())
+    (2, (3, 1, 1, 1), True, 5, True)
     """
 
-    array: np.ndarray = field(repr=False)
+    __slots__ = ("_data",)
+
+    def __init__(self, data: "tuple[Rect, ...] | np.ndarray"):
+        object.__setattr__(self, "_data", data)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Blocks is immutable")
 
     @classmethod
-    def of(cls, rects: Sequence[Rect] | np.ndarray) -> "Blocks":
-        a = np.array(rects, dtype=np.int64).reshape(-1, 4)
-        a.flags.writeable = False
-        return cls(a)
+    def of(cls, rects: Sequence[Rect]) -> "Blocks":
+        """From rectangles (tuples of four ints), kept as a tuple."""
+        return cls(tuple(rects))
 
     @classmethod
     def wrap(cls, array: np.ndarray) -> "Blocks":
@@ -378,32 +407,50 @@ class Blocks(Sequence[Rect]):
         array.flags.writeable = False
         return cls(array)
 
+    @property
+    def array(self) -> np.ndarray:
+        """The rectangles as a read-only ``(k, 4)`` int64 array."""
+        d = self._data
+        if isinstance(d, np.ndarray):
+            return d
+        a = np.array(d, dtype=np.int64).reshape(-1, 4)
+        a.flags.writeable = False
+        return a
+
     def __len__(self) -> int:
-        return int(self.array.shape[0])
+        d = self._data
+        return int(d.shape[0]) if isinstance(d, np.ndarray) else len(d)
 
     @overload
     def __getitem__(self, i: int) -> Rect: ...
     @overload
     def __getitem__(self, i: slice) -> "Blocks": ...
     def __getitem__(self, i: int | slice) -> "Rect | Blocks":
+        d = self._data
         if isinstance(i, slice):
-            return Blocks.of(self.array[i])
-        x, r, w, l = self.array[i].tolist()
-        return (x, r, w, l)
+            return Blocks(d[i])
+        if isinstance(d, np.ndarray):
+            x, r, w, l = d[i].tolist()
+            return (x, r, w, l)
+        return d[i]
 
     def __iter__(self) -> Iterator[Rect]:
-        for x, r, w, l in self.array.tolist():
-            yield (x, r, w, l)
+        d = self._data
+        if isinstance(d, np.ndarray):
+            for x, r, w, l in d.tolist():
+                yield (x, r, w, l)
+        else:
+            yield from d
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Blocks):
-            return bool(np.array_equal(self.array, other.array))
+            return list(self) == list(other)
         if isinstance(other, Sequence):
             return list(self) == [tuple(o) for o in other]
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self.array.tobytes())
+        return hash(tuple(self))
 
     def __repr__(self) -> str:
         shown = list(self)[:6]
@@ -412,7 +459,10 @@ class Blocks(Sequence[Rect]):
     @property
     def area(self) -> int:
         """Cells covered (the blocks are disjoint)."""
-        return int((self.array[:, 2] * self.array[:, 3]).sum())
+        return sum(w * l for _, _, w, l in self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Blocks":
         return self  # immutable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Blocks, (self._data,))

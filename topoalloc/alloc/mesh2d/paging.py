@@ -125,6 +125,7 @@ class Paging(CountingProbes, MeshAllocator):
         nodes.flags.writeable = False
         self._page_nodes = nodes
         self._free_pages = np.ones(len(rects), dtype=bool)
+        self._identity = page_index == 0 and indexing == "row_major"
         self.claims = frozenset({"blocks", "rounded_size", "aligned_squares"} | ({"exact_size"} if page_index == 0 else set()))
 
     def pages_for(self, request: Request) -> int:
@@ -138,9 +139,10 @@ class Paging(CountingProbes, MeshAllocator):
         k = self.pages_for(request)
         pages = np.flatnonzero(self._free_pages)[:k]
         self._free_pages[pages] = False
-        nodes = self._page_nodes[pages].ravel()
-        if self.page_size > 1 or self.indexing != "row_major":
-            nodes = np.sort(nodes)
+        if self._identity:  # Paging(0), row-major: page k is node k
+            nodes = pages
+        else:
+            nodes = np.sort(self._page_nodes[pages].ravel())
         return Grant(nodes, {"blocks": Blocks.wrap(self._page_rects[pages])}, pages)
 
     def _release(self, allocation: Allocation, token: Any) -> None:

@@ -48,7 +48,7 @@ from ...registry import ALLOCATORS
 from ...topology.base import Topology
 from ..base import Grant, Request
 from ..probes import CountingProbes
-from .core import CRITERIA, MeshAllocator, Perimeter
+from .core import CRITERIA, MeshAllocator
 from .geometry import Rect, accepts_grid, factor_pairs, frame_for, request_frame, squareness
 
 __all__ = ["ANCA", "PALD", "anca_levels", "BASES", "VARIANTS", "PIECE_ORDERS", "TIES"]
@@ -120,14 +120,14 @@ class _Partitioning(MeshAllocator):
             raise InvalidArgument("max_blocks", max_blocks, "a positive number of blocks per job, or None (no bound)")
         if tie not in TIES:
             raise InvalidArgument("tie", tie, f"one of {', '.join(TIES)}")
-        if criterion not in CRITERIA:
-            raise InvalidArgument("criterion", criterion, f"one of {', '.join(CRITERIA)}")
         self.base = base
         self.max_blocks = max_blocks
         self.tie = tie
+        if criterion not in CRITERIA:
+            raise InvalidArgument("criterion", criterion, f"one of {', '.join(CRITERIA)}")
         self.criterion = criterion
         if base == "bf":
-            self._perim = Perimeter(self.geom, criterion)
+            self._enable_best_fit(criterion)
 
     def _search(self, w: int, l: int) -> Rect | None:
         if self.base == "ff":
