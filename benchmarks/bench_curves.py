@@ -1,6 +1,6 @@
 """Curve allocators: the NASA run end to end, and allocate+release on a 10,000-processor machine.
 
-Targets (issue "Curve orderings and one-dimensional allocation"):
+Targets (curve orderings and one-dimensional allocation):
 
 * NASA iPSC/860 (bundled, 18,239 jobs), EASY, ``sorted_free_list:curve=snake``
   on ``mesh:16x8``, end to end (read the trace, simulate) <= 0.3 s.  The

@@ -1,6 +1,6 @@
 """Foundation performance: whole-trace simulations, timed end to end, and peak memory.
 
-Targets (issue "Foundation"):
+Targets (the foundation):
   * CTC-SP2 (77,222 jobs, 338 processors, EASY, flat): <= 1.5 s end to end, reading included
   * NASA iPSC/860 (18,239 jobs, 128 processors, EASY, flat): <= 0.3 s
   * SDSC-BLUE (243,306 jobs): completes with peak memory <= 400 MB

@@ -1,6 +1,6 @@
 """Allocate+release time of the AFL (and the subcube allocators) on a 10-cube, and the Theorem 1 proof time.
 
-Targets (issue "Hypercube allocation"): AFL allocate+release median <= 50 µs on Q10
+Targets (hypercube allocation): AFL allocate+release median <= 50 µs on Q10
 (Turner measured about 800 µs on a SPARCstation 10); the Theorem 1 proof over every
 mesh fitting Q10 in <= 120 s.
 

@@ -1,6 +1,6 @@
-"""CP-SAT benchmarks of topoalloc.ilp against the issue's targets.
+"""CP-SAT benchmarks of topoalloc.ilp, each figure beside its target.
 
-Targets (issue "Exact optimization with CP-SAT"):
+Targets (exact optimization with CP-SAT):
 
 * orderings proven optimal (window:3, weights 4/2/1): 3×3 mesh and 3-cube
   ≤ 1 s; 4×4 mesh, 4×4 torus, 4-cube and the Petersen graph ≤ 10 min each;

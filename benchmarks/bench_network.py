@@ -1,4 +1,4 @@
-"""Network simulator benchmarks (issue 13, section 5), each figure beside its target.
+"""Network simulator benchmarks, each figure beside its target.
 
 1. Speed: 8x8 mesh, uniform, rate 0.2, P=8, B=16, V=1, 20,000 cycles.  Flit level
    <= 2 s on one core; packet level >= 10x faster than flit level at the same load.
@@ -11,9 +11,10 @@
    a plot (``--figures``).
 4. The latency-throughput curve of the 8x8 mesh (``--sweep``): saturation beside the
    bisection bound 4/k; a plot.
-5. A proxy for the coupled run: 1,000 jobs with fixed start cycles on mesh:20x20,
-   all-to-all, 20 messages of 8 flits per job (not the scheduler-coupled run, which
-   needs the scheduler hook).
+5. The coupled run: 1,000 jobs on mesh:20x20 under FCFS, all-to-all, 20 messages of
+   8 flits per job, at loads up to near saturation: flit level <= 30 s.
+6. NASA iPSC/860 on mesh:16x8 coupled to the network: best_fit on the Hilbert curve
+   against row-major, what each placement costs in communication time.
 
 Usage: python benchmarks/bench_network.py [--repeat 7] [--figures benchmarks/figures/network]
 """
@@ -34,7 +35,6 @@ import time
 import numpy as np
 
 from topoalloc.network import Network, NetworkConfig, compiled_available, network_tables, run_traffic, sweep
-from topoalloc.network.jobs import JobSpec, NetworkModel
 from topoalloc.network.plots import bisection_bound, plot_latency_throughput
 from topoalloc.network.sim import parse_sweep
 from topoalloc.network.traffic import bernoulli_packets, make_traffic
@@ -187,42 +187,57 @@ def curve(figures, repeat_seed=1):
     print(f"\nflit level below saturation: largest |accepted - offered| = {max(abs(p.accepted - p.offered) for p in below):.4f}")
 
 
-def jobs_proxy(n_jobs=1000):
-    print(f"\n## 5. Proxy for the coupled run: {n_jobs} jobs on mesh:20x20, all-to-all, 20 messages of 8 flits\n")
-    top = parse_machine("mesh:20x20")
-    t0 = time.perf_counter()
-    network_tables(top)
-    print(f"route table of mesh:20x20 from Topology.route (once per process): {time.perf_counter() - t0:.3f} s")
-    rng = np.random.default_rng(3)
-    specs = []
-    t = 0
-    for i in range(n_jobs):
-        size = int(rng.integers(2, 65))
-        nodes = rng.choice(top.n_nodes, size, replace=False)
-        specs.append(JobSpec(i, t, tuple(nodes.tolist()), "all-to-all:messages=20"))
-        t += int(rng.integers(0, 40))
-    for mode in ("flit", "packet"):
+def coupled(n_jobs=1000, repeat=3):
+    """The scheduler-coupled run: service time emerges from the traffic (topoalloc.simulate(network=...))."""
+    import topoalloc
+    from topoalloc.workload.synthetic import Exponential, mesh_workload
+
+    print(f"\n## 5. Coupled run: {n_jobs} jobs on mesh:20x20, FCFS, best_fit:curve=hilbert, all-to-all, 20 messages of 8 flits, B=4 (target: flit level <= 30 s)\n")
+    print("Sides W, L exponential with mean 10, cut to 1..20 (seed 001's workload); Poisson arrivals; the service time is the")
+    print("communication (trace run time ignored); time unit = one cycle.  'nominal' sets the arrival rate (load 1 at that mean service).\n")
+    print("| nominal service | mode | seconds (min / median) | utilization | mean wait | mean comm time | mean packet blocking |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for nominal in (30, 40, 80):
+        w = mesh_workload(n_jobs, load=1.0, x=Exponential(10, 20), y=Exponential(10, 20), mean_runtime=nominal, machine_nodes=400, load_definition="machine", seed=1)
+        for mode in ("flit", "packet"):
+            def run():
+                return topoalloc.simulate(w, machine="mesh:20x20", allocator="best_fit:curve=hilbert", scheduler="fcfs",
+                                          network=f"wormhole:packet=8,buffers=4,mode={mode}", traffic="all-to-all:messages=20,compute=0", contention=False)
+            lo, med, r = timed(run, repeat)
+            s = r.summary()
+            net = s["network"]
+            print(f"| {nominal} | {mode} | {lo:.2f} / {med:.2f} | {s['utilization']:.3f} | {s['mean_wait']:.1f} | {net['mean_comm_time']:.1f} | {net['mean_packet_blocking']:.3f} |")
+
+
+def nasa_placements(repeat=1):
+    """NASA iPSC/860 on mesh:16x8, best_fit on the Hilbert curve against row-major: what each placement costs in communication."""
+    import topoalloc
+
+    print("\n## 6. NASA iPSC/860 on mesh:16x8, EASY, best_fit:curve=hilbert vs curve=row_major, coupled to the network\n")
+    print("Every job also sends all-to-all, 20 messages of 8 flits (B=4, flit level); service = trace run time + communication")
+    print("(--service add); one cycle = 0.01 s of trace time (a model of the network's speed, not a measurement).\n")
+    print("| curve | seconds | mean comm time (s) | mean packet latency (cycles) | mean packet blocking (cycles) | mean contention slowdown | mean pairwise L1 | mean wait (s) | mean response (s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for curve in ("hilbert", "row_major"):
         t0 = time.perf_counter()
-        m = NetworkModel(top, NetworkConfig(mode=mode))
-        done = 0
-        for s in specs:
-            done += len(m.advance_to(s.start))
-            m.start_job(s.job_id, s.nodes, s.traffic, at=s.start)
-        done += len(m.finish())
+        r = topoalloc.simulate(machine="mesh:16x8", allocator=f"best_fit:curve={curve}", scheduler="easy", network="wormhole:packet=8,buffers=4",
+                               traffic="all-to-all:messages=20,compute=0", cycle=0.01, service="add")
         dt = time.perf_counter() - t0
-        print(f"{mode} level: {done} jobs, {m.now} cycles simulated, {dt:.3f} s (one NetworkModel call per job start and per completion)")
+        s = r.summary()
+        n = s["network"]
+        print(f"| {curve} | {dt:.1f} | {n['mean_comm_time']:.4f} | {n['mean_packet_latency']:.2f} | {n['mean_packet_blocking']:.3f} | {n['mean_contention_slowdown']:.4f} | {s['mean_pairwise_l1']:.3f} | {s['mean_wait']:.2f} | {s['mean_response']:.2f} |")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--figures", default=None, help="directory for the PNG figures")
-    ap.add_argument("--only", choices=["speed", "error", "scaling", "curve", "jobs"], action="append")
+    ap.add_argument("--only", choices=["speed", "error", "scaling", "curve", "coupled", "nasa"], action="append")
     args = ap.parse_args(argv)
     if args.figures:
         os.makedirs(args.figures, exist_ok=True)
     print(f"compiled engine available: {compiled_available()}; Python {sys.version.split()[0]}")
-    parts = args.only or ["speed", "error", "scaling", "curve", "jobs"]
+    parts = args.only or ["speed", "error", "scaling", "curve", "coupled", "nasa"]
     if "speed" in parts:
         speed(args.repeat)
     if "error" in parts:
@@ -231,8 +246,10 @@ def main(argv=None):
         scaling(args.figures)
     if "curve" in parts:
         curve(args.figures)
-    if "jobs" in parts:
-        jobs_proxy()
+    if "coupled" in parts:
+        coupled(repeat=min(args.repeat, 3))
+    if "nasa" in parts:
+        nasa_placements()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Allocate+release time of the subtorus allocators on QCDOC (2×2×2×4×4×8, 1024 nodes).
 
-Target (issue "Multi-dimensional torus allocation"): median allocate+release <= 20 µs.
+Target (multi-dimensional torus allocation): median allocate+release <= 20 µs.
 
 Method: the machine is first brought to a steady state by a stream of jobs whose
 sizes are the NASA iPSC/860 log's sizes ×8 (all powers of two, 8..1024), each

@@ -1,4 +1,4 @@
-"""Offline optimal schedules of small instances (issue: exact side of seed 003 §5).
+"""Offline optimal schedules of small instances (the exact side of seed 003 §5).
 
 Instance: jobs with a release time, a duration and a size (integers: CP-SAT
 works on integers), a machine of ``N`` processors.  Objective ``makespan``

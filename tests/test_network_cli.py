@@ -1,4 +1,4 @@
-"""``topoalloc network``: the issue's command line, JSON keys, sweeps and figures, one-line errors."""
+"""``topoalloc network``: the command line, its JSON keys, sweeps and figures, one-line errors."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .test_cli import _OUTSIDE, run_cli
 KEYS = {"offered", "accepted", "latency_mean", "latency_p99", "hops_mean", "blocking_mean", "cycles", "warmup"}
 
 
-def test_issue_command_json(capsys):
+def test_standard_command_json(capsys):
     args = ["network", "--topology", "mesh:8x8", "--traffic", "uniform", "--rate", "0.2", "--packet", "8", "--buffers", "16", "--vcs", "1", "--cycles", "3000", "--json"]
     assert main(args) == 0
     first = capsys.readouterr().out

@@ -44,7 +44,7 @@ def test_torus_proofs_every_theorem_small():
 
 @pytest.mark.slow
 def test_torus_proofs_every_shape_every_orientation():
-    """EP/NEP at the issue's sizes, every orientation, every k; conversions one orientation per shape."""
+    """EP/NEP at the full sizes (<= 2^12 nodes), every orientation, every k; conversions one orientation per shape."""
     rows = torus_rows(full=False)
     _check(rows)
     by = {r["property"].split(":")[0]: r for r in rows}

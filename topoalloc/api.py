@@ -8,6 +8,8 @@ from typing import Any
 
 from .alloc import Allocator
 from .errors import InvalidArgument
+import numpy as np
+
 from . import spec as _spec
 from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
@@ -85,7 +87,7 @@ def prepare_workload(
     round_pow2: bool = False,
     work_multiple: float | None = None,
     scale_estimates: bool = True,
-):
+) -> tuple[Workload, np.ndarray, list[FilterReport]]:
     """Apply filters and transforms in :data:`PIPELINE_ORDER`; return (workload, estimates, reports)."""
     wanted = set(filters)
     unknown = wanted - set(FILTERS)
@@ -130,6 +132,11 @@ def simulate(
     record_allocations: bool | None = None,
     progress: Callable[[int, int], None] | None = None,
     runtime_model: "str | Callable | None" = None,
+    network: Any = None,
+    traffic: Any = "all-to-all:messages=20,compute=0",
+    cycle: float = 1.0,
+    service: str = "communication",
+    contention: bool = True,
 ) -> SimulationResult:
     """Simulate a workload on a machine with an allocator and a scheduler.
 
@@ -163,6 +170,19 @@ def simulate(
         An allocation-dependent run-time model (off by default), e.g.
         ``"locality:alpha=0.1,metric=pairwise_l1"`` (see
         :mod:`topoalloc.sched.runtime_model`; a model, not a measurement).
+    network : str or NetworkConfig, optional
+        Jobs communicate on a simulated network (``"wormhole:packet=8,buffers=4"``,
+        see :class:`topoalloc.network.NetworkConfig`) and their service time
+        emerges from it (:mod:`topoalloc.network.coupling`).  Not on flat machines.
+    traffic : str or JobTraffic
+        With ``network``: what each job sends (``"all-to-all:messages=20,compute=0"``).
+    cycle : float
+        With ``network``: the simulation time one network cycle takes (default 1).
+    service : {"communication", "add"}
+        With ``network``: the job ends when its last message is delivered, or
+        that plus its trace run time (computation after communication).
+    contention : bool
+        With ``network``: also run each job alone for its contention slowdown.
 
     Returns
     -------
@@ -202,6 +222,13 @@ def simulate(
     from .sched.runtime_model import make_runtime_model
 
     model = make_runtime_model(runtime_model, topology, alloc)
+    coupling = None
+    if network is not None:
+        if not topology.has_locality:
+            raise InvalidArgument("network", network, f"a machine with a network topology (mesh, torus, hypercube), not {topology.spec()}: on the flat machine every pair is one hop and nothing contends")
+        from .network.coupling import CommunicatingJobs
+
+        coupling = CommunicatingJobs(topology, network, traffic, cycle=cycle, service=service, contention=contention)
     sim = Simulation(
         w,
         alloc,
@@ -211,6 +238,7 @@ def simulate(
         record_allocations=record_allocations,
         progress=progress,
         runtime_model=model,
+        network=coupling,
     )
     result = sim.run()
     result.ordering = getattr(alloc, "ordering", None)

@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from .errors import TopoallocError
 
@@ -54,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--keep-estimates", action="store_true", help="with --work-multiple, leave requested times as logged")
     s.add_argument("--seed", type=int, default=None, help="seed for allocators that make random choices")
     s.add_argument("--runtime-model", metavar="SPEC", default=None, help="allocation-dependent run times, e.g. locality:alpha=0.1,metric=pairwise_l1 (a model; off by default)")
+    n = s.add_argument_group("communication (jobs send messages on a simulated network; service time emerges from it)")
+    n.add_argument("--network", metavar="SPEC", help="wormhole|vct|saf[:packet=8,buffers=4,vcs=1,router_delay=1,mode=flit|packet]")
+    n.add_argument("--traffic", metavar="SPEC", default="all-to-all:messages=20,compute=0", help="what each job sends: all-to-all, one-to-all, ring, stencil, random-pairs [:messages=M,compute=C] (default all-to-all:messages=20,compute=0)")
+    n.add_argument("--cycle", type=_positive_float, default=1.0, metavar="T", help="simulation time of one network cycle (default 1)")
+    n.add_argument("--service", choices=["communication", "add"], default="communication", help="a job ends when its last message is delivered, or that plus its trace run time (default communication)")
+    n.add_argument("--no-contention", action="store_true", help="skip running each job alone for its contention slowdown")
     s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no filter report on stderr")
@@ -124,8 +131,8 @@ class _Progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and sys.stderr.isatty()
-        self._bar = None
-        self._task = None
+        self._bar: Any = None
+        self._task: Any = None
         self._t0 = time.perf_counter()
 
     def __call__(self, done: int, total: int) -> None:
@@ -167,6 +174,11 @@ def _simulate(args: argparse.Namespace) -> int:
             record_allocations=bool(args.jobs_out) or None,
             progress=progress,
             runtime_model=args.runtime_model,
+            network=args.network,
+            traffic=args.traffic,
+            cycle=args.cycle,
+            service=args.service,
+            contention=not args.no_contention,
         )
     finally:
         progress.close()
@@ -194,6 +206,12 @@ def _print_summary(summary: dict) -> None:
         print(f"  {name:24s} {summary[name]:14.4f}{unit}")
     if "mean_pairwise_l1" in summary:
         print(f"  {'mean_pairwise_l1':24s} {summary['mean_pairwise_l1']:14.4f} hops")
+    net = summary.get("network")
+    if net:
+        print(f"  network {net['network']}, traffic {net['traffic']}, service {net['service']}")
+        for key in ("mean_comm_time", "mean_packet_latency", "mean_packet_blocking", "mean_contention_slowdown", "link_utilisation_mean"):
+            value = net.get(key)
+            print(f"  {key:24s} {'-' if value is None else format(value, '14.4f'):>14s}")
 
 
 def _partition(args: argparse.Namespace) -> int:
@@ -292,11 +310,14 @@ def _afl(args: argparse.Namespace) -> int:
     x, y = sides
     a = AFLAllocator(Hypercube(args.cube))
     got = a.allocate(Request(x * y, (x, y)))  # a fresh machine: raises RequestNeverFits if the mesh cannot fit
+    if got is None:  # a fresh machine never says "not now"
+        raise InvalidArgument("--mesh", args.mesh, f"a mesh that fits Q{args.cube}")
     n = args.cube
+    leftover = [str(Subcube(n, *c)) for c in got.info["leftover"]]
     out = {
         "cube": str(Subcube(n, *got.info["cube"])),
         "mesh": mesh_layout(got),
-        "leftover": [str(Subcube(n, *c)) for c in got.info["leftover"]],
+        "leftover": leftover,
     }
     if args.json:
         json.dump(out, sys.stdout)
@@ -304,7 +325,7 @@ def _afl(args: argparse.Namespace) -> int:
     else:
         cube = Subcube(n, *got.info["cube"])
         print(f"{x}x{y} mesh in Q{n}: k-cube {out['cube']} ({cube.dim}-cube, {cube.size} nodes), mesh {x * y} nodes")
-        for c in out["leftover"]:
+        for c in leftover:
             sc = Subcube.parse(c)
             print(f"  leftover {c}  {sc.dim}-cube ({sc.size} nodes)")
     return 0
@@ -313,7 +334,7 @@ def _afl(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from . import registry
 
-    groups = {
+    groups: dict[str, registry.Registry[Any]] = {
         "allocators": registry.ALLOCATORS,
         "schedulers": registry.SCHEDULERS,
         "topologies": registry.TOPOLOGIES,

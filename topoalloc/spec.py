@@ -170,7 +170,7 @@ def _convert(text: str, hint: Any) -> Any:
 
 def _hints(factory: Callable[..., Any]) -> dict[str, Any]:
     """Parameter annotations of a function, or of a class (its ``__init__`` and, for dataclasses, its fields)."""
-    targets = [factory.__init__, factory] if inspect.isclass(factory) else [factory]  # type: ignore[misc]
+    targets = [factory.__init__, factory] if inspect.isclass(factory) else [factory]
     out: dict[str, Any] = {}
     for target in targets:
         try:

@@ -7,6 +7,10 @@ anywhere else (its ``@ALLOCATORS.register`` is the registry line).
 
 import importlib as _importlib
 import pkgutil as _pkgutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..topology.base import Topology
 
 from .base import Allocation, Allocator, Grant, Request
 from .flat import FlatAllocator
@@ -23,7 +27,7 @@ for _m in _pkgutil.iter_modules(__path__):
         _importlib.import_module(f"{__name__}.{_m.name}")
 
 
-def make_allocator(spec: str, topology, seed: int | None = None) -> Allocator:
+def make_allocator(spec: str, topology: "Topology | str", seed: int | None = None) -> Allocator:
     """Build a registered allocator from a spec such as ``"flat"`` or ``"best_fit:curve=hilbert"`` (see :func:`topoalloc.api.make_allocator`)."""
     from ..api import make_allocator as make
 

@@ -431,6 +431,15 @@ class Allocator(ABC):
         ``token`` is the grant's token (``None`` if it had none).
         """
 
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's nodes in the order its processes 0, 1, 2, ... run on them.
+
+        Used by the network coupling to place a job's processes.  Default: node
+        ids in increasing order; allocators that lay a job out (blocks, a
+        virtual torus, an embedded mesh) override it.
+        """
+        return allocation.nodes
+
     def describe(self) -> str:
         """The allocator's name and options as a spec (registry-built allocators record the full spec)."""
         return self.spec or self.name

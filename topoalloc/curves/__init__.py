@@ -29,7 +29,7 @@ from .io import format_ordering, read_ordering, write_ordering
 __all__ = ["Ordering", "CURVES", "make_ordering", "read_ordering", "write_ordering", "format_ordering", "curve_names"]
 
 #: curve name -> factory(topology) -> Ordering
-CURVES: Registry = Registry("curve")
+CURVES: Registry[Ordering] = Registry("curve", fixed=("topology",))
 
 
 def _grid_dims(topology: Topology, curve: str) -> tuple[int, ...]:
@@ -39,37 +39,37 @@ def _grid_dims(topology: Topology, curve: str) -> tuple[int, ...]:
 
 
 @CURVES.register("row_major")
-def _row_major(topology) -> Ordering:
+def _row_major(topology: Topology) -> Ordering:
     """Node-id order; on grids x fastest ("left-to-right, top-to-bottom", Cplant 1.9)."""
     return Ordering(grid.row_major((topology.n_nodes,)), "row_major")
 
 
 @CURVES.register("snake")
-def _snake(topology) -> Ordering:
+def _snake(topology: Topology) -> Ordering:
     """Boustrophedon: rows alternate direction; layers reverse the whole 2-D snake."""
     return Ordering(grid.snake(_grid_dims(topology, "snake")), "snake")
 
 
 @CURVES.register("hilbert")
-def _hilbert(topology) -> Ordering:
+def _hilbert(topology: Topology) -> Ordering:
     """Generalised continuous Hilbert (2-D any W×H); Skilling's n-D Hilbert otherwise."""
     return Ordering(grid.hilbert(_grid_dims(topology, "hilbert")), "hilbert")
 
 
 @CURVES.register("hilbert_nd")
-def _hilbert_nd(topology) -> Ordering:
+def _hilbert_nd(topology: Topology) -> Ordering:
     """Skilling's n-D Hilbert in every dimension, including 2-D (cut to size off 2^b cubes)."""
     return Ordering(grid.hilbert_nd(_grid_dims(topology, "hilbert_nd")), "hilbert_nd")
 
 
 @CURVES.register("zorder")
-def _zorder(topology) -> Ordering:
+def _zorder(topology: Topology) -> Ordering:
     """Morton (Z) order of the coordinates, cut to size."""
     return Ordering(grid.zorder(_grid_dims(topology, "zorder")), "zorder")
 
 
 @CURVES.register("gray")
-def _gray(topology) -> Ordering:
+def _gray(topology: Topology) -> Ordering:
     """Binary-reflected Gray code on node ids 0..2^k-1 (hypercubes; any machine of 2^k nodes)."""
     return Ordering(grid.gray(topology.n_nodes), "gray")
 
@@ -82,11 +82,11 @@ def curve_names() -> list[str]:
 
 
 @lru_cache(maxsize=256)
-def _cached(name: str, topology) -> Ordering:
+def _cached(name: str, topology: Topology) -> Ordering:
     return CURVES.get(name)(topology)
 
 
-def make_ordering(curve: "str | os.PathLike | Ordering", topology) -> Ordering:
+def make_ordering(curve: "str | os.PathLike[str] | Ordering", topology: Topology) -> Ordering:
     """The ordering ``curve`` names on ``topology`` (cached per topology and name).
 
     Parameters

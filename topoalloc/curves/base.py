@@ -9,10 +9,12 @@ see :mod:`topoalloc.curves.io`).  One-dimensional allocators
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InvalidArgument
-from ..topology.base import Grid
+from ..topology.base import Grid, Topology
 
 __all__ = ["Ordering"]
 
@@ -47,7 +49,11 @@ class Ordering:
 
     __slots__ = ("node_at_rank", "rank_of", "name")
 
-    def __init__(self, node_at_rank, name: str = "custom"):
+    node_at_rank: np.ndarray
+    rank_of: np.ndarray
+    name: str
+
+    def __init__(self, node_at_rank: Any, name: str = "custom"):
         arr = np.array(node_at_rank, dtype=np.int64).ravel()
         n = arr.size
         if n == 0:
@@ -67,7 +73,7 @@ class Ordering:
         object.__setattr__(self, "rank_of", inv)
         object.__setattr__(self, "name", str(name))
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("Ordering is immutable")
 
     def __len__(self) -> int:
@@ -85,7 +91,7 @@ class Ordering:
         """Node with rank ``rank``."""
         return int(self.node_at_rank[rank])
 
-    def steps(self, topology) -> np.ndarray:
+    def steps(self, topology: Topology) -> np.ndarray:
         """Hop distances (under ``topology``) between nodes of consecutive ranks, ``n - 1`` values."""
         nodes = self.node_at_rank.tolist()
         if isinstance(topology, Grid):
@@ -97,7 +103,7 @@ class Ordering:
             return d.sum(axis=1)
         return np.array([topology.distance(a, b) for a, b in zip(nodes, nodes[1:])], dtype=np.int64)
 
-    def non_unit_step_fraction(self, topology) -> float:
+    def non_unit_step_fraction(self, topology: Topology) -> float:
         """Fraction of consecutive-rank pairs that are not neighbours in ``topology``."""
         if len(self) < 2:
             return 0.0
@@ -112,8 +118,8 @@ class Ordering:
     def __repr__(self) -> str:
         return f"Ordering({self.name!r}, n={len(self)})"
 
-    def __deepcopy__(self, memo: dict) -> "Ordering":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Ordering":
         return self  # immutable
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (Ordering, (self.node_at_rank.tolist(), self.name))

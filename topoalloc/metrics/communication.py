@@ -7,6 +7,8 @@ result simulated with ``record_allocations=True``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InvalidArgument
@@ -15,7 +17,7 @@ from ..topology.hypercube import Hypercube, shared_channels
 __all__ = ["contending_pairs"]
 
 
-def contending_pairs(result) -> list[tuple[int, int, int]]:
+def contending_pairs(result: Any) -> list[tuple[int, int, int]]:
     """Pairs of jobs that ran at the same time and could use a common E-cube channel (Turner §3.1).
 
     Parameters

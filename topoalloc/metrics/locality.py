@@ -41,11 +41,14 @@ Spans use the allocator's ordering when it has one, else node-id order.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
-from ..topology.base import Grid
+from ..errors import InvalidArgument
+from ..topology.base import Grid, Topology
 
 __all__ = [
     "linear_span",
@@ -72,7 +75,7 @@ JOB_METRICS = (
 )
 
 
-def linear_span(ranks) -> int:
+def linear_span(ranks: Any) -> int:
     """``max r − min r + 1`` (Leung et al. §2.3).
 
     >>> linear_span([3, 7, 4])
@@ -82,7 +85,7 @@ def linear_span(ranks) -> int:
     return int(r.max() - r.min() + 1)
 
 
-def ring_span(ranks, n: int) -> int:
+def ring_span(ranks: Any, n: int) -> int:
     """Ring span of ``ranks`` on a ring of ``n`` ranks, by the formula of §2.3.
 
     >>> ring_span([0, 1, 9], 10), ring_span([0, 5], 10), ring_span([4], 10)
@@ -93,7 +96,7 @@ def ring_span(ranks, n: int) -> int:
     return int(n - max(inner, n - 1 - int(r[-1]) + int(r[0])))
 
 
-def smallest_cube(p: int, dims) -> int:
+def smallest_cube(p: int, dims: Sequence[int]) -> int:
     """Volume ``s^d`` of the smallest bounding cube an allocation of ``p`` processors can have on a box ``dims``."""
     d = len(dims)
     s = max(1, math.ceil(round(p ** (1.0 / d), 9)))
@@ -109,7 +112,7 @@ MAX_TABLE_NODES = 4096
 
 
 @lru_cache(maxsize=8)
-def _adjacency(topology) -> tuple[np.ndarray, np.ndarray]:
+def _adjacency(topology: Topology) -> tuple[np.ndarray, np.ndarray]:
     """CSR adjacency (indptr, indices) from ``topology.neighbors`` (cached on the immutable topology)."""
     rows = [np.asarray(sorted(topology.neighbors(v)), dtype=np.int64) for v in range(topology.n_nodes)]
     indptr = np.zeros(topology.n_nodes + 1, dtype=np.int64)
@@ -119,7 +122,7 @@ def _adjacency(topology) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=4)
-def _distance_matrix(topology) -> np.ndarray | None:
+def _distance_matrix(topology: Topology) -> np.ndarray | None:
     """Hop counts under the topology's routing (``topology.distance``) for all pairs, or None if too large."""
     n = topology.n_nodes
     if n > MAX_TABLE_NODES:
@@ -238,7 +241,7 @@ def _component_labels(k: int, a: np.ndarray, b: np.ndarray, *, use_scipy: bool |
     return label
 
 
-def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndarray:
+def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology) -> np.ndarray:
     """Connected components of each job's induced subgraph (label propagation with pointer jumping)."""
     k = nodes.size
     if k == 0:
@@ -281,7 +284,7 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology) -> np.ndar
     return np.bincount(seg[roots], minlength=m).astype(np.int64)
 
 
-def job_locality(result=None, *, topology=None, allocations=None, ordering=None, sizes=None, message_bytes: float = 1.0) -> dict[str, np.ndarray]:
+def job_locality(result: Any = None, *, topology: Topology | None = None, allocations: tuple[np.ndarray, np.ndarray] | None = None, ordering: Any = None, sizes: Any = None, message_bytes: float = 1.0) -> dict[str, np.ndarray]:
     """Every per-job metric of :data:`JOB_METRICS`, as arrays indexed like the jobs.
 
     Parameters
@@ -304,7 +307,9 @@ def job_locality(result=None, *, topology=None, allocations=None, ordering=None,
         allocations = allocations or result.allocations
         ordering = ordering if ordering is not None else getattr(result, "ordering", None)
     if allocations is None:
-        raise ValueError("locality metrics need recorded allocations (record_allocations=True)")
+        raise InvalidArgument("allocations", None, "recorded allocations (simulate with record_allocations=True)")
+    if topology is None:
+        raise InvalidArgument("topology", None, "the machine the allocations are on")
     flat, offsets = allocations
     nodes = np.asarray(flat, dtype=np.int64)
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -380,7 +385,7 @@ def _agg(values: np.ndarray, size: np.ndarray, run: np.ndarray) -> dict[str, flo
     }
 
 
-def locality_summary(result, **kwargs) -> dict:
+def locality_summary(result: Any, **kwargs: Any) -> dict[str, Any]:
     """Aggregates of every per-job metric, plus ``mean_pairwise_l1``.
 
     ``mean_pairwise_l1`` is the mean, over jobs with at least two processors,

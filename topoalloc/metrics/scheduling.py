@@ -17,9 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..registry import METRICS
+
+if TYPE_CHECKING:
+    from ..sched.result import SimulationResult
 
 __all__ = ["Metric", "summarize"]
 
@@ -29,17 +34,20 @@ class Metric:
     """A named aggregate: ``fn(result) -> float``, with its unit and which way is better."""
 
     name: str
-    fn: Callable
+    fn: Callable[["SimulationResult"], float]
     unit: str
     better: str  # "lower" | "higher" | "none"
     doc: str = ""
 
-    def __call__(self, result) -> float:
+    def __call__(self, result: "SimulationResult") -> float:
         return float(self.fn(result))
 
 
-def _metric(name: str, unit: str, better: str):
-    def deco(fn):
+MetricFn = Callable[["SimulationResult"], float]
+
+
+def _metric(name: str, unit: str, better: str) -> Callable[[MetricFn], MetricFn]:
+    def deco(fn: MetricFn) -> MetricFn:
         m = Metric(name, fn, unit, better, (fn.__doc__ or "").strip())
         METRICS.register(name, doc=m.doc)(lambda: m)
         return fn
@@ -52,55 +60,59 @@ def _mean(x: np.ndarray) -> float:
 
 
 @_metric("mean_wait", "s", "lower")
-def mean_wait(r) -> float:
+def mean_wait(r: "SimulationResult") -> float:
     """Mean of start − submit."""
     return _mean(r.wait)
 
 
 @_metric("mean_response", "s", "lower")
-def mean_response(r) -> float:
+def mean_response(r: "SimulationResult") -> float:
     """Mean of end − submit."""
     return _mean(r.response)
 
 
 @_metric("mean_bounded_slowdown", "", "lower")
-def mean_bounded_slowdown(r) -> float:
+def mean_bounded_slowdown(r: "SimulationResult") -> float:
     """Mean of max(1, (wait + run) / max(run, 10 s))."""
     return _mean(r.bounded_slowdown)
 
 
 @_metric("max_wait", "s", "lower")
-def max_wait(r) -> float:
+def max_wait(r: "SimulationResult") -> float:
     """Largest wait."""
     return float(np.max(r.wait)) if len(r) else 0.0
 
 
-def _span(r) -> float:
+def _span(r: "SimulationResult") -> float:
     return float(np.max(r.end) - np.min(r.submit)) if len(r) else 0.0
 
 
 @_metric("makespan", "s", "lower")
-def makespan(r) -> float:
+def makespan(r: "SimulationResult") -> float:
     """Last end − first submit."""
     return _span(r)
 
 
 @_metric("utilization", "", "higher")
-def utilization(r) -> float:
-    """Σ size·run / (N · (last end − first submit)), sizes as requested (Mao/Chen/Watson §4.2)."""
+def utilization(r: "SimulationResult") -> float:
+    """Σ size·service / (N · (last end − first submit)), sizes as requested (Mao/Chen/Watson §4.2).
+
+    ``service`` is the trace's run time, or the modelled one when the run times
+    come from a model or from the network (then processors busy communicating count).
+    """
     span = _span(r)
-    return float(np.dot(r.size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+    return float(np.dot(r.size.astype(float), r.service)) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 @_metric("allocated_utilization", "", "higher")
-def allocated_utilization(r) -> float:
-    """Σ allocated size·run / (N · (last end − first submit)): processors held, rounding included."""
+def allocated_utilization(r: "SimulationResult") -> float:
+    """Σ allocated size·service / (N · (last end − first submit)): processors held, rounding included."""
     span = _span(r)
-    return float(np.dot(r.allocated_size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+    return float(np.dot(r.allocated_size.astype(float), r.service)) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 @_metric("offered_load", "", "none")
-def offered_load(r) -> float:
+def offered_load(r: "SimulationResult") -> float:
     """Σ size·run / (N · (last submit − first submit))."""
     if len(r) < 2:
         return 0.0
@@ -108,9 +120,9 @@ def offered_load(r) -> float:
     return float(np.dot(r.size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
 
 
-def summarize(result) -> dict:
+def summarize(result: "SimulationResult") -> dict[str, Any]:
     """Every registered metric, plus what was simulated and what the filters did."""
-    out: dict = {
+    out: dict[str, Any] = {
         "jobs": len(result),
         "machine": result.machine,
         "nodes": result.n_nodes,
@@ -123,6 +135,8 @@ def summarize(result) -> dict:
         from .locality import locality_summary  # the machine has a topology: locality metrics too
 
         out.update(locality_summary(result))
+    if result.network is not None:
+        out["network"] = {**result.network["spec"], **result.network["summary"]}
     out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
     out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
     if result.params:

@@ -6,9 +6,15 @@ passed on each :meth:`run`.  Packet arrays grow by doubling.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
-from . import _cengine
+from . import _cengine  # type: ignore[attr-defined]
+
+if TYPE_CHECKING:
+    from .config import NetworkConfig
+    from .tables import NetworkTables
 
 __all__ = ["CFlitEngine", "CPacketEngine"]
 
@@ -17,9 +23,11 @@ i32, i64, u8 = np.int32, np.int64, np.uint8
 
 class _CBase:
     #: (name, dtype, kind) in the order the C function takes them; kind says how the array is sized
-    ARRAYS: tuple = ()
+    ARRAYS: tuple[str, ...] = ()
+    scal: np.ndarray
+    params: Any
 
-    def __init__(self, tables, cfg, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         self.tables = tables
         self.C = tables.n_links
         self.N = tables.n_nodes
@@ -52,7 +60,7 @@ class _CBase:
             return
         cap = max(need, 2 * self.m_cap, 1024)
         for name, (dt, width, fill) in self._packet_arrays().items():
-            new = np.full(cap * width, fill, dt)
+            new: np.ndarray = np.full(cap * width, fill, dt)
             old = self.a.get(name)
             if old is not None:
                 new[: old.size] = old
@@ -91,7 +99,7 @@ class _CBase:
     def set_window(self, lo: int, hi: int) -> None:
         self.scal[6], self.scal[7] = lo, hi
 
-    def add_packets(self, create, src, dst, job) -> None:
+    def add_packets(self, create: np.ndarray, src: np.ndarray, dst: np.ndarray, job: np.ndarray) -> None:
         k = len(create)
         base = self.n_packets
         self._grow_packets(base + k)
@@ -115,13 +123,13 @@ class _CBase:
         a["arr"][ptr : ptr + ids.size] = ids[order]
         self.scal[4] = ptr + ids.size
 
-    def results(self, sel=slice(None)) -> dict[str, np.ndarray]:
+    def results(self, sel: Any = slice(None)) -> dict[str, np.ndarray]:
         """Per-packet outputs of the packets ``sel`` (a slice or an index array)."""
         m = self.n_packets
         a = self.a
         return {name: a[name][:m][sel].astype(i64, copy=True) for name in ("t_inject", "t_done", "blocking", "hops")}
 
-    def _call(self, fn, until: int, stop: bool) -> int:
+    def _call(self, fn: Any, until: int, stop: bool) -> int:
         status = fn(tuple(self.a[name] for name in self.ARRAYS), self.params, until, stop)
         n = int(self.scal[8])
         if n:
@@ -148,7 +156,7 @@ class CFlitEngine(_CBase):
         "job_left", "comp_job", "comp_cycle", "link_flits", "stamp_in", "stamp_out", "grants", "ni_sends", "heads", "pkey",
     )
 
-    def __init__(self, tables, cfg, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         super().__init__(tables, cfg, dateline)
         V, N, B = self.V, self.N, cfg.buffers
         nbuf = (self.C + N) * V
@@ -176,7 +184,7 @@ class CFlitEngine(_CBase):
         a["heads"] = np.zeros(int(np.diff(tables.in_ptr).max()) * V, i32)
         self.params = (N, self.C, V, B, cfg.packet, cfg.router_delay, int(cfg.switching == "wormhole"), int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, nbuf, self.CH)
 
-    def _packet_arrays(self):
+    def _packet_arrays(self) -> dict[str, tuple[type, int, int]]:
         return {
             "create": (i64, 1, 0), "src": (i32, 1, 0), "dst": (i32, 1, 0), "job": (i32, 1, -1), "pnext": (i32, 1, -1),
             "t_inject": (i64, 1, -1), "t_done": (i64, 1, -1), "blocking": (i64, 1, 0), "hops": (i32, 1, 0), "arr": (i32, 1, 0),
@@ -225,7 +233,7 @@ class CPacketEngine(_CBase):
         "free_at", "next_wake", "job_left", "comp_job", "comp_cycle", "link_flits", "dirty", "dlv", "is_dirty", "req", "pkey", "reqch", "ev_aux",
     )
 
-    def __init__(self, tables, cfg, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         self.H = tables.diameter + 2
         # every event is less than P + H(R + 1) cycles ahead (see engine.py): a timing wheel of W buckets
         horizon = 2 * (cfg.packet + self.H * (cfg.router_delay + 1)) + 8
@@ -252,7 +260,7 @@ class CPacketEngine(_CBase):
             a[name] = np.zeros(K * width, dt)  # hop: per record and hop {T, tau, VC | channel << 32}
         self.params = (self.N, self.C, V, cfg.packet, cfg.router_delay, int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, self.CH, self.H, cfg.worm_span, self.W)
 
-    def _packet_arrays(self):
+    def _packet_arrays(self) -> dict[str, tuple[type, int, int]]:
         return {
             "create": (i64, 1, 0), "src": (i32, 1, 0), "dst": (i32, 1, 0), "job": (i32, 1, -1), "wq_next": (i32, 1, -1),
             "t_inject": (i64, 1, -1), "t_done": (i64, 1, -1), "blocking": (i64, 1, 0), "hops": (i32, 1, 0), "arr": (i32, 1, 0),

@@ -17,13 +17,25 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+from ..errors import InternalError
+
+if TYPE_CHECKING:
+    from .config import NetworkConfig
+    from .tables import NetworkTables
 
 __all__ = ["PyFlitEngine", "PyPacketEngine"]
 
 
 class _Base:
-    def __init__(self, tables, cfg, dateline: bool):
+    def _arrive(self, ids: Iterable[int]) -> None:  # pragma: no cover - each engine defines it
+        raise InternalError(f"{type(self).__name__} does not define _arrive")
+
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         self.tables = tables
         self.C = tables.n_links
         self.N = tables.n_nodes
@@ -59,7 +71,7 @@ class _Base:
         self.last_move = 0
 
     # ------------------------------------------------------------ interface
-    def add_packets(self, create, src, dst, job) -> None:
+    def add_packets(self, create: np.ndarray, src: np.ndarray, dst: np.ndarray, job: np.ndarray) -> None:
         base = len(self.create)
         self.create.extend(int(x) for x in create)
         self.src.extend(int(x) for x in src)
@@ -81,12 +93,14 @@ class _Base:
     def set_window(self, lo: int, hi: int) -> None:
         self.window = (lo, hi)
 
-    def results(self, sel=slice(None)) -> dict[str, np.ndarray]:
+    def results(self, sel: Any = slice(None)) -> dict[str, np.ndarray]:
         """Per-packet outputs of the packets ``sel`` (a slice or an index array)."""
         if isinstance(sel, slice):
-            pick = lambda a: np.asarray(a[sel], dtype=np.int64)  # noqa: E731
+            def pick(a: list[int]) -> np.ndarray:
+                return np.asarray(a[sel], dtype=np.int64)
         else:
-            pick = lambda a: np.asarray([a[i] for i in sel.tolist()], dtype=np.int64)  # noqa: E731
+            def pick(a: list[int]) -> np.ndarray:
+                return np.asarray([a[i] for i in sel.tolist()], dtype=np.int64)
         return {"t_inject": pick(self.t_inject), "t_done": pick(self.t_done), "blocking": pick(self.blocking), "hops": pick(self.hops)}
 
     def _key(self, pid: int) -> tuple[int, int]:
@@ -115,16 +129,16 @@ class _Base:
 class PyFlitEngine(_Base):
     """Cycle-accurate flit-level wormhole / VCT / SAF engine with credit-based flow control."""
 
-    def __init__(self, tables, cfg, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         super().__init__(tables, cfg, dateline)
         V, N = self.V, self.N
-        self.buf = [deque() for _ in range(self.n_buffered)]
+        self.buf: list[deque[Any]] = [deque() for _ in range(self.n_buffered)]
         self.outq = [-1] * self.n_buffered
         ip, ic = tables.in_ptr.tolist(), tables.in_chan.tolist()
         self.router_vcs = [[c * V + v for c in ic[ip[r] : ip[r + 1]] for v in range(V)] for r in range(N)]
         self.busy = [0] * N  # non-empty input VCs per router
         self.active: set[int] = set()
-        self.srcq = [deque() for _ in range(N)]
+        self.srcq: list[deque[int]] = [deque() for _ in range(N)]
         self.ni_pkt = [-1] * N
         self.ni_flit = [0] * N
         self.ni_vc = [-1] * N
@@ -133,7 +147,7 @@ class PyFlitEngine(_Base):
         self.in_net = 0
         self.trace: list | None = None  # set to a list to record (packet, VC entered, cycle) of every header move
 
-    def _arrive(self, ids) -> None:
+    def _arrive(self, ids: Iterable[int]) -> None:
         for pid in ids:
             heapq.heappush(self.arrivals, (self.create[pid], pid))
 
@@ -325,7 +339,7 @@ class PyFlitEngine(_Base):
 class PyPacketEngine(_Base):
     """The packet-level model: a worm holds the channels from its header back to its tail."""
 
-    def __init__(self, tables, cfg, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         super().__init__(tables, cfg, dateline)
         self.L = cfg.worm_span
         self.route: list[list[int]] = []  # channels requested so far
@@ -347,7 +361,7 @@ class PyPacketEngine(_Base):
             heapq.heappush(self.times, t)
         ev[kind].append(item)
 
-    def _arrive(self, ids) -> None:
+    def _arrive(self, ids: Iterable[int]) -> None:
         for pid in ids:
             self.route.append([self.C + self.src[pid]])
             self.slots.append([])

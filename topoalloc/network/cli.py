@@ -54,12 +54,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"  saturation at offered {sat}; largest accepted {out['max_accepted']}; latency above 3x zero-load from {out['latency_knee']}" + (f"; bisection bound {bound:.4f}" if bound else ""))
             print(f"  plot: {path}")
         return 0
-    res = run_traffic(top, args.traffic, args.rate, **opts)
-    out = res.summary()
+    one = run_traffic(top, args.traffic, args.rate, **opts)
+    out = one.summary()
     if bound is not None:
         out["bisection_bound"] = round(bound, 6)
     if args.heatmap:
-        plot_link_utilization(res, tables, args.heatmap)
+        plot_link_utilization(one, tables, args.heatmap)
         out["heatmap"] = args.heatmap
     if args.json:
         json.dump(out, sys.stdout, indent=2)

@@ -77,10 +77,13 @@ cycles (or nothing is left to happen).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from ..errors import InvalidArgument, NetworkDeadlock
-from ..topology import parse_machine
+from ..topology import Topology, parse_machine
 from ..topology.torus import Torus
 from .config import NetworkConfig
 from .tables import NetworkTables, network_tables
@@ -94,13 +97,13 @@ MAX_CYCLE = 1 << 31
 def compiled_available() -> bool:
     """True when the compiled engine was built at install time."""
     try:
-        from . import _cengine  # noqa: F401
+        from . import _cengine  # type: ignore[attr-defined]  # noqa: F401
     except ImportError:
         return False
     return True
 
 
-def uses_dateline(topology, config: NetworkConfig) -> bool:
+def uses_dateline(topology: Topology, config: NetworkConfig) -> bool:
     """Whether the engines split VCs into dateline classes on ``topology`` under ``config``.
 
     Only tori with a wrapped side of at least 3 have wrap-around links a route
@@ -114,7 +117,7 @@ def uses_dateline(topology, config: NetworkConfig) -> bool:
     return config.dateline
 
 
-def hop_classes(tables: NetworkTables, channels, dateline: bool) -> list[int]:
+def hop_classes(tables: NetworkTables, channels: Sequence[int], dateline: bool) -> list[int]:
     """The dateline class (0 or 1) of each link of a route, as the engines choose VCs.
 
     A hop is in class 1 if it is a wrap-around link or continues, in the same
@@ -157,7 +160,7 @@ class Network:
     21
     """
 
-    def __init__(self, topology, config: NetworkConfig | None = None):
+    def __init__(self, topology: Topology | str, config: NetworkConfig | None = None):
         top = parse_machine(topology)
         cfg = NetworkConfig() if config is None else config
         if not isinstance(cfg, NetworkConfig):
@@ -174,7 +177,7 @@ class Network:
                 raise InvalidArgument("engine", "c", "'auto' or 'python': the compiled engine was not built when this copy was installed")
             from ._compiled import CFlitEngine, CPacketEngine
 
-            cls = CFlitEngine if cfg.mode == "flit" else CPacketEngine
+            cls: type[Any] = CFlitEngine if cfg.mode == "flit" else CPacketEngine
         else:
             from ._reference import PyFlitEngine, PyPacketEngine
 
@@ -195,7 +198,7 @@ class Network:
         self._n_jobs += 1
         return self._n_jobs - 1
 
-    def add_packets(self, create, src, dst, job=None) -> np.ndarray:
+    def add_packets(self, create: Any, src: Any, dst: Any, job: Any = None) -> np.ndarray:
         """Add packets; returns their ids.
 
         Parameters
@@ -245,7 +248,7 @@ class Network:
         self._n_packets += k
         return ids
 
-    def add_job_packets(self, create, src, dst) -> tuple[int, np.ndarray]:
+    def add_job_packets(self, create: Any, src: Any, dst: Any) -> tuple[int, np.ndarray]:
         """Add the packets of a new job; returns ``(job, ids)``."""
         j = self.new_job()
         return j, self.add_packets(create, src, dst, np.full(np.size(create), j))
@@ -281,7 +284,7 @@ class Network:
         """Flits ejected in the window."""
         return int(self._engine.ejected_window)
 
-    def results(self, ids=None) -> dict[str, np.ndarray]:
+    def results(self, ids: Any = None) -> dict[str, np.ndarray]:
         """Per packet (all, or those in ``ids``): ``create``, ``src``, ``dst``, ``job``, ``t_inject`` (head sent
         by the NI), ``t_done`` (tail ejected, -1 if not yet), ``latency`` (``t_done - create``, -1 if not
         delivered), ``blocking``, ``hops``."""
@@ -298,7 +301,7 @@ def _describe_vc(tables: NetworkTables, V: int, q: int) -> str:
     return f"{tables.channel(q // V)} vc {q % V}"
 
 
-def deadlock_error(engine, now: int) -> NetworkDeadlock:
+def deadlock_error(engine: Any, now: int) -> NetworkDeadlock:
     """Build the :class:`NetworkDeadlock` of a frozen engine: find a cycle in its wait graph."""
     import networkx as nx
 

@@ -46,15 +46,16 @@ also runs each job alone for its slowdown.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidArgument, SimulationError
 from .. import spec as _spec
 from ..registry import Registry
-from ..topology import parse_machine
+from ..topology import Topology, parse_machine
 from .config import NetworkConfig
 from .engine import Network
 
@@ -64,7 +65,7 @@ __all__ = ["JOB_PATTERNS", "JobTraffic", "JobSpec", "JobCommunication", "Network
 JOB_PATTERNS: Registry = Registry("job traffic pattern")
 
 
-def _pairs(src, dst) -> np.ndarray:
+def _pairs(src: Any, dst: Any) -> np.ndarray:
     return np.stack([np.asarray(src, dtype=np.int64).ravel(), np.asarray(dst, dtype=np.int64).ravel()], axis=1).reshape(-1, 2)
 
 
@@ -208,10 +209,10 @@ def _pair_array(n: int, traffic: JobTraffic) -> np.ndarray:
     return JOB_PATTERNS.get(traffic.pattern)(n, traffic)
 
 
-def job_messages(nodes: Sequence[int], traffic: JobTraffic, start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def job_messages(nodes: Sequence[int] | np.ndarray, traffic: JobTraffic, start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(create, src node, dst node)`` of a job's messages, in message order."""
-    nodes = np.asarray(nodes, dtype=np.int64)
-    pairs = _pair_array(int(nodes.size), traffic)
+    arr = np.asarray(nodes, dtype=np.int64)
+    pairs = _pair_array(int(arr.size), traffic)
     if not len(pairs) or traffic.messages == 0:
         e = np.zeros(0, np.int64)
         return e, e, e
@@ -224,7 +225,7 @@ def job_messages(nodes: Sequence[int], traffic: JobTraffic, start: int) -> tuple
     first = np.searchsorted(src_sorted, src_sorted, side="left")
     rank[order] = np.arange(m) - first
     create = start + rank * traffic.compute
-    return create, nodes[p[:, 0]], nodes[p[:, 1]]
+    return create, arr[p[:, 0]], arr[p[:, 1]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +266,7 @@ class JobCommunication:
     hops_mean: float
     alone: int | None = None
     slowdown: float | None = None
-    latencies: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    latencies: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def comm_time(self) -> int:
@@ -300,7 +301,7 @@ class NetworkModel:
     [(7, 31)]
     """
 
-    def __init__(self, topology, config: NetworkConfig | None = None, *, on_complete=None):
+    def __init__(self, topology: Topology | str, config: NetworkConfig | None = None, *, on_complete: Callable[[JobCommunication], None] | None = None):
         self.topology = parse_machine(topology)
         self.net = Network(self.topology, config)
         self.on_complete = on_complete
@@ -318,7 +319,7 @@ class NetworkModel:
         """Ids of jobs started and not yet reported complete."""
         return sorted(self._by_id)
 
-    def start_job(self, job_id: int, nodes: Sequence[int], traffic: "JobTraffic | str", *, at: int | None = None) -> None:
+    def start_job(self, job_id: int, nodes: Sequence[int] | np.ndarray, traffic: "JobTraffic | str", *, at: int | None = None) -> None:
         """Start a job's communication at cycle ``at`` (default :attr:`now`; not earlier)."""
         traffic = JobTraffic.parse(traffic)
         at = self.now if at is None else int(at)
@@ -326,10 +327,10 @@ class NetworkModel:
             raise InvalidArgument("at", at, f"a cycle >= now = {self.now}")
         if job_id in self._by_id:
             raise InvalidArgument("job_id", job_id, "a job not already running on the network")
-        nodes = np.asarray(nodes, dtype=np.int64)
-        if nodes.size == 0 or np.unique(nodes).size != nodes.size or nodes.min() < 0 or nodes.max() >= self.topology.n_nodes:
-            raise InvalidArgument("nodes", nodes.tolist(), f"distinct node ids in 0..{self.topology.n_nodes - 1}")
-        create, src, dst = job_messages(nodes, traffic, at)
+        arr = np.asarray(nodes, dtype=np.int64)
+        if arr.size == 0 or np.unique(arr).size != arr.size or arr.min() < 0 or arr.max() >= self.topology.n_nodes:
+            raise InvalidArgument("nodes", arr.tolist(), f"distinct node ids in 0..{self.topology.n_nodes - 1}")
+        create, src, dst = job_messages(arr, traffic, at)
         if create.size == 0:
             self._instant.append(JobCommunication(job_id, at, at, 0, float("nan"), float("nan"), float("nan"), latencies=np.zeros(0, np.int64)))
             return
@@ -392,7 +393,7 @@ class NetworkModel:
         return out
 
 
-def run_jobs(topology, jobs: Sequence[JobSpec], config: NetworkConfig | None = None, *, alone: bool = True) -> list[JobCommunication]:
+def run_jobs(topology: Topology | str, jobs: Sequence[JobSpec], config: NetworkConfig | None = None, *, alone: bool = True) -> list[JobCommunication]:
     """Run jobs with fixed start cycles and node sets together, and (``alone``) each by itself on an idle network.
 
     Returns one :class:`JobCommunication` per job, in the order given, with

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InvalidArgument
@@ -12,7 +14,7 @@ from .tables import NetworkTables
 __all__ = ["bisection_bound", "plot_latency_throughput", "plot_link_utilization"]
 
 
-def _pyplot(path: str):
+def _pyplot(path: str) -> Any:
     try:
         import matplotlib
 

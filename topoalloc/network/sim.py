@@ -11,12 +11,14 @@ packet), both per node per cycle of the window.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidArgument
-from ..topology import parse_machine
+from ..topology import Topology, parse_machine
 from .config import NetworkConfig
 from .engine import Network
 from .traffic import bernoulli_packets, make_traffic
@@ -120,7 +122,7 @@ def zero_load_latency(hops: float, config: NetworkConfig) -> float:
 
 
 def run_traffic(
-    topology,
+    topology: Topology | str,
     traffic: str = "uniform",
     rate: float = 0.1,
     *,
@@ -282,7 +284,7 @@ def parse_sweep(text: str) -> list[float]:
     return [round(a + i * s, 10) for i in range(n)]
 
 
-def sweep(topology, traffic: str = "uniform", rates=None, *, stop_after_saturation: int = 2, **kwargs) -> SweepResult:
+def sweep(topology: Topology | str, traffic: str = "uniform", rates: Sequence[float] | None = None, *, stop_after_saturation: int = 2, **kwargs: Any) -> SweepResult:
     """Run :func:`run_traffic` at each rate (ascending) and find the saturation point.
 
     ``stop_after_saturation`` further rates are run after the first saturated

@@ -24,13 +24,14 @@ way on a tie".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from ..errors import InvalidArgument, SimulationError
-from ..topology.base import Topology
+from ..topology.base import Grid, Topology
 from ..topology.hypercube import Hypercube
 from ..topology.torus import Torus
 
@@ -241,6 +242,8 @@ def _links(top: Topology) -> list[tuple[int, int, int, int, int]]:
             for d in range(top.n):
                 out.append((u, u ^ (1 << d), d, 1 if not (u >> d) & 1 else -1, 0))
         return out
+    if not isinstance(top, Torus):
+        raise InvalidArgument("topology", top.spec(), "a mesh, torus or hypercube")
     for u in range(top.n_nodes):
         c = top.coord(u)
         for v, d, s in sorted(top.links(u), key=lambda t: (t[1], t[2])):
@@ -250,7 +253,7 @@ def _links(top: Topology) -> list[tuple[int, int, int, int, int]]:
     return out
 
 
-def _far_first(top: Topology):
+def _far_first(top: Topology) -> Callable[[int], list[int]]:
     """Sources ordered farthest from ``d`` first, so most routes end on nodes already filled.
 
     Only an ordering: the table is right whatever the order (every entry
@@ -261,6 +264,8 @@ def _far_first(top: Topology):
         ids = np.arange(n)
         bits = np.array([bin(i).count("1") for i in range(n)])
         return lambda d: ids[np.argsort(-bits[ids ^ d], kind="stable")].tolist()
+    if not isinstance(top, Grid):
+        raise InvalidArgument("topology", top.spec(), "a mesh, torus or hypercube")
     coords = top.coords
     dims = np.asarray(top.dims)
     wrap = np.asarray(top.wrap)

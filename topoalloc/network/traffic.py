@@ -26,6 +26,8 @@ router (injection, then ejection: no link).  ``uniform`` never does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,7 +152,7 @@ def _shuffle(topology: Topology) -> TrafficPattern:
     return _perm("shuffle", topology, ((ids << 1) | (ids >> (b - 1))) & ((1 << b) - 1))
 
 
-def _coordinate_shift(top: Torus, name: str, shift) -> TrafficPattern:
+def _coordinate_shift(top: Torus, name: str, shift: Callable[[int], int]) -> TrafficPattern:
     c = top.coords
     out = np.zeros(top.n_nodes, dtype=np.int64)
     for i, (k, s) in enumerate(zip(top.dims, top.strides)):

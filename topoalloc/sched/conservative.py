@@ -35,7 +35,7 @@ class Conservative(Scheduler):
     def reset(self) -> None:
         self._res: dict[int, float] = {}
 
-    def _plan(self, ctx: SchedulingContext):
+    def _plan(self, ctx: SchedulingContext) -> "CountingProfile | ReplayPlan":
         releases = [(ctx.expected_end(e), e.allocation) for e in ctx.running]
         if ctx.allocator.counting:
             return CountingProfile(ctx.now, ctx.allocator.free_count, [(t, a.size) for t, a in releases])
@@ -48,7 +48,9 @@ class Conservative(Scheduler):
             return
         res = self._res
         est = ctx.estimate
-        size = lambda j: ctx.request(j).size  # noqa: E731
+        def size(j: int) -> int:
+            return ctx.request(j).size
+
         plan = self._plan(ctx)
         now = ctx.now
         stale = False

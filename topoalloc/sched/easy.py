@@ -19,13 +19,13 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
 
 import numpy as np
 
-from ..alloc.base import Allocator
+from ..alloc.base import Allocation, Allocator, Request
 from ..alloc.probes import ReservationGuard
-from ..errors import SimulationError
+from ..errors import ConformanceError, InternalError, SimulationError
 from ..registry import SCHEDULERS
 from .base import _ALLOC, RunningJob, Scheduler, SchedulingContext
 
@@ -122,9 +122,9 @@ class EASY(Scheduler):
         if not room:
             return
         if index is not None:
-            self._backfill_indexed(ctx, index, head)
+            self._backfill_indexed(ctx, index, head, self._guard)
         else:
-            self._backfill_guarded(ctx, q[1:], room)
+            self._backfill_guarded(ctx, self._guard, q[1:], room)
 
     def _arrivals_only(self, ctx: SchedulingContext) -> bool:
         """Whether this pass may look at the new arrivals only (see :meth:`_backfill_arrivals`)."""
@@ -213,9 +213,13 @@ class EASY(Scheduler):
                 if s > extra:
                     continue
                 alloc = allocator.allocate(ctx.request(j))
+                if alloc is None:
+                    raise _broken_counting(allocator, s)
                 extra -= alloc.size
             else:
                 alloc = allocator.allocate(ctx.request(j))
+                if alloc is None:
+                    raise _broken_counting(allocator, s)
             ctx.start_with(j, alloc)
             started.append(j)
             free = allocator.free_count
@@ -224,7 +228,7 @@ class EASY(Scheduler):
         self._extra = extra
         self._remove_started(ctx, started)
 
-    def _backfill_indexed(self, ctx: SchedulingContext, index: "_KeyIndex", head: int) -> None:
+    def _backfill_indexed(self, ctx: SchedulingContext, index: "_KeyIndex", head: int, guard: ReservationGuard) -> None:
         """:meth:`_backfill_guarded` over the whole queue, visiting only jobs whose kind is not refused.
 
         The same decisions in the same order as the plain scan (the tests compare
@@ -234,7 +238,6 @@ class EASY(Scheduler):
         ending after it).
         """
         allocator = ctx.allocator
-        guard = self._guard
         latest_end = self._shadow - ctx.now
         est = ctx.estimate
         size = ctx.size
@@ -253,7 +256,7 @@ class EASY(Scheduler):
             j = cl.jobs[i]
             r = int(cl.ranks[i])
             ends_by = est[j] <= latest_end
-            ok = False
+            alloc: Allocation | None = None
             refuse = 1 if not ends_by else 2  # the code refused if j is: mode 1 asks only jobs ending by the shadow
             if size[j] > free:
                 refuse = 3  # too wide now: so is every job of this key
@@ -261,13 +264,11 @@ class EASY(Scheduler):
                 req = ctx.request(j)
                 if guard.may_admit(req, ends_by):
                     alloc = allocator.allocate(req)
-                    if alloc is not None:
-                        if guard.admit(alloc, ends_by):
-                            ok = True
-                        else:
-                            allocator.release(alloc)  # the state may differ in detail: no new refusal
-                            refuse = 0
-            if ok:
+                    if alloc is not None and not guard.admit(alloc, ends_by):
+                        allocator.release(alloc)  # the state may differ in detail: no new refusal
+                        alloc = None
+                        refuse = 0
+            if alloc is not None:
                 ctx.start_with(j, alloc)
                 started.append(j)
                 index.remove(j)
@@ -292,7 +293,7 @@ class EASY(Scheduler):
                 del cur[c]
         self._remove_started(ctx, started)
 
-    def _backfill_guarded(self, ctx: SchedulingContext, candidates: Iterable[int], room: int) -> None:
+    def _backfill_guarded(self, ctx: SchedulingContext, guard: ReservationGuard, candidates: Iterable[int], room: int) -> None:
         """Start every candidate (in order) that fits now and that the reservation guard admits.
 
         ``room`` is how many candidates are no wider than the free processors
@@ -303,7 +304,6 @@ class EASY(Scheduler):
         ends by the shadow make one int code (cached per job).
         """
         allocator = ctx.allocator
-        guard = self._guard
         free = limit = allocator.max_request_now()
         size = ctx.size
         est = ctx.estimate
@@ -361,12 +361,16 @@ class EASY(Scheduler):
             for j in started:
                 q.remove(j)
 
-    def _code(self, allocator: Allocator, request) -> int:
+    def _code(self, allocator: Allocator, request: Request) -> int:
         key = allocator.fit_key(request)
         if key is None:
             return -2
         ids = self._code_ids
         return 2 * ids.setdefault(key, len(ids))
+
+
+def _broken_counting(allocator: Allocator, size: int) -> ConformanceError:
+    return ConformanceError("counting", f"{allocator.name} declares counting but refused {size} processors with {allocator.free_count} free")
 
 
 class _KeyClass:
@@ -429,7 +433,10 @@ class _KeyIndex:
         self._where[job] = (c, self.classes[c].append(job, self._next_rank, ctx.estimate[job]))
 
     def remove(self, job: int) -> None:
-        c, i = self._where[job]
+        where = self._where[job]
+        if where is None:
+            raise InternalError(f"job position {job} is not in the EASY key index")
+        c, i = where
         cl = self.classes[c]
         cl.alive[i] = False
         cl.est[i] = np.inf
@@ -470,10 +477,10 @@ class _Allocations:
 
     __slots__ = ("_entries",)
 
-    def __init__(self, entries: list):
+    def __init__(self, entries: list[RunningJob]):
         self._entries = entries
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Allocation]:
         return map(_ALLOC, self._entries)
 
     def __len__(self) -> int:

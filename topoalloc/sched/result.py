@@ -17,6 +17,9 @@ from ..workload.core import Workload
 
 __all__ = ["SimulationResult", "JOB_COLUMNS"]
 
+#: Per-job columns added when jobs communicate on a simulated network.
+NETWORK_COLUMNS = ("comm_time", "messages", "latency_mean", "blocking_mean", "hops_mean", "contention_slowdown")
+
 #: Columns of the per-job table, in output order.
 JOB_COLUMNS = (
     "job_id",
@@ -59,6 +62,8 @@ class SimulationResult:
     actual_run: np.ndarray | None = None
     #: the allocator's curve ordering, if it has one (spans are measured in it)
     ordering: Any = None
+    #: jobs that communicated on a simulated network: {"per_job": arrays, "summary": aggregates, "spec": options}
+    network: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         return len(self.workload)
@@ -83,6 +88,11 @@ class SimulationResult:
     @property
     def size(self) -> np.ndarray:
         return self.workload.size
+
+    @property
+    def service(self) -> np.ndarray:
+        """Each job's time on its processors: the modelled run time (network, run-time model) if any, else the trace's."""
+        return self.workload.run if self.actual_run is None else self.actual_run
 
     @property
     def wait(self) -> np.ndarray:
@@ -110,7 +120,7 @@ class SimulationResult:
     # ------------------------------------------------------------ tables
     def jobs_table(self) -> dict[str, np.ndarray]:
         w = self.workload
-        return {
+        table = {
             "job_id": w.job_id,
             "line": w.line,
             "submit": w.submit,
@@ -124,17 +134,26 @@ class SimulationResult:
             "allocated_size": self.allocated_size,
             "bounded_slowdown": self.bounded_slowdown,
         }
+        if self.network is not None:
+            table.update(self.network["per_job"])
+        return table
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Columns of the per-job table, in output order."""
+        return JOB_COLUMNS + (NETWORK_COLUMNS if self.network is not None else ())
 
     def to_csv(self, path: str | Path | None = None) -> str | None:
         """Write the per-job table as CSV (or return it as text when ``path`` is None)."""
         table = self.jobs_table()
-        cols = [table[c] for c in JOB_COLUMNS]
+        columns = self.columns
+        cols = [table[c] for c in columns]
         out = io.StringIO()
         wr = csv.writer(out, lineterminator="\n")
-        wr.writerow(JOB_COLUMNS)
-        ints = {c for c in JOB_COLUMNS if np.issubdtype(table[c].dtype, np.integer)}
+        wr.writerow(columns)
+        ints = {c for c in columns if np.issubdtype(table[c].dtype, np.integer)}
         lists = [c.tolist() for c in cols]
-        fmt = [(lambda v: str(v)) if name in ints else _fmt_float for name in JOB_COLUMNS]
+        fmt = [(lambda v: str(v)) if name in ints else _fmt_float for name in columns]
         for row in zip(*lists):
             wr.writerow([f(v) for f, v in zip(fmt, row)])
         text = out.getvalue()
@@ -151,7 +170,7 @@ class SimulationResult:
         except ImportError:
             raise InvalidArgument("jobs_out", str(path), "a .csv path, or install pyarrow (pip install 'topoalloc[parquet]') for Parquet") from None
         table = self.jobs_table()
-        pq.write_table(pa.table({c: table[c] for c in JOB_COLUMNS}), str(path))
+        pq.write_table(pa.table({c: table[c] for c in self.columns}), str(path))
 
     def write_jobs(self, path: str | Path) -> None:
         """Per-job table to ``path``: Parquet if it ends in ``.parquet``, CSV otherwise."""

@@ -24,14 +24,21 @@ Registered models (``simulate(runtime_model="locality:alpha=0.1,metric=pairwise_
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..alloc.base import Allocation, Allocator
 from ..registry import Registry
+from ..topology.base import Topology
 
 __all__ = ["RUNTIME_MODELS", "LocalityRuntime", "make_runtime_model"]
 
-RUNTIME_MODELS: Registry = Registry("runtime model")
+#: ``model(job, run, allocation) -> run time on that allocation``
+RuntimeModel = Callable[[int, float, Allocation], float]
+
+RUNTIME_MODELS: Registry[RuntimeModel] = Registry("runtime model", fixed=("topology", "allocator"))
 
 _METRICS = ("pairwise_l1", "stretch_span", "components")
 
@@ -57,7 +64,7 @@ class LocalityRuntime:
     (100.0, 350.0)
     """
 
-    def __init__(self, topology, allocator=None, *, alpha: float = 0.1, metric: str = "pairwise_l1"):
+    def __init__(self, topology: Topology, allocator: Allocator | None = None, *, alpha: float = 0.1, metric: str = "pairwise_l1"):
         if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha >= 0:
             raise InvalidArgument("alpha", alpha, "a number >= 0")
         if metric not in _METRICS:
@@ -81,7 +88,7 @@ class LocalityRuntime:
             return float(per["stretch_span"][0]) - 1.0
         return float(per["components"][0]) - 1.0
 
-    def __call__(self, job: int, run: float, allocation) -> float:
+    def __call__(self, job: int, run: float, allocation: Allocation) -> float:
         if self.alpha == 0 or run <= 0:
             return run
         return run * (1.0 + self.alpha * self.measure(allocation.nodes))
@@ -91,12 +98,12 @@ class LocalityRuntime:
 
 
 @RUNTIME_MODELS.register("locality")
-def _locality(topology, allocator=None, alpha: float = 0.1, metric: str = "pairwise_l1") -> LocalityRuntime:
+def _locality(topology: Topology, allocator: Allocator | None = None, alpha: float = 0.1, metric: str = "pairwise_l1") -> LocalityRuntime:
     """run × (1 + alpha × locality measure); metric=pairwise_l1|stretch_span|components."""
     return LocalityRuntime(topology, allocator, alpha=alpha, metric=metric)
 
 
-def make_runtime_model(spec, topology, allocator=None):
+def make_runtime_model(spec: "str | RuntimeModel | None", topology: Topology, allocator: Allocator | None = None) -> "RuntimeModel | None":
     """A run-time model from a spec string (``"locality:alpha=0.1"``), a callable, or None."""
     if spec is None or spec == "none":
         return None

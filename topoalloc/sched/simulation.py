@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,10 +22,33 @@ from ..workload.core import Workload
 from .base import Scheduler, SchedulingContext
 from .result import SimulationResult
 
+if TYPE_CHECKING:
+    from ..network.coupling import CommunicatingJobs
+
 __all__ = ["Simulation"]
 
 
 class Simulation:
+    # per-run state, made by _setup
+    _n: int
+    _submit: list[float]
+    _run: list[float]
+    _size: list[int]
+    _ctx: SchedulingContext
+    _qkey: Callable[[int], tuple[Any, ...]] | None
+    _start: list[float]
+    _end: list[float]
+    _alloc_size: list[int]
+    _nodes_of: list[np.ndarray | None]
+    _heap: list[tuple[float, int, int]]
+    _pending_wakeups: set[float]
+    _seq: int
+    _next: int
+    _done: int
+    _tick: int
+    _next_tick: int
+    _actual: list[float]
+
     """Run ``workload`` through ``scheduler`` on ``allocator``.
 
     Parameters
@@ -55,6 +79,7 @@ class Simulation:
         record_allocations: bool = True,
         progress: Callable[[int, int], None] | None = None,
         runtime_model: Callable | None = None,
+        network: "CommunicatingJobs | None" = None,
     ):
         if allocator.allocations:
             raise InvalidArgument("allocator", allocator, "a fresh allocator holding no allocation")
@@ -70,6 +95,11 @@ class Simulation:
         self.record_allocations = record_allocations
         self.progress = progress
         self.runtime_model = runtime_model  # (job, run, allocation) -> run time on that allocation
+        self.network = network  # jobs that communicate: service time from the network (see topoalloc.network.coupling)
+        if network is not None and runtime_model is not None:
+            raise InvalidArgument("runtime_model", runtime_model, "no run-time model when jobs communicate on a network (the network sets service times)")
+        if network is not None and network.topology != allocator.topology:
+            raise InvalidArgument("network", network.topology.spec(), f"a network of the allocator's machine {allocator.topology.spec()}")
         self._validate()
 
     def _validate(self) -> None:
@@ -118,7 +148,8 @@ class Simulation:
         :meth:`_arrive` (every job submitted by then joins the queue, in trace
         order), :meth:`_pass` (the scheduler runs once and the jobs it started
         are timed) and :meth:`_schedule_wakeups` (instants the scheduler asked
-        to be woken at).
+        to be woken at).  With a network, jobs that finish communicating
+        before the next of those instants end first (:meth:`_network_ends`).
         """
         self._setup()
         ctx = self._ctx
@@ -128,15 +159,35 @@ class Simulation:
         inf = math.inf
         complete, arrive, run_pass, wake = self._complete, self._arrive, self._pass, self._schedule_wakeups
         progress = self.progress
+        network = self.network
         while True:
             t_end = heap[0][0] if heap else inf
             i = self._next
             t_arr = submit[i] if i < n else inf
             now = t_end if t_end <= t_arr else t_arr
+            ended: list[int] | None = None
+            if network is not None and network.active:
+                got = network.poll(now)
+                if got is not None:  # jobs finish communicating by the next event
+                    ended = got[1]
+                    if got[0] < now:  # strictly before it: an instant of their own
+                        now = got[0]
+                        ctx.now = now
+                        ctx.released = False
+                        self._network_ends(now, ended)
+                        ctx.arrived = []
+                        run_pass(now)
+                        if ctx.wakeups:
+                            wake()
+                        continue
             if now == inf:
+                if network is not None and network.active:
+                    continue  # only communication is left: keep simulating the network
                 break
             ctx.now = now
             ctx.released = False
+            if ended is not None:  # at the same instant as the next event: completions first, together
+                self._network_ends(now, ended)
             if t_end <= now:
                 complete(now)
             ctx.arrived = arrive(now) if t_arr <= now else []
@@ -183,7 +234,8 @@ class Simulation:
         self._done = 0
         self._tick = max(1, n // 200)
         self._next_tick = self._tick
-        self._actual = self._run if self.runtime_model is None else list(self._run)
+        self._actual = self._run if self.runtime_model is None and self.network is None else list(self._run)
+        self._size = sizes
 
     def _complete(self, now: float) -> None:
         """Release the processors of every job that ends at ``now`` (and drop wake-ups due now)."""
@@ -200,6 +252,25 @@ class Simulation:
             if record:
                 self._nodes_of[j] = alloc.nodes
             self._done += 1
+
+    def _network_ends(self, now: float, jobs: list[int]) -> None:
+        """Jobs whose last message was delivered by ``now``: they end now (``service=communication``),
+        or start their computation, ending a run time later (``service=add``)."""
+        network = self.network
+        if network is None:
+            return
+        for j in jobs:
+            if network.service == "add":
+                e = self._end[j] = now + self._run[j]
+                self._seq += 1
+                heapq.heappush(self._heap, (e, self._seq, j))
+            else:
+                self._end[j] = now
+                alloc = self._ctx.finish(j)
+                if self.record_allocations:
+                    self._nodes_of[j] = alloc.nodes
+                self._done += 1
+            self._actual[j] = self._end[j] - self._start[j]
 
     def _arrive(self, now: float) -> list[int]:
         """Enqueue every job submitted by ``now``, in trace order; return them."""
@@ -227,8 +298,14 @@ class Simulation:
         model = self.runtime_model
         heap = self._heap
         seq = self._seq
+        network = self.network
         for j in started:
             start[j] = now
+            if network is not None:
+                alloc = allocation[j]
+                alloc_size[j] = alloc.size
+                network.start(j, self.allocator.process_order(alloc)[: self._size[j]], now)
+                continue  # it ends when its messages are delivered (_network_ends)
             if model is None:
                 e = end[j] = now + run[j]
             else:
@@ -269,8 +346,19 @@ class Simulation:
             scheduler=sched.describe(),
             allocations=_csr(self._nodes_of) if self.record_allocations else None,
             reservations=self._ctx.reservations,
-            actual_run=None if self.runtime_model is None else np.array(self._actual, dtype=np.float64),
+            actual_run=None if self.runtime_model is None and self.network is None else np.array(self._actual, dtype=np.float64),
+            network=None if self.network is None else self._network_result(),
         )
+
+    def _network_result(self) -> dict[str, Any]:
+        """Per-job communication arrays and the run's network aggregates."""
+        network = self.network
+        if network is None:
+            return {}
+        per_job = network.per_job(self._n)
+        return {"per_job": per_job, "summary": network.summary(per_job), "spec": {
+            "network": network.config.spec(), "traffic": network.traffic.spec(),
+            "cycle": network.cycle, "service": network.service}}
 
 
 def _csr(nodes_of: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def small_topologies(kinds: set[str] | None = None) -> list[Topology]:
     return [parse_machine(s) for s in SMALL_MACHINES if kinds is None or s.split(":")[0] in kinds]
 
 
-def _fail(check: str, message: str) -> None:
+def _fail(check: str, message: str) -> NoReturn:
     raise ConformanceError(check, message)
 
 
@@ -220,7 +220,7 @@ def check_allocation_valid(alloc: Allocation, allocator: Allocator) -> None:
         check = CLAIM_CHECKS.get(claim)
         if check is None:
             _fail("claims", f"{allocator.name} claims {claim!r}, which is not a known claim ({', '.join(sorted(CLAIM_CHECKS))})")
-        msg = check(alloc, allocator)  # type: ignore[misc]
+        msg = check(alloc, allocator)
         if msg is not None:
             _fail(f"claim {claim}", msg)
 
@@ -253,10 +253,10 @@ def _step(allocator: Allocator, release: bool, frac: float, log: list[tuple[Any,
     """One random operation: release the held allocation ``frac`` picks, or allocate ``frac`` of the machine."""
     held = allocator.allocations
     if release and held:
-        a = held[min(len(held) - 1, int(frac * len(held)))]
-        allocator.release(a)
+        gone = held[min(len(held) - 1, int(frac * len(held)))]
+        allocator.release(gone)
         if log is not None:
-            log.append(("release", a.request.size, tuple(a.nodes.tolist())))
+            log.append(("release", gone.request.size, tuple(gone.nodes.tolist())))
         return
     size = max(1, min(allocator.n_nodes, int(round(frac * frac * allocator.n_nodes)) + 1))
     try:
@@ -349,9 +349,9 @@ def check_double_release(factory: Factory) -> None:
     x = c.allocate(Request(1))
     if x is None:
         _fail("double-release", "a request for one node must fit an empty machine")
-    c.release(x)  # type: ignore[arg-type]
+    c.release(x)
     try:
-        c.release(x)  # type: ignore[arg-type]
+        c.release(x)
     except AllocationError:
         check_invariants(c)
         return
@@ -378,9 +378,11 @@ def check_snapshot(factory: Factory, *, seed: int = 0, steps: int = 60) -> None:
         check_invariants(s)
     t = factory()
     y = t.allocate(Request(1))
+    if y is None:
+        _fail("one-node", "a request for one node must fit an empty machine")
     snap = t.snapshot()
-    snap.release(y)  # type: ignore[arg-type]
-    if not t.holds(y) or t.free_count != t.n_nodes - 1:  # type: ignore[arg-type]
+    snap.release(y)
+    if not t.holds(y) or t.free_count != t.n_nodes - 1:
         _fail("snapshot", "releasing in a snapshot changed the original")
 
 
@@ -410,7 +412,7 @@ def _truth_earliest(allocator: Allocator, request: Request, releases: Sequence[A
     return None
 
 
-def _state_strategy(max_steps: int = 40):
+def _state_strategy(max_steps: int = 40) -> Any:
     from hypothesis import strategies as st
 
     return st.lists(st.tuples(st.booleans(), st.floats(0.0, 1.0, allow_nan=False)), max_size=max_steps)
@@ -548,15 +550,15 @@ def check_reservation_guard(factory: Factory, *, examples: int = EXAMPLES) -> No
             alloc = a.allocate(req)
             if alloc is None:
                 _fail("guard", f"a request of {req.size} that fits was refused by allocate")
-            want = _truth_after(a, releases + ([alloc] if ends_by else []), head)  # type: ignore[list-item]
-            got = guard.admit(alloc, ends_by)  # type: ignore[arg-type]
-            if got != want:
-                _fail("guard", f"admit({req.size}, ends by shadow: {ends_by}) = {got}, replay says {want}")
-            if got:
+            want = _truth_after(a, releases + ([alloc] if ends_by else []), head)
+            verdict = guard.admit(alloc, ends_by)
+            if verdict != want:
+                _fail("guard", f"admit({req.size}, ends by shadow: {ends_by}) = {verdict}, replay says {want}")
+            if verdict:
                 if ends_by:
-                    releases.append(alloc)  # type: ignore[arg-type]
+                    releases.append(alloc)
             else:
-                a.release(alloc)  # type: ignore[arg-type]
+                a.release(alloc)
 
     _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
 
@@ -685,7 +687,7 @@ def registered_allocator_factories(topologies: Sequence[Topology] | None = None)
     an allocator that raises while being constructed on a machine it accepts
     is not skipped: the factory raises, and the checks fail.
     """
-    out = []
+    out: list[tuple[str, Topology, Factory]] = []
     for top in topologies or small_topologies():
         for name in ALLOCATORS.names():
             entry = ALLOCATORS.entry(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..workload.core import Workload
@@ -9,7 +11,7 @@ from ..workload.core import Workload
 __all__ = ["workloads"]
 
 
-def workloads(max_jobs: int = 25, machine_nodes: int = 16, *, overrun: bool = False, max_time: int = 50):
+def workloads(max_jobs: int = 25, machine_nodes: int = 16, *, overrun: bool = False, max_time: int = 50) -> Any:
     """Random small workloads of integer times (so ties at equal instants are common).
 
     With ``overrun=False`` run time <= requested time, the regime in which EASY's
@@ -24,7 +26,7 @@ def workloads(max_jobs: int = 25, machine_nodes: int = 16, *, overrun: bool = Fa
         st.integers(0, max_time),  # slack: requested - run
     )
 
-    def build(rows):
+    def build(rows: list[tuple[int, int, int, int]]) -> Workload:
         rows = sorted(rows, key=lambda r: r[0])
         submit = [r[0] for r in rows]
         run = [r[1] for r in rows]

@@ -4,8 +4,8 @@ Nothing is dropped silently: every filter says how many jobs it removed or
 changed, why, and names the first few (job id and source line).
 
 The standard set (``--clean``) is, in this order: ``drop-no-size``,
-``drop-wider``, ``drop-nonpositive-runtime``, ``cap-runtime``.  The issue's
-standard set names the last three; ``drop-no-size`` is added because a job
+``drop-wider``, ``drop-nonpositive-runtime``, ``cap-runtime``.  Common
+cleaning uses the last three; ``drop-no-size`` is added because a job
 that asks for no processors at all (both processor fields missing or <= 0,
 19,516 such records in SDSC-BLUE) cannot be simulated, so ``--clean`` would
 otherwise stop on real traces.  ``fill-size`` is optional.

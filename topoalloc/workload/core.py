@@ -85,16 +85,27 @@ class Workload:
 
     __slots__ = ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "_swf", "header", "source")
 
+    job_id: np.ndarray
+    submit: np.ndarray
+    run: np.ndarray
+    size: np.ndarray
+    requested_time: np.ndarray
+    shape: np.ndarray | None
+    line: np.ndarray
+    _swf: np.ndarray | None
+    header: dict[str, str]
+    source: str
+
     def __init__(
         self,
-        job_id,
-        submit,
-        run,
-        size,
-        requested_time,
-        shape=None,
-        line=None,
-        swf=None,
+        job_id: Any,
+        submit: Any,
+        run: Any,
+        size: Any,
+        requested_time: Any,
+        shape: Any = None,
+        line: Any = None,
+        swf: Any = None,
         header: Mapping[str, str] | None = None,
         source: str = "<memory>",
     ):
@@ -142,7 +153,7 @@ class Workload:
             for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "_swf"):
                 object.__setattr__(self, name, getattr(sorted_wl, name))
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"Workload is immutable; use replace() or take() (tried to set {name!r})")
 
     @property
@@ -200,7 +211,7 @@ class Workload:
     def _raw_or_missing(self, name: str) -> np.ndarray:
         if self._swf is None:
             return np.full(len(self), -1.0)
-        return self.swf[:, F[name]]
+        return self._swf[:, F[name]]
 
     def describe_job(self, i: int) -> str:
         """``"job 42 (line 1042 of 'trace.swf')"`` — for messages."""

@@ -64,15 +64,15 @@ class Constant(SizeDistribution):
     def __post_init__(self) -> None:
         _pos_int("value", self.value)
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return np.full(n, self.value, dtype=np.int64)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         return float(self.value)
 
     @property
-    def maximum(self):
+    def maximum(self) -> int:
         return self.value
 
 
@@ -89,15 +89,15 @@ class Uniform(SizeDistribution):
         if self.hi < self.lo:
             raise InvalidArgument("hi", self.hi, f"an upper end >= lo={self.lo}")
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.integers(self.lo, self.hi + 1, size=n, dtype=np.int64)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         return (self.lo + self.hi) / 2.0
 
     @property
-    def maximum(self):
+    def maximum(self) -> int:
         return self.hi
 
 
@@ -123,15 +123,15 @@ class Exponential(SizeDistribution):
         p = np.exp(-(k - 1) / self.scale) - np.exp(-k / self.scale)
         return p / p.sum()
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.choice(np.arange(1, self.max_size + 1), size=n, p=self._pmf()).astype(np.int64)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         return float(np.dot(np.arange(1, self.max_size + 1), self._pmf()))
 
     @property
-    def maximum(self):
+    def maximum(self) -> int:
         return self.max_size
 
 
@@ -164,7 +164,7 @@ class Interval(SizeDistribution):
         """P[small] = A, P[large] = 1 − A (Turner, Table 4.1)."""
         return cls(((small[0], small[1], a), (large[0], large[1], 1.0 - a)))
 
-    def sample(self, rng, n, *, chooser: np.random.Generator | None = None):
+    def sample(self, rng: np.random.Generator, n: int, *, chooser: np.random.Generator | None = None) -> np.ndarray:
         chooser = chooser or rng
         probs = np.array([p for *_, p in self.ranges])
         which = chooser.choice(len(self.ranges), size=n, p=probs)
@@ -173,11 +173,11 @@ class Interval(SizeDistribution):
         return (lo + np.floor(rng.random(n) * (hi - lo + 1))).astype(np.int64)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         return float(sum(p * (lo + hi) / 2.0 for lo, hi, p in self.ranges))
 
     @property
-    def maximum(self):
+    def maximum(self) -> int:
         return max(hi for _, hi, p in self.ranges if p > 0)
 
 
@@ -192,15 +192,15 @@ class Cycle(SizeDistribution):
             raise InvalidArgument("values", self.values, "at least one value")
         object.__setattr__(self, "values", tuple(_pos_int("value", v) for v in self.values))
 
-    def sample(self, rng, n):
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return np.resize(np.array(self.values, dtype=np.int64), n)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         return float(np.mean(self.values))
 
     @property
-    def maximum(self):
+    def maximum(self) -> int:
         return max(self.values)
 
 
@@ -333,7 +333,7 @@ def mesh_workload(
     y = x if y is None else y
     r_arr, r_run, r_x, r_y, r_cx, r_cy = _streams(seed, 6)
 
-    def draw(dist, r, c):
+    def draw(dist: SizeDistribution, r: np.random.Generator, c: np.random.Generator) -> np.ndarray:
         return dist.sample(r, n_jobs, chooser=c) if isinstance(dist, Interval) else dist.sample(r, n_jobs)
 
     xs = draw(x, r_x, r_cx)

@@ -390,18 +390,22 @@ class AFLAllocator(FreeListAllocator):
     claims = frozenset({"exact_size", "mesh_embedding", "contention_free"})
     auxiliary = True
 
-    def __init__(self, topology, *, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge"):
+    def __init__(self, topology: Hypercube, *, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge"):
         super().__init__(topology, recognition=recognition, shape_rule=shape_rule)
         if pieces not in ("merge", "as_is"):
             raise InvalidArgument("pieces", pieces, "'merge' or 'as_is'")
         self.pieces = pieces
+
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's X×Y mesh, x-major (as :func:`mesh_layout`): process ``i`` at mesh position ``(i // Y, i % Y)``."""
+        return np.array([v for _, _, v in mesh_layout(allocation)], dtype=np.int64)
 
     def _shape(self, request: Request) -> tuple[int, int]:
         shape = request.shape
         if shape is None or len(shape) == 1:
             return square_shape(request.size, self.shape_rule)
         if len(shape) == 2:
-            return shape  # type: ignore[return-value]
+            return shape[0], shape[1]
         raise InvalidArgument("shape", shape, "an X×Y mesh (two sides) on a hypercube")
 
     def _fits_empty(self, request: Request) -> bool:
@@ -506,24 +510,24 @@ def mesh_layout(allocation: Allocation) -> list[list[int]]:
 
 
 @ALLOCATORS.register("buddy", accepts=BuddyAllocator.accepts)
-def _make_buddy(topology) -> BuddyAllocator:
+def _make_buddy(topology: Hypercube) -> BuddyAllocator:
     """Buddy subcube allocation on hypercube:n (aligned 2**k blocks)."""
     return BuddyAllocator(topology)
 
 
 @ALLOCATORS.register("gray_code", accepts=GrayCodeAllocator.accepts)
-def _make_gray(topology) -> GrayCodeAllocator:
+def _make_gray(topology: Hypercube) -> GrayCodeAllocator:
     """Gray code subcube allocation on hypercube:n (Chen and Shin)."""
     return GrayCodeAllocator(topology)
 
 
 @ALLOCATORS.register("free_list", accepts=FreeListAllocator.accepts)
-def _make_free_list(topology, recognition: str = "complete") -> FreeListAllocator:
+def _make_free_list(topology: Hypercube, recognition: str = "complete") -> FreeListAllocator:
     """Free list subcube allocation on hypercube:n; recognition=complete|lists."""
     return FreeListAllocator(topology, recognition=recognition)
 
 
 @ALLOCATORS.register("afl", accepts=AFLAllocator.accepts)
-def _make_afl(topology, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
+def _make_afl(topology: Hypercube, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
     """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists."""
     return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)

@@ -49,6 +49,7 @@ conformance suite).
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections.abc import Callable
 from typing import Any, Self
 
 import numpy as np
@@ -340,7 +341,7 @@ def _runs(free: np.ndarray, ring: bool) -> list[tuple[int, int]]:
     return runs
 
 
-def _factory(strategy: str):
+def _factory(strategy: str) -> Callable[..., LinearAllocator]:
     def make(topology: Topology, curve: "str | None" = None, span: str = "linear") -> LinearAllocator:
         return LinearAllocator(topology, strategy=strategy, curve=curve, span=span)
 

@@ -9,7 +9,7 @@ replaces them by their parent (buddy-style merging, recursively).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Self
 
 import numpy as np
@@ -84,6 +84,7 @@ class PartitionAllocator(Allocator):
     """
 
     claims = frozenset({"subtorus", "power_of_two"})
+    topology: Torus
 
     def __init__(
         self,
@@ -114,7 +115,7 @@ class PartitionAllocator(Allocator):
         self.prefer_dims = prefer_dims
         self._dims_ok: dict[tuple, bool] = {}
         self._blocks = 0
-        self.roots = [self._new_block(st, None) for st in initial_available_set(topology)]
+        self.roots = [self._new_block(st, None) for st in initial_available_set(self.topology)]
         self.max_order = max(b.st.order for b in self.roots)
         # the available set A, bucketed by order (log2 size): order -> {serial: block}
         self.free: list[dict[int, Block]] = [{} for _ in range(self.max_order + 1)]
@@ -185,15 +186,13 @@ class PartitionAllocator(Allocator):
                 if bucket:
                     return self._first_in(bucket, k, dims)[0]
             return None
-        best = best_key = None
+        found = []
         for j in range(k, self.max_order + 1):
             bucket = free[j]
             if bucket:
                 b, good = self._first_in(bucket, k, dims)
-                key = (not good, b.st.offset[::-1])
-                if best is None or key < best_key:
-                    best, best_key = b, key
-        return best
+                found.append(((not good, b.st.offset[::-1]), b))
+        return min(found, key=lambda f: f[0])[1] if found else None
 
     def _first_in(self, bucket: dict[int, Block], k: int, dims: int) -> tuple[Block, bool]:
         """The block of ``bucket`` with the lowest first node, among those giving the job
@@ -225,21 +224,15 @@ class PartitionAllocator(Allocator):
         if s is None:
             return None
         del self.free[s.st.order][s.serial]
+        r = s
         if s.st.order > k:
             pieces, at = self._partition(s.st, k)
-            chosen = pieces[at]
             s.state = Block.SPLIT
-            s.children = []
-            r = None
-            for st in pieces:
-                child = self._new_block(st, s)
-                s.children.append(child)
-                if st is chosen:
-                    r = child
-                else:
-                    self.free[st.order][child.serial] = child
-        else:
-            r = s
+            s.children = children = [self._new_block(st, s) for st in pieces]
+            for i, child in enumerate(children):
+                if i != at:
+                    self.free[child.st.order][child.serial] = child
+            r = children[at]
         r.state = Block.ALLOCATED
         info = {"semitorus": r.st, "requested": request.size, "rounded": 1 << k, "conversion": self._conversion(r.st)}
         return Grant(self._nodes(r), info, token=(r, s))
@@ -266,8 +259,8 @@ class PartitionAllocator(Allocator):
 
     def _merge_up(self, b: Block) -> None:
         p = b.parent
-        while p is not None and all(c.state == Block.FREE for c in p.children):
-            for c in p.children:
+        while p is not None and all(c.state == Block.FREE for c in p.children or ()):
+            for c in p.children or ():
                 del self.free[c.st.order][c.serial]
             p.children = None
             p.state = Block.FREE
@@ -333,6 +326,10 @@ class PartitionAllocator(Allocator):
         # a grant's top block stays split while the grant is held, so it is in the forest
         clone._tokens = {k: (mapping[b.serial], mapping[top.serial]) for k, (b, top) in self._tokens.items()}
 
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's virtual torus in row-major order (first dimension fastest): process ``i`` on ``embedding[i]``."""
+        return np.asarray(allocation.info["conversion"].embedding, dtype=np.int64)
+
     def available(self) -> list[Semitorus]:
         """The available set A: every free semitorus, largest first."""
         out = []
@@ -361,6 +358,8 @@ class _ProbeGuard(ReservationGuard):
     Both cases update the shadow state for the next candidate.  Hypothesis checks
     the whole against the general answer (replaying on snapshots).
     """
+
+    allocator: "PartitionAllocator"
 
     def __init__(self, allocator: "PartitionAllocator", head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
@@ -425,7 +424,7 @@ class _ProbeGuard(ReservationGuard):
         """The same judgement before allocating (no allocate/release churn for refused candidates)."""
         if ends_by_shadow:
             return True
-        a: PartitionAllocator = self.allocator
+        a = self.allocator
         k = a.order_of(request.size)
         top = a._identify(k)
         if top is None:
@@ -445,8 +444,8 @@ class _ProbeGuard(ReservationGuard):
         while path[-1].parent is not None and self.shadow_free(path[-1].parent):
             path.append(path[-1].parent)
         gained = list(pieces)
-        for x in path[:-1]:
-            gained.extend(c.st.order for c in x.parent.children if c is not x)
+        for x, parent in zip(path, path[1:]):
+            gained.extend(c.st.order for c in parent.children or () if c is not x)
         return path, gained
 
     def _fits(self, F: Block, gained: list[int]) -> bool:
@@ -458,8 +457,8 @@ class _ProbeGuard(ReservationGuard):
         return any(count[j] - (j == f) > 0 for j in range(k, len(count)))
 
 
-def _factory(scheme: str):
-    def make(topology: Topology, identify: str = "smallest", convert: str = "collapse", nep_order: str = "exhaust-largest", prefer_dims: int = 3):
+def _factory(scheme: str) -> Callable[..., PartitionAllocator]:
+    def make(topology: Topology, identify: str = "smallest", convert: str = "collapse", nep_order: str = "exhaust-largest", prefer_dims: int = 3) -> PartitionAllocator:
         return PartitionAllocator(topology, scheme=scheme, identify=identify, convert=convert, nep_order=nep_order, prefer_dims=prefer_dims)
 
     make.__doc__ = (

@@ -40,7 +40,7 @@ def snake_path(sides: Sequence[int]) -> list[tuple[int, ...]]:
     if not sides:
         return [()]
     first, rest = sides[0], sides[1:]
-    out = []
+    out: list[tuple[int, ...]] = []
     for j, tail in enumerate(snake_path(rest)):
         xs = range(first) if j % 2 == 0 else range(first - 1, -1, -1)
         out.extend((x,) + tail for x in xs)
@@ -188,5 +188,5 @@ def convert(s: Semitorus, machine: Torus, mode: str = "collapse") -> Conversion:
     groups.sort(key=lambda g: g[0])
     shape = tuple(int(np.prod([s.sides[i] for i in g])) for g in groups)
     if not shape:
-        shape, groups = (1,), ((0,),)
+        shape, groups = (1,), [(0,)]
     return Conversion(s, shape, tuple(groups), torus, machine)
