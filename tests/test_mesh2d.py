@@ -457,3 +457,38 @@ def test_every_allocator_is_listed_and_seeded_random_is_reproducible():
     r1 = topoalloc.simulate(w, machine=top, allocator="mesh_random", scheduler="fcfs", seed=5)
     r2 = topoalloc.simulate(w, machine=top, allocator="mesh_random", scheduler="fcfs", seed=5)
     assert r1.allocator == "mesh_random:seed=5" and np.array_equal(r1.allocations[0], r2.allocations[0])
+
+
+# ----------------------------------------------------------------- metrics
+def test_simulation_records_blocks_per_job_and_internal_fragmentation():
+    from topoalloc.metrics.blocks import blocks_per_job, internal_fragmentation
+    from topoalloc.workload.synthetic import Exponential, mesh_workload
+
+    w = mesh_workload(150, load=0.8, x=Exponential(3.0, 8), machine_nodes=64, load_definition="machine", seed=2)
+    per = {}
+    for spec in ("mesh_first_fit", "mbs", "anca_ff:max_blocks=2", "paging:page_index=1", "buddy_2d"):
+        r = topoalloc.simulate(w, machine="mesh:8x8", allocator=spec, scheduler="fcfs")
+        s = r.summary()
+        per[spec] = (s["mean_blocks_per_job"], s["internal_fragmentation"]["mean_per_job"])
+        b = blocks_per_job(r)
+        assert np.isfinite(b).all() and (b >= 1).all()
+        assert "blocks" in r.to_csv().splitlines()[0].split(",")
+        frag = internal_fragmentation(r)
+        assert frag["mean_per_job"] == pytest.approx(float((r.allocated_size - r.size).mean()))
+    assert per["mesh_first_fit"] == (1.0, 0.0) and per["buddy_2d"][0] == 1.0 and per["buddy_2d"][1] > 0
+    assert 1.0 <= per["anca_ff:max_blocks=2"][0] <= 2.0 and per["anca_ff:max_blocks=2"][1] == 0.0
+    assert per["mbs"][1] == 0.0 and per["paging:page_index=1"][1] > 0
+    flat = topoalloc.simulate(w, machine="flat:64", allocator="flat", scheduler="fcfs").summary()
+    assert "mean_blocks_per_job" not in flat
+
+
+@pytest.mark.parametrize("spec", ["paging:page_index=1,indexing=snake", "mbs", "mesh_random", "anca_bf", "pald", "mesh_first_fit"])
+def test_process_order_is_block_by_block_row_major(spec):
+    top = parse_machine("mesh:8x8")
+    a = ALLOCATORS.create(spec, topology=top)
+    a.allocate(Request(9))
+    x = a.allocate(Request(20, (5, 4)))
+    order = a.process_order(x).tolist()
+    g = Layers((8, 8))
+    assert order == [v for b in x.info["blocks"] for v in g.rect_nodes(b).tolist()]
+    assert sorted(order) == x.nodes.tolist()

@@ -81,6 +81,11 @@ class BuddySystem:
     """
 
     __slots__ = ("g", "K", "free", "_root_level", "zorder", "zpos")
+    K: int
+    free: list[list[int]]
+    _root_level: np.ndarray
+    zorder: np.ndarray
+    zpos: np.ndarray
 
     def __init__(self, g: Layers, roots: list[tuple[int, int, int]], _copy: "BuddySystem | None" = None):
         self.g = g
@@ -91,7 +96,7 @@ class BuddySystem:
             self.zorder, self.zpos = _copy.zorder, _copy.zpos
             return
         self.K = max(k for k, _, _ in roots)
-        self.free: list[list[int]] = [[] for _ in range(self.K + 1)]
+        self.free = [[] for _ in range(self.K + 1)]
         level = np.zeros(g.n, dtype=np.int8)
         zorder = []
         for k, x, r in roots:

@@ -49,6 +49,10 @@ class Perimeter:
     """
 
     __slots__ = ("g", "QR", "Q2", "R2", "rowsE", "_ramps", "_offsets")
+    QR: np.ndarray
+    rowsE: int
+    _ramps: dict[int, tuple[np.ndarray, np.ndarray]]
+    _offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]
 
     def __init__(self, g: Layers, criterion: str = "perimeter", _copy: "Perimeter | None" = None):
         self.g = g
@@ -65,8 +69,8 @@ class Perimeter:
             G2 = G.reshape(self.rowsE, S)
             # Q then R, one flat buffer, so one gather serves both
             self.QR = np.concatenate([G2.cumsum(axis=1).ravel(), G2.cumsum(axis=0).ravel()]).astype(np.int32)
-            self._ramps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-            self._offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+            self._ramps = {}
+            self._offsets = {}
         E = self.rowsE
         self.Q2 = self.QR[: E * S].reshape(E, S)
         self.R2 = self.QR[E * S :].reshape(E, S)
@@ -212,6 +216,22 @@ class MeshAllocator(Allocator):
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         self._give(token)
+
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's processes on its nodes: block by block in the order granted, row-major within each block.
+
+        (Bani-Ahmad does not say how processes map; this keeps each block's
+        part of the job's logical order in one piece.)
+        """
+        blocks = allocation.info.get("blocks")
+        if blocks is None or len(blocks) <= 1:
+            return allocation.nodes
+        g = self.geom
+        a = blocks.array if isinstance(blocks, Blocks) else np.array(list(blocks), dtype=np.int64).reshape(-1, 4)
+        w, l = int(a[0, 2]), int(a[0, 3])
+        if (a[:, 2] == w).all() and (a[:, 3] == l).all():  # pages, single processors: all at once
+            return ((a[:, 0] + g.X * a[:, 1])[:, None] + g.rect_nodes((0, 0, w, l))).ravel()
+        return g.rects_nodes([(int(x), int(r), int(ww), int(ll)) for x, r, ww, ll in a.tolist()])
 
     def _copy_state(self, clone: Self) -> None:
         # the free set is an int (immutable) and the frame memo is a pure function: shared

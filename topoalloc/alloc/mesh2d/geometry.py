@@ -389,6 +389,7 @@ class Blocks(Sequence[Rect]):
     """
 
     __slots__ = ("_data",)
+    _data: "tuple[Rect, ...] | np.ndarray"
 
     def __init__(self, data: "tuple[Rect, ...] | np.ndarray"):
         object.__setattr__(self, "_data", data)

@@ -99,6 +99,7 @@ class Paging(CountingProbes, MeshAllocator):
     """
 
     name = "paging"
+    claims: ClassVar[frozenset[str]] = frozenset({"blocks", "rounded_size", "aligned_squares"})
 
     def __init__(self, topology: Topology, *, page_index: int = 0, indexing: str = "row_major"):
         super().__init__(topology)
@@ -126,7 +127,6 @@ class Paging(CountingProbes, MeshAllocator):
         self._page_nodes = nodes
         self._free_pages = np.ones(len(rects), dtype=bool)
         self._identity = page_index == 0 and indexing == "row_major"
-        self.claims = frozenset({"blocks", "rounded_size", "aligned_squares"} | ({"exact_size"} if page_index == 0 else set()))
 
     def pages_for(self, request: Request) -> int:
         """Pages a request needs: ``⌈p / 4^i⌉``."""
