@@ -1,11 +1,11 @@
 """Allocate+release time of the 2-D mesh allocators on mesh:20x20 and mesh:128x128.
 
-Targets (issue "2-D mesh allocation"): median allocate+release <= 20 µs for First
+Targets (2-D mesh allocation): median allocate+release <= 20 µs for First
 Fit, Best Fit, MBS and Paging on mesh:20x20, <= 100 µs on mesh:128x128 (steady
 state, half busy).  The other allocators are timed beside them, without a target.
 
 Method: requests are W x L frames with each side the ceiling of an exponential
-variate of mean 10, truncated to the mesh side by rejection (the seed's workload;
+variate of mean 10, truncated to the mesh side by rejection (Bani-Ahmad's workload;
 ``topoalloc.workload.synthetic.Exponential``).  The machine is first brought to a
 steady state: a stream of requests is allocated, and before each one held jobs are
 released (a random one each time) while more than half the machine is busy.  In

@@ -1,7 +1,7 @@
-"""2-D mesh allocators (seed 001): brute-force checks on random occupancy grids, and the choices the seed leaves open.
+"""2-D mesh allocators (Bani-Ahmad): brute-force checks on random occupancy grids, and the choices the paper leaves open.
 
 The conformance suite runs every registered allocator with plain sizes; here
-the same properties are checked with shaped requests (the seed's workload),
+the same properties are checked with shaped requests (the paper's workload),
 and each search is compared with a plain brute-force reference.
 """
 

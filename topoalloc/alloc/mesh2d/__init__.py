@@ -1,4 +1,4 @@
-"""2-D mesh allocation (seed 001, Bani-Ahmad): contiguous and non-contiguous allocators.
+"""2-D mesh allocation (Bani-Ahmad, "Processor allocation with reduced internal and external fragmentation in 2D mesh-based multicomputers"): contiguous and non-contiguous allocators.
 
 Contiguous: :class:`FirstFit`, :class:`BestFit`, :class:`FrameSliding`,
 :class:`AdaptiveScan`.  Every allocator here works on meshes and tori of two

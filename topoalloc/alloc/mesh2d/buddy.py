@@ -16,7 +16,7 @@ Lo et al. divide the mesh into non-overlapping squares whose sides are powers
 of two; here, per layer, each side is cut by its binary digits (20 = 16 + 4),
 every piece-by-piece rectangle ``2^a × 2^b`` into squares of side
 ``2^min(a, b)``.  Each square is aligned to its side, and 20 × 20 gives one
-16 × 16 and nine 4 × 4 blocks (the spec's example).  The 2-D Buddy needs
+16 × 16 and nine 4 × 4 blocks.  The 2-D Buddy needs
 square layers whose side is a power of two: one root per layer.
 """
 

@@ -27,7 +27,7 @@ __all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter"]
 #: one AND on the busy bit set, with nothing to keep up to date on allocate and release
 PREFIX_SUMS_ABOVE = 2048
 
-#: Best Fit criteria (the seed uses BF without defining it; Zhu's is taken as the busy neighbours):
+#: Best Fit criteria (Bani-Ahmad uses Best Fit without defining its criterion):
 #: ``"perimeter"`` — most cells along the frame's outside perimeter that are busy
 #: or beyond the mesh boundary; ``"busy"`` — most busy cells only.
 CRITERIA = ("perimeter", "busy")

@@ -318,8 +318,8 @@ def frame_for(size: int, X: int, Y: int, rule: str = "square", pad: bool = True)
         closest to square (which a one-rectangle allocator can never place):
         never rounds.
 
-    The seed (Bani-Ahmad §"Simulation environment") draws the two sides of
-    every job; this rule serves workloads that give only a size (the traces).
+    Bani-Ahmad ("Simulation environment") draws the two sides of every
+    job; this rule serves workloads that give only a size (the traces).
 
     Examples
     --------

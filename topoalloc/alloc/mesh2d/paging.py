@@ -44,7 +44,7 @@ __all__ = ["INDEXINGS", "page_order", "Paging", "RandomAllocator"]
 #: ``shuffled_snake`` — the same recursion with each 2 × 2 group taken as a
 #: snake, (0, 0), (1, 0), (1, 1), (0, 1) (base-4 digit ``2·y + (x XOR y)``).
 #: On page grids whose sides are not powers of two the shuffled orders rank the
-#: pages that exist by their key.  The seed names the four but does not define
+#: pages that exist by their key.  Bani-Ahmad names the four but does not define
 #: them; these are the usual readings.
 INDEXINGS = ("row_major", "shuffled_row_major", "snake", "shuffled_snake")
 

@@ -1,9 +1,9 @@
-"""Request-partitioning allocators: ANCA (Chang & Mohapatra 1998), the seed's modified ANCA, and PALD.
+"""Request-partitioning allocators: ANCA (Chang & Mohapatra 1998), Bani-Ahmad's modified ANCA, and PALD.
 
 All three first try the whole frame with a contiguous search (First Fit or
 Best Fit, option ``base``), and split it only when that fails (Bani-Ahmad,
 "The ANCA and BGP approaches").  Each piece is one block; a *partitioning
-bound* ``max_blocks`` (the seed's PBV) caps the blocks a job may get, all or
+bound* ``max_blocks`` (Bani-Ahmad's partitioning-bound value, PBV) caps the blocks a job may get, all or
 nothing: a job that would need more is not allocated now.
 
 ANCA — level by level
@@ -14,14 +14,14 @@ ANCA — level by level
     kept) and the next level is tried, until the bound is passed or no piece
     can be split.
 
-    ``variant="modified"`` (the seed's, default): ``A × B`` becomes
+    ``variant="modified"`` (Bani-Ahmad's, default): ``A × B`` becomes
     ``⌈A/2⌉ × B`` and ``⌊A/2⌋ × B`` — no internal fragmentation.
 
-    ``variant="original"`` (Chang & Mohapatra, as the seed describes it):
+    ``variant="original"`` (Chang & Mohapatra, as Bani-Ahmad describes it):
     both halves are searched as ``⌈A/2⌉ × B`` — for odd ``A`` one row more
     than the smaller half needs; "bookkeeping of idle nodes" hands that row
     back, so the job holds exactly ``A × B`` processors, but the search asked
-    for more.  (The seed gives this in one sentence; here each piece is
+    for more.  (Bani-Ahmad gives this in one sentence; here each piece is
     placed in the lower-left corner of the submesh found for it and the rest
     of that submesh is freed once the level succeeds.)
 
@@ -32,7 +32,7 @@ PALD — one row at a time
     enough processors are free (pieces go down to single processors), so
     unbounded PALD is a counting allocator, and so is unbounded ANCA.
 
-Choices the seed leaves open, as options: ``tie`` — which side is "longest"
+Choices the paper leaves open, as options: ``tie`` — which side is "longest"
 for a square piece (``"x"``: the width is halved; ``"y"``); ``piece_order``
 — ``"largest"`` (default: the pieces of a level by decreasing area, ties in
 split order) or ``"split"`` (split order, depth first).
@@ -304,7 +304,7 @@ class ANCA(_Partitioning):
 
 
 class PALD(_Partitioning):
-    """PArtitioning at the Longest Dimension (Bani-Ahmad 2010; the seed's §"The ANCA and BGP approaches").
+    """PArtitioning at the Longest Dimension (Bani-Ahmad 2010; described in "The ANCA and BGP approaches").
 
     Examples
     --------
