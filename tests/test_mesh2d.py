@@ -492,3 +492,43 @@ def test_process_order_is_block_by_block_row_major(spec):
     g = Layers((8, 8))
     assert order == [v for b in x.info["blocks"] for v in g.rect_nodes(b).tolist()]
     assert sorted(order) == x.nodes.tolist()
+
+
+# ------------------------------------------------------- options pinned
+def test_split_options_are_pinned():
+    # a square is "longest" along x by default, along y with tie=y
+    assert [p[2:] for p in anca_levels(4, 4, bound=2)[1]] == [(2, 4), (2, 4)]
+    assert [p[2:] for p in anca_levels(4, 4, tie="y", bound=2)[1]] == [(4, 2), (4, 2)]
+    top = parse_machine("mesh:8x8")
+    big_first = ANCA(top, piece_order="largest").levels(5, 3)[1]
+    in_order = ANCA(top, piece_order="split").levels(5, 3)[1]
+    assert [p[2:] for p in big_first] == [(3, 3), (2, 3)] and [p[2:] for p in in_order] == [(3, 3), (2, 3)]
+    assert [p[2:] for p in ANCA(top, piece_order="split").levels(5, 3)[2]] == [(2, 3), (1, 3), (2, 2), (2, 1)]
+    assert [p[2:] for p in ANCA(top, piece_order="largest").levels(5, 3)[2]] == [(2, 3), (2, 2), (1, 3), (2, 1)]
+    # PALD peels along y for a square with tie=y
+    a = occupy(PALD(top, max_blocks=None, tie="y"), {0})
+    assert list(a.allocate(Request(64 - 8, (8, 7))).info["blocks"])[0] == (0, 1, 8, 7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("machine", ["mesh:9x7", "mesh:16x16", "torus:6x5x3", "mesh:3x3x4"])
+def test_brute_force_many_states(machine):
+    """The First Fit, Best Fit and Frame Sliding brute-force checks on more machines and states."""
+    top = parse_machine(machine)
+    rng = random.Random(10)
+    for _ in range(60):
+        busy = random_busy(top, rng)
+        _, b = grid_of(top, busy)
+        ff, bf = occupy(FirstFit(top), busy), occupy(BestFit(top), busy)
+        Y = ff.geom.Y
+        for w, l in fitting(ff):
+            bases = brute_bases(b, Y, w, l)
+            x = ff.allocate(Request(w * l, (w, l)))
+            y = bf.allocate(Request(w * l, (w, l)))
+            assert (x is None) == (y is None) == (not bases)
+            if bases:
+                assert x.info["blocks"][0] == (*bases[0], w, l)
+                scores = [brute_score(b, Y, bx, br, w, l, "perimeter") for bx, br in bases]
+                assert y.info["blocks"][0] == (*bases[scores.index(max(scores))], w, l)
+                ff.release(x)
+                bf.release(y)
