@@ -26,6 +26,7 @@ several workers the portfolio's interleaving depends on timing, so only the
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
@@ -45,9 +46,13 @@ STATUS_NAMES = {
 
 @dataclass
 class SolveOutcome:
+    """What a solve ended with: the status name, the solver (values, bound), wall seconds, and whether
+    the user interrupted it (Ctrl-C): then the status is what the search had reached, not a time-out."""
+
     status: str
     solver: cp_model.CpSolver
     seconds: float
+    interrupted: bool = False
 
     @property
     def has_solution(self) -> bool:
@@ -63,8 +68,40 @@ def check_solver_args(time_limit: float | None, workers: int, seed: int) -> None
         raise InvalidArgument("seed", seed, "a non-negative integer")
 
 
-def run_solver(model: cp_model.CpModel, *, time_limit: float | None, workers: int, seed: int, what: str) -> SolveOutcome:
-    """Validate and solve ``model``; raise :class:`SolverError` on an invalid model."""
+class _Best(cp_model.CpSolverSolutionCallback):
+    """Counts solutions and keeps the best objective, for a progress display."""
+
+    def __init__(self, progress: Callable[[float, float | None, float], None] | None) -> None:
+        super().__init__()
+        self.solutions = 0
+        self.objective: float | None = None
+        self.progress = progress
+        self.t0 = 0.0
+
+    def on_solution_callback(self) -> None:
+        self.solutions += 1
+        self.objective = self.objective_value
+        if self.progress is not None:
+            self.progress(time.perf_counter() - self.t0, self.objective, self.best_objective_bound)
+
+
+def run_solver(
+    model: cp_model.CpModel,
+    *,
+    time_limit: float | None,
+    workers: int,
+    seed: int,
+    what: str,
+    progress: Callable[[float, float | None, float], None] | None = None,
+) -> SolveOutcome:
+    """Validate and solve ``model``; raise :class:`SolverError` on an invalid model.
+
+    Ctrl-C: CP-SAT stops the search on SIGINT and returns what it has; a
+    search that returns before its time limit without proving optimality
+    or infeasibility can only have been stopped that way, so the outcome is
+    marked ``interrupted`` (a time-out is not).  ``progress(seconds, best
+    objective or None, bound)`` is called on every solution found.
+    """
     check_solver_args(time_limit, workers, seed)
     problem = model.validate()
     if problem:
@@ -74,12 +111,16 @@ def run_solver(model: cp_model.CpModel, *, time_limit: float | None, workers: in
         solver.parameters.max_time_in_seconds = float(time_limit)
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
+    best = _Best(progress)
     t0 = time.perf_counter()
-    code = solver.solve(model)
+    best.t0 = t0
+    code = solver.solve(model, best)
     seconds = time.perf_counter() - t0
     status = STATUS_NAMES.get(code)
     if status is None:  # pragma: no cover - a status CP-SAT may add later
         raise SolverError(what, str(code), "unrecognised CP-SAT status")
     if status == "model_invalid":
         raise SolverError(what, status, model.validate() or "CP-SAT reported MODEL_INVALID")
-    return SolveOutcome(status, solver, seconds)
+    # nothing else stops CP-SAT early: no other limit is set
+    interrupted = status in ("feasible", "unknown") and (time_limit is None or seconds < float(time_limit) - 0.05)
+    return SolveOutcome(status, solver, seconds, interrupted)

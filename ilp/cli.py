@@ -10,8 +10,9 @@ falls back silently.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from topoalloc.outputs import print_json
 
 __all__ = ["add_parsers", "run"]
 
@@ -42,6 +43,7 @@ def add_parsers(sub) -> None:
     o.add_argument("--method", choices=["cpsat", "dp"], default="cpsat", help="cpsat (default: any weights, ring, bounds) or dp: exact dynamic programming over subsets for window weights with K <= 3, linear rank distance, <= 16 nodes (1 GiB at 16)")
     o.add_argument("--output", metavar="FILE", help="write the ordering as 'node rank' lines (for curve=FILE)")
     o.add_argument("--json", action="store_true")
+    o.add_argument("--quiet", action="store_true", help="no progress display")
 
     m = sub.add_parser("minspan", help="offline minimum-span allocation of a random fixed-time instance", description="Solve minimum-span allocation (seed 003 §2.3) for a seeded random instance of fixed-time jobs.")
     m.add_argument("--processors", type=int, default=32)
@@ -51,6 +53,7 @@ def add_parsers(sub) -> None:
     m.add_argument("--ring", action="store_true", help="ring span instead of linear span")
     m.add_argument("--time-limit", type=_pos_float, default=60.0, metavar="S")
     m.add_argument("--json", action="store_true")
+    m.add_argument("--quiet", action="store_true", help="no progress display")
 
     g = sub.add_parser("gap", help="ratio online allocator / offline optimum on random instances", description="Replay seeded random fixed-time instances through an online allocator and compare its span metric to the proven CP-SAT optimum; with --mesh, run 2-D allocators under a scheduler on random jobs with W x L frames and compare their makespan or total wait to the optimal contiguous schedule.")
     g.add_argument("--heuristic", action="append", metavar="SPEC", help="registered allocator, e.g. best_fit or first_fit:span=ring (repeat for several; with --mesh, default: every 2-D heuristic)")
@@ -65,54 +68,112 @@ def add_parsers(sub) -> None:
     g.add_argument("--time-limit", type=_pos_float, default=30.0, metavar="S", help="per-instance CP-SAT limit")
     g.add_argument("--adversarial", type=int, default=0, metavar="STEPS", help="also hill-climb STEPS steps for a worst instance")
     g.add_argument("--json", action="store_true")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+#: rough bytes a CP-SAT model and its search take per literal (for the size checks)
+_BYTES_PER_LITERAL = 600
 
 
 def _machine(spec: str):
     from topoalloc.errors import InvalidArgument
 
     if spec.startswith("edges:"):
+        from topoalloc.errors import TraceFormatError
+        from topoalloc.textfiles import read_text
+
         path = spec[len("edges:"):]
         edges = []
-        try:
-            fh = open(path, encoding="utf-8")
-        except OSError as exc:
-            raise InvalidArgument("--topology", spec, f"a readable edge-list file ({exc.strerror})") from None
-        with fh:
-            for lineno, line in enumerate(fh, 1):
-                text = line.split("#", 1)[0].split()
-                if not text:
-                    continue
-                if len(text) != 2:
-                    raise InvalidArgument("--topology", f"{path} line {lineno}", "one 'u v' edge per line")
-                try:
-                    edges.append((int(text[0]), int(text[1])))
-                except ValueError:
-                    raise InvalidArgument("--topology", f"{path} line {lineno}", "two integer node ids per line") from None
+        for lineno, line in enumerate(read_text(path, what="an edge list of 'u v' lines").splitlines(), 1):
+            text = line.split("#", 1)[0].split()
+            if not text:
+                continue
+            if len(text) != 2:
+                raise TraceFormatError(path, lineno, f"expected one 'u v' edge, got {len(text)} fields")
+            try:
+                edges.append((int(text[0]), int(text[1])))
+            except ValueError:
+                raise TraceFormatError(path, lineno, f"expected two integer node ids, got {line.strip()!r}") from None
         return edges
     return spec
 
 
+def _check_positive(args, *names: str) -> None:
+    from topoalloc.errors import InvalidArgument
+
+    for name in names:
+        v = getattr(args, name.replace("-", "_"))
+        if v < 1:
+            raise InvalidArgument(f"--{name}", v, "a positive integer")
+
+
+def _solver_progress(args, label: str):
+    from topoalloc.progress import Progress
+
+    bar = Progress(label, enabled=not args.quiet)
+
+    def update(seconds: float, best: float | None, bound: float) -> None:
+        bar.update(seconds, None, "" if best is None else f"best {best:g}, bound {bound:g}")
+
+    return bar, update
+
+
 def _order(args) -> int:
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.limits import check_memory
+    from topoalloc.outputs import check_output
+
     from .dp import dp_ordering
-    from .ordering import optimal_ordering, save_ordering
+    from .graphs import machine_graph
+    from .ordering import optimal_ordering, parse_weights, save_ordering
 
+    output = check_output(args.output, "--output")
+    _check_positive(args, "workers")
+    if args.seed < 0:
+        raise InvalidArgument("--seed", args.seed, "a non-negative CP-SAT seed")
+    ws = parse_weights(args.weights)
+    machine = _machine(args.topology)
+    if isinstance(machine, str) and machine.strip() != "petersen":
+        from topoalloc.topology import parse_machine
+
+        n = parse_machine(machine).n_nodes
+    else:
+        n = 10 if isinstance(machine, str) else 1 + max((max(e) for e in machine), default=0)
+    K = ws.K or 1
+    check_memory(_BYTES_PER_LITERAL * n * n * max(K, 2), "--topology", args.topology, f"an ordering model of {n:,} nodes")
+    mg = machine_graph(machine, argument="--topology")
     if args.method == "dp":
-        from topoalloc.errors import InvalidArgument
-
         if args.ring:
             raise InvalidArgument("--ring", True, "linear rank distance with --method dp (ring costs are not local to the last ranks)")
-        res = dp_ordering(_machine(args.topology), args.weights)
+        res = dp_ordering(mg, ws)
     else:
-        res = _cpsat(args, optimal_ordering)
-    if args.output and res.order is not None:
-        save_ordering(res, args.output)
-    return _report_order(args, res)
+        bar, update = _solver_progress(args, "ordering")
+        with bar:
+            res = _cpsat(args, optimal_ordering, mg, ws, update)
+    if output is not None and res.order is not None:
+        _write_after("--output", output, lambda: save_ordering(res, output))
+    code = _report_order(args, res)
+    if getattr(res, "interrupted", False):
+        raise _interrupted(f"best found so far: objective {res.objective} (bound {res.bound})" if res.order is not None else f"no ordering found yet (bound {res.bound})")
+    return code
 
 
-def _cpsat(args, optimal_ordering):
+def _write_after(argument: str, path, write) -> None:
+    from topoalloc.cli import _write_after as write_after
+
+    write_after(argument, path, write)
+
+
+def _interrupted(message: str) -> Exception:
+    from topoalloc.cli import Interrupted
+
+    return Interrupted(message)
+
+
+def _cpsat(args, optimal_ordering, mg, ws, progress):
     return optimal_ordering(
-        _machine(args.topology),
-        args.weights,
+        mg,
+        ws,
         ring=args.ring,
         time_limit=args.time_limit,
         workers=args.workers,
@@ -120,45 +181,62 @@ def _cpsat(args, optimal_ordering):
         formulation=args.formulation,
         symmetry=not args.no_symmetry,
         flow=args.flow,
+        progress=progress,
     )
 
 
 def _report_order(args, res) -> int:
     if args.json:
-        json.dump(res.as_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(res.as_dict())
     else:
         print(f"{res.machine} ({res.n} nodes), weights {res.weights}, {'ring' if res.ring else 'linear'}: status {res.status}")
         if res.order is None:
             print(f"  no ordering found within {args.time_limit:g} s; proven lower bound {res.bound}")
         else:
             gap = f" (gap {100 * res.gap:.1f}%)" if res.status != "optimal" else ""
-            how = f"warm start {res.warm_start} = {res.warm_start_cost}" if res.formulation != "dp" else "dynamic programming"
+            if res.formulation == "dp":
+                how = "dynamic programming"
+            elif getattr(res, "from_warm_start", False):
+                how = f"the warm start {res.warm_start}: the search found nothing better"
+            else:
+                how = f"warm start {res.warm_start} = {res.warm_start_cost}"
             print(f"  objective {res.objective}, bound {res.bound}{gap}, {res.seconds:.2f} s, {how}")
             print("  order:", " ".join(map(str, res.order)))
+    sys.stdout.flush()
     return 0 if res.order is not None else 3
 
 
 def _minspan(args) -> int:
+    from topoalloc.limits import check_memory
+
     from .minspan import min_span_allocation, random_fixed_instance
 
+    _check_positive(args, "processors", "jobs")
+    check_memory(_BYTES_PER_LITERAL * 2 * args.processors * args.jobs, "--processors", args.processors, f"a min-span model of {args.processors:,} processors x {args.jobs:,} jobs")
     inst = random_fixed_instance(args.processors, args.jobs, args.seed)
-    res = min_span_allocation(inst, args.processors, objective=args.objective, ring=args.ring, time_limit=args.time_limit)
+    bar, update = _solver_progress(args, "min-span")
+    with bar:
+        res = min_span_allocation(inst, args.processors, objective=args.objective, ring=args.ring, time_limit=args.time_limit)
     d = res.as_dict()
     d["jobs"] = [[j.start, j.end, j.size] for j in inst]
+    d["interrupted"] = res.interrupted
     if args.json:
-        json.dump(d, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(d)
     else:
         print(f"{len(inst)} jobs on {args.processors} processors, {args.objective} of {'ring' if args.ring else 'linear'} spans: status {res.status}")
         print(f"  objective {d['objective_exact']}, bound {res.bound}, greedy {res.warm_start_objective}, {res.seconds:.2f} s")
         if res.spans is not None:
             print("  spans:", " ".join(map(str, res.spans)))
+    sys.stdout.flush()
+    if res.interrupted:
+        raise _interrupted(f"best found so far: objective {d['objective_exact']} (bound {res.bound})" if res.spans is not None else f"no allocation found yet (bound {res.bound})")
     return 0 if res.spans is not None else 3
 
 
 def _gap(args) -> int:
     from topoalloc.errors import InvalidArgument
+    from topoalloc.limits import check_memory
+    from topoalloc.progress import Progress
 
     if args.mesh is not None:
         return _mesh_gap(args)
@@ -170,23 +248,30 @@ def _gap(args) -> int:
         raise InvalidArgument("--objective", args.objective, "sum, max or sum_per_size (makespan and total_wait with --mesh)")
     heuristic = args.heuristic[0]
     objective = args.objective or "max"
-    jobs = 10 if args.jobs is None else args.jobs
-    instances = 50 if args.instances is None else args.instances
-    rep = gap_study(heuristic, processors=args.processors, jobs=jobs, instances=instances, seed=args.seed, objective=objective, ring=args.ring, time_limit=args.time_limit)
+    args.jobs = 10 if args.jobs is None else args.jobs
+    args.instances = 50 if args.instances is None else args.instances
+    _check_positive(args, "processors", "jobs", "instances")
+    if args.adversarial < 0:
+        raise InvalidArgument("--adversarial", args.adversarial, "a number of hill-climbing steps >= 0 (0: no adversarial search)")
+    check_memory(_BYTES_PER_LITERAL * 2 * args.processors * args.jobs, "--jobs", args.jobs, f"a min-span model of {args.processors:,} processors x {args.jobs:,} jobs per instance")
+    with Progress("instances", enabled=not args.quiet) as bar:
+        rep = gap_study(heuristic, processors=args.processors, jobs=args.jobs, instances=args.instances, seed=args.seed, objective=objective, ring=args.ring, time_limit=args.time_limit, progress=bar)
     out = rep.as_dict()
-    if args.adversarial:
-        adv = adversarial_search(heuristic, processors=args.processors, jobs=jobs, objective=objective, ring=args.ring, steps=args.adversarial, restarts=1, seed=args.seed, time_limit=args.time_limit)
+    if args.adversarial and not rep.interrupted:
+        adv = adversarial_search(heuristic, processors=args.processors, jobs=args.jobs, objective=objective, ring=args.ring, steps=args.adversarial, restarts=1, seed=args.seed, time_limit=args.time_limit)
         out["adversarial"] = adv.as_dict()
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(out)
     else:
-        print(f"{heuristic} vs optimum, {objective} span, {args.processors} processors, {jobs} jobs, {instances} instances (seed {args.seed})")
+        print(f"{heuristic} vs optimum, {objective} span, {args.processors} processors, {args.jobs} jobs, {out['instances']} of {args.instances} instances (seed {args.seed})")
         print(f"  compared {out['compared']}, not comparable {out['not_comparable']}, optimum unproven {out['unproven']}")
         if out["compared"]:
             print(f"  ratio mean {out['mean']:.3f}  median {out['median']:.3f}  p90 {out['p90']:.3f}  worst {out['worst']:.3f}  optimal in {100 * out['share_optimal']:.0f}%")
-        if args.adversarial:
+        if "adversarial" in out:
             print(f"  adversarial search ({args.adversarial} steps): worst ratio {out['adversarial']['worst']:.3f}")
+    sys.stdout.flush()
+    if rep.interrupted:
+        raise _interrupted(f"{out['instances']} of {args.instances} instances done (reported above)")
     return 0
 
 
@@ -205,13 +290,13 @@ def _mesh_gap(args) -> int:
     if args.ring or args.adversarial:
         raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --mesh")
     heuristics = args.heuristic or list(MESH_HEURISTICS)
-    jobs = 6 if args.jobs is None else args.jobs
-    instances = 20 if args.instances is None else args.instances
+    jobs = args.jobs = 6 if args.jobs is None else args.jobs
+    instances = args.instances = 20 if args.instances is None else args.instances
+    _check_positive(args, "jobs", "instances")
     rep = mesh_gap_study(heuristics, mesh=(sides[0], sides[1]), jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
     out = rep.as_dict()
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(out)
         return 0
     print(f"2-D heuristics under {args.scheduler} vs the optimal contiguous schedule, {objective}, mesh {out['mesh']}, {jobs} jobs, {instances} instances (seed {args.seed})")
     print(f"  optimum unproven {out['unproven']}; {out['seconds']:.1f} s")

@@ -29,7 +29,7 @@ so the same arguments give the same result.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -116,6 +116,8 @@ class GapReport:
     unproven: int = 0
     instances: int = 0
     seconds: float = 0.0
+    #: the user stopped the study (Ctrl-C): the instances done by then
+    interrupted: bool = False
 
     def as_dict(self) -> dict:
         r = np.array(self.ratios) if self.ratios else np.array([1.0])
@@ -136,6 +138,7 @@ class GapReport:
             "worst": self.worst,
             "share_optimal": float(np.mean(r <= 1.0 + 1e-12)) if self.ratios else None,
             "worst_instance": self.worst_instance,
+            "interrupted": self.interrupted,
         }
 
 
@@ -150,6 +153,8 @@ def _score(spec: str, jobs: list[SpanJob], processors: int, objective: str, ring
     if not on.comparable:
         return "not_comparable", None
     opt = min_span_allocation(jobs, processors, objective=objective, ring=ring, time_limit=time_limit, workers=1, seed=0)
+    if opt.interrupted:
+        return "interrupted", None
     if opt.status != "optimal":
         return "unproven", None
     online_val = objective_of(on.spans, [j.size for j in jobs], objective)
@@ -168,8 +173,14 @@ def gap_study(
     objective: str = "max",
     ring: bool = False,
     time_limit: float = 30.0,
+    progress: Callable[[int, int], None] | None = None,
 ) -> GapReport:
-    """Ratio online/optimum over ``instances`` seeded random instances (instance ``i`` uses seed ``seed*1_000_003 + i``)."""
+    """Ratio online/optimum over ``instances`` seeded random instances (instance ``i`` uses seed ``seed*1_000_003 + i``).
+
+    ``progress(done, instances)`` is called after each instance.  Ctrl-C
+    during an instance's solve ends the study: the report then holds the
+    instances done before it and ``interrupted`` is set.
+    """
     import time
 
     if objective not in OBJECTIVES:
@@ -182,7 +193,12 @@ def gap_study(
     for i in range(instances):
         inst = random_fixed_instance(processors, jobs, seed * 1_000_003 + i)
         kind, r = _score(heuristic, inst, processors, objective, ring, time_limit)
+        if kind == "interrupted":
+            rep.interrupted = True
+            break
         rep.instances += 1
+        if progress is not None:
+            progress(rep.instances, instances)
         if kind == "not_comparable":
             rep.not_comparable += 1
         elif kind == "unproven":

@@ -215,6 +215,8 @@ class MinSpanResult:
     bound: Fraction
     seconds: float
     warm_start_objective: Fraction
+    #: the user stopped the search (Ctrl-C): the best found by then, not a time-out
+    interrupted: bool = False
 
     def as_dict(self) -> dict:
         return {
@@ -369,7 +371,7 @@ def min_span_allocation(
         raise SolverError(what, "infeasible", "the instance was checked to fit; the model is wrong")
     bound = Fraction(math.ceil(out.solver.best_objective_bound - 1e-6), scale)
     if not out.has_solution:
-        return MinSpanResult(out.status, objective, ring, N, None, None, None, None, bound, out.seconds, greedy_obj)
+        return MinSpanResult(out.status, objective, ring, N, None, None, None, None, bound, out.seconds, greedy_obj, out.interrupted)
     ranks = tuple(tuple(r for r in range(N) if out.solver.boolean_value(x[j][r])) for j in J)
     _validate(js, ranks, N, what)
     spans = tuple(span_of(r, N, ring=ring) for r in ranks)
@@ -384,7 +386,7 @@ def min_span_allocation(
     if out.status == "optimal":
         bound = value
     nodes = tuple(tuple(sorted(ordering[r] for r in rs)) for rs in ranks)
-    return MinSpanResult(out.status, objective, ring, N, ranks, nodes, spans, value, min(bound, value), out.seconds, greedy_obj)
+    return MinSpanResult(out.status, objective, ring, N, ranks, nodes, spans, value, min(bound, value), out.seconds, greedy_obj, out.interrupted)
 
 
 def _contiguous_packing(js: list[SpanJob], N: int, *, ring: bool, time_limit, workers: int, seed: int, what: str):
@@ -415,6 +417,8 @@ def _contiguous_packing(js: list[SpanJob], N: int, *, ring: bool, time_limit, wo
                 m.add(x[a] + js[a].size <= x[b]).only_enforce_if(left)
                 m.add(x[b] + js[b].size <= x[a]).only_enforce_if(left.negated())
     out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what + " (contiguous phase)")
+    if out.interrupted:
+        raise KeyboardInterrupt  # nothing to report from this phase: the caller's Ctrl-C handling takes it
     if not out.has_solution:
         return None
     ranks = tuple(tuple(sorted((out.solver.value(x[i]) + k) % N for k in range(j.size))) for i, j in enumerate(js))

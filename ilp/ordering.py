@@ -76,7 +76,7 @@ import functools
 import itertools
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -359,6 +359,10 @@ class OrderingResult:
     seed: int
     warm_start: str | None = None
     warm_start_cost: int | None = None
+    #: the user stopped the search (Ctrl-C): the result is the best found by then, not a time-out
+    interrupted: bool = False
+    #: the order is the warm start itself: the search found nothing better in time
+    from_warm_start: bool = False
 
     @property
     def gap(self) -> float | None:
@@ -622,6 +626,7 @@ def optimal_ordering(
     symmetry: bool = True,
     warm_start: "str | Sequence[int] | None" = "auto",
     flow: bool = False,
+    progress: "Callable[[float, float | None, float], None] | None" = None,
 ) -> OrderingResult:
     """Solve the ordering problem of §2.2 with CP-SAT; see the module docstring.
 
@@ -657,7 +662,9 @@ def optimal_ordering(
     -------
     OrderingResult
         ``status`` is ``optimal``, ``feasible`` (with its gap) or ``unknown``
-        (no solution in time; ``order`` None).
+        (no solution in time and no warm start; ``order`` None).  When the
+        search ends (time limit or Ctrl-C: ``interrupted``) with nothing better
+        than the warm start, the warm start is returned as ``feasible``.
 
     Raises
     ------
@@ -682,6 +689,7 @@ def optimal_ordering(
     model = _Model(mg, ws, ring, form, symmetry, flow)
     ws_name: str | None = None
     ws_cost: int | None = None
+    ws_order: tuple[int, ...] | None = None
     if warm_start is not None:
         if isinstance(warm_start, str):
             if warm_start != "auto":
@@ -692,18 +700,23 @@ def optimal_ordering(
             cands = {"given": _check_order(warm_start, n, "warm_start")}
         scored = sorted((ordering_cost(mg, o, ws, ring=ring), name, o) for name, o in cands.items())
         ws_cost, ws_name, best = scored[0]
+        ws_order = tuple(int(v) for v in best)
         canon = model.canonical(best)
         if canon is not None:
             model.hint(canon)
         else:
             ws_name = f"{ws_name} (not usable: no automorphism found to canonicalise it)"
-    out = run_solver(model.m, time_limit=time_limit, workers=workers, seed=seed, what=f"ordering of {mg.name}")
+    out = run_solver(model.m, time_limit=time_limit, workers=workers, seed=seed, what=f"ordering of {mg.name}", progress=progress)
     solver = out.solver
     if out.status == "infeasible":
         raise SolverError(f"ordering of {mg.name}", "infeasible", "every permutation is a solution; the model or its symmetry breaking is wrong")
     bound = int(math.ceil(solver.best_objective_bound - 1e-6))
+    extra = dict(seconds=out.seconds, warm_start=ws_name, warm_start_cost=ws_cost, interrupted=out.interrupted, **common)
     if not out.has_solution:
-        return OrderingResult(status=out.status, order=None, objective=None, bound=bound, seconds=out.seconds, warm_start=ws_name, warm_start_cost=ws_cost, **common)
+        if ws_order is None or ws_cost is None:
+            return OrderingResult(status=out.status, order=None, objective=None, bound=bound, **extra)
+        # the search found nothing in time, but the warm start is an ordering in hand
+        return OrderingResult(status="feasible", order=ws_order, objective=ws_cost, bound=min(bound, ws_cost), from_warm_start=True, **extra)
     order = model.read(solver)
     order = _check_order(order, n)
     cost = ordering_cost(mg, order, ws, ring=ring)
@@ -711,7 +724,9 @@ def optimal_ordering(
         raise SolverError(f"ordering of {mg.name}", out.status, f"independent evaluation gives {cost}, the model {solver.objective_value}")
     if out.status == "optimal":
         bound = cost
-    return OrderingResult(status=out.status, order=order, objective=cost, bound=min(bound, cost), seconds=out.seconds, warm_start=ws_name, warm_start_cost=ws_cost, **common)
+    elif ws_order is not None and ws_cost is not None and ws_cost < cost:
+        return OrderingResult(status="feasible", order=ws_order, objective=ws_cost, bound=min(bound, ws_cost), from_warm_start=True, **extra)
+    return OrderingResult(status=out.status, order=order, objective=cost, bound=min(bound, cost), **extra)
 
 
 # ---------------------------------------------------------------------- files

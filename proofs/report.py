@@ -31,7 +31,7 @@ def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order:
     if family == "hypercube":
         from .hypercube import hypercube_rows
 
-        return hypercube_rows()
+        return hypercube_rows(max_n=max_order)
     if family == "deadlock":
         from .deadlock import deadlock_rows
 

@@ -139,8 +139,8 @@ def test_missing_size_without_clean(tmp_path):
     trace.write_text("; MaxProcs: 8\n" + LINE.replace("10 4 -1 -1 4", "10 -1 -1 -1 -1", 1) + "\n")
     p = run_cli("simulate", "--trace", str(trace))
     assert p.returncode == 2 and "job 1 (line 2" in p.stderr and "drop-no-size" in p.stderr
-    p = run_cli("simulate", "--trace", str(trace), "--clean", "--json")
-    assert p.returncode == 0 and json.loads(p.stdout)["jobs"] == 0
+    p = run_cli("simulate", "--trace", str(trace), "--clean", "--json")  # nothing left to simulate is an error, not zeros
+    assert p.returncode == 2 and "filter drop-no-size removed the last 1 jobs" in p.stderr and not p.stdout
 
 
 def test_json_byte_identical(tmp_path):

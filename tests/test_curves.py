@@ -143,7 +143,7 @@ def test_ordering_file_wrong_machine_size(tmp_path):
     f.write_text("0 0\n1 1\n")
     with pytest.raises(TraceFormatError, match="machine has 16"):
         make_ordering(str(f), parse_machine("mesh:4x4"))
-    with pytest.raises(InvalidArgument, match="readable file"):
+    with pytest.raises(TraceFormatError, match="missing.txt'. no such file"):
         read_ordering(tmp_path / "missing.txt")
 
 

@@ -33,7 +33,7 @@ FIGURES = {
 @pytest.fixture(scope="module")
 def run():
     w = read_swf(default_trace_path())
-    return w, topoalloc.simulate(w, machine="mesh:16x8", allocator="sorted_free_list:curve=snake", scheduler="easy")
+    return w, topoalloc.simulate(w, machine="mesh:16x8", allocator="sorted_free_list:curve=snake", scheduler="easy", record_allocations=True)
 
 
 def test_figures(run):

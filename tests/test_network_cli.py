@@ -63,7 +63,7 @@ def test_heatmap_on_a_hypercube(tmp_path, capsys):
         (["--topology", "mesh:4x4", "--rate", "2"], "argument rate=2.0"),
         (["--topology", "mesh:4x4", "--switching", "saf", "--buffers", "4"], "argument buffers=4"),
         (["--topology", "mesh:4x4", "--sweep", "0.5:0.1:0.1"], "argument sweep='0.5:0.1:0.1'"),
-        (["--topology", "torus:4x4", "--vcs", "0"], "argument vcs=0"),
+        (["--topology", "torus:4x4", "--vcs", "0"], "argument --vcs=0"),
     ],
 )
 def test_bad_input_one_line(args, needle):

@@ -26,7 +26,7 @@ def _w(rows):
 def test_one_job_alone_ends_when_its_last_message_is_delivered():
     w = _w([(0, 999, 4, 1000)])
     r = topoalloc.simulate(w, machine="mesh:4x4", allocator="best_fit:curve=row_major", scheduler="fcfs",
-                           network="wormhole", traffic="all-to-all:messages=12")
+                           network="wormhole", traffic="all-to-all:messages=12", record_allocations=True)
     m = NetworkModel("mesh:4x4")
     m.start_job(0, r.nodes_of(0).tolist(), "all-to-all:messages=12", at=0)
     c = m.next_completion(10**6)[0]

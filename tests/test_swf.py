@@ -137,7 +137,7 @@ def test_missing_file(tmp_path):
 def test_binary_file(tmp_path):
     p = tmp_path / "bin.swf"
     p.write_bytes(b"1 2 3\n\xff\xfe")
-    with pytest.raises(TraceFormatError, match="line 2 .*non-ASCII"):
+    with pytest.raises(TraceFormatError, match="line 2 .*byte 0x.. .*not an SWF file"):
         read_swf(p)
 
 

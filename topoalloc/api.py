@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .alloc import Allocator
-from .errors import InvalidArgument
 import numpy as np
 
 from . import spec as _spec
+from .alloc import Allocator
+from .errors import InvalidArgument, WorkloadError
+from .limits import NODE_BYTES, check_memory
 from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
 from .topology import Topology, parse_machine
@@ -88,14 +90,33 @@ def prepare_workload(
     work_multiple: float | None = None,
     scale_estimates: bool = True,
 ) -> tuple[Workload, np.ndarray, list[FilterReport]]:
-    """Apply filters and transforms in :data:`PIPELINE_ORDER`; return (workload, estimates, reports)."""
+    """Apply filters and transforms in :data:`PIPELINE_ORDER`; return (workload, estimates, reports).
+
+    The reports begin with the warnings the trace reader noticed (kept jobs).
+
+    Raises
+    ------
+    InvalidArgument
+        Unknown filter names, ``filters`` given as one string, a transform
+        factor that is not a finite positive number.
+    WorkloadError
+        If the filters leave no job to simulate (naming the filter that
+        removed the last ones).
+    """
+    if isinstance(filters, str) or not isinstance(filters, Iterable):
+        raise InvalidArgument("filters", filters, f"a list of filter names (e.g. [{filters!r}]), among {', '.join(FILTERS)}")
     wanted = set(filters)
-    unknown = wanted - set(FILTERS)
+    unknown = {f for f in wanted if f not in FILTERS}
     if unknown:
-        raise InvalidArgument("filters", sorted(unknown), f"names among {', '.join(FILTERS)}")
+        raise InvalidArgument("filters", sorted(map(str, unknown)), f"names among {', '.join(FILTERS)}")
+    for name, value in (("scale_sizes", scale_sizes), ("work_multiple", work_multiple)):
+        if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0):
+            raise InvalidArgument(name, value, "a finite number > 0")
     if clean:
         wanted |= set(STANDARD_CLEAN)
-    reports: list[FilterReport] = []
+    reports: list[FilterReport] = [FilterReport("check-trace", msg, source=workload.source, warning=True) for msg in workload.warnings]
+    if not len(workload):
+        raise WorkloadError(f"{workload.source!r} has no jobs to simulate")
     w = workload
     for step in PIPELINE_ORDER:
         if step == "scale-sizes" and scale_sizes is not None and scale_sizes != 1:
@@ -105,7 +126,10 @@ def prepare_workload(
         elif step == "work-multiple" and work_multiple is not None and work_multiple != 1:
             w, rep = work_multiple_fn(w, work_multiple, scale_estimates=scale_estimates)
         elif step in wanted:
+            before = len(w)
             w, rep = apply_filter(step, w, machine_nodes)
+            if before and not len(w):
+                raise WorkloadError(f"nothing to simulate: filter {step} removed the last {before} jobs of {workload.source!r} ({rep.reason})")
         elif step == "estimate":
             est, rep = estimate_fn(w, estimate)
         else:
@@ -137,6 +161,7 @@ def simulate(
     cycle: float = 1.0,
     service: str = "communication",
     contention: bool = True,
+    locality: bool | None = None,
 ) -> SimulationResult:
     """Simulate a workload on a machine with an allocator and a scheduler.
 
@@ -164,8 +189,12 @@ def simulate(
     seed : int, optional
         Passed to allocators that make random choices.
     record_allocations : bool, optional
-        Keep every job's nodes in the result (needed by locality metrics);
-        default: on for machines with a topology, off for the flat machine.
+        Keep every job's nodes in the result (``result.nodes_of(j)``, per-job
+        locality in the per-job table); default off: memory then stays
+        bounded whatever the length of the trace.
+    locality : bool, optional
+        Measure locality (spans, bounding boxes, components, hops) as jobs
+        finish, in bounded memory; default: on for machines with a topology.
     runtime_model : str or callable, optional
         An allocation-dependent run-time model (off by default), e.g.
         ``"locality:alpha=0.1,metric=pairwise_l1"`` (see
@@ -197,12 +226,17 @@ def simulate(
     """
     if trace is None:
         trace = default_trace_path()
+    if not isinstance(trace, (Workload, str, os.PathLike)):
+        raise InvalidArgument("trace", trace, "the path of an SWF file, a Workload, or None for the bundled trace")
     workload = trace if isinstance(trace, Workload) else read_swf(trace)
     if machine is None:
         n = workload.max_procs
         if n is None:
             raise InvalidArgument("machine", None, f"a machine spec such as flat:128 ({workload.source!r} states no MaxProcs)")
+        check_memory(n * NODE_BYTES, "MaxProcs", n, f"the header of {workload.source!r} asks for a machine of {n:,} processors, which")
         machine = f"flat:{n}"
+    if not isinstance(machine, (str, Topology)):
+        raise InvalidArgument("machine", machine, "a machine spec such as 'mesh:16x8', or a Topology")
     topology = parse_machine(machine)
     alloc = make_allocator(allocator, topology, seed)
     sched = make_scheduler(scheduler)
@@ -218,7 +252,9 @@ def simulate(
         scale_estimates=scale_estimates,
     )
     if record_allocations is None:
-        record_allocations = topology.has_locality
+        record_allocations = False
+    if locality is None:
+        locality = topology.has_locality
     from .sched.runtime_model import make_runtime_model
 
     model = make_runtime_model(runtime_model, topology, alloc)
@@ -229,6 +265,11 @@ def simulate(
         from .network.coupling import CommunicatingJobs
 
         coupling = CommunicatingJobs(topology, network, traffic, cycle=cycle, service=service, contention=contention)
+    stream = None
+    if locality:
+        from .metrics.locality import LocalityStream
+
+        stream = LocalityStream(topology, getattr(alloc, "ordering", None))
     sim = Simulation(
         w,
         alloc,
@@ -239,6 +280,7 @@ def simulate(
         progress=progress,
         runtime_model=model,
         network=coupling,
+        locality=stream,
     )
     result = sim.run()
     result.ordering = getattr(alloc, "ordering", None)

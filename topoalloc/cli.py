@@ -1,20 +1,31 @@
 """Command line: ``topoalloc simulate ...``.
 
-Errors that come from bad input (a missing file, a malformed trace line, an
-unknown allocator, a job wider than the machine) end the program with exit
-status 2 and one line on stderr naming the file, line, argument and value.
+Every command follows the same rules:
+
+* bad input (a missing file, a malformed trace line, an unknown allocator, a
+  job wider than the machine, a size this machine cannot hold) ends the
+  program with exit status 2 and one line on stderr naming the file, line,
+  argument and value — never a traceback;
+* output paths are checked before any work, and files are written atomically
+  (:mod:`topoalloc.outputs`); if writing fails after the work, the result is
+  still printed, then the error (exit 2);
+* ``--json`` output is strict JSON (``null`` where a value is not defined);
+* Ctrl-C prints one line (``interrupted after N s``, with the best found so
+  far where there is one) and exits 130;
+* long commands show a progress bar on a terminal (not with ``--quiet``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from .errors import TopoallocError
+from .outputs import print_json
 
 __all__ = ["main", "build_parser"]
 
@@ -53,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--round-pow2", action="store_true", help="round sizes up to a power of two")
     t.add_argument("--work-multiple", type=_positive_float, metavar="C", help="multiply run and requested times by C")
     t.add_argument("--keep-estimates", action="store_true", help="with --work-multiple, leave requested times as logged")
-    s.add_argument("--seed", type=int, default=None, help="seed for allocators that make random choices")
+    s.add_argument("--seed", type=int, default=None, help="seed of the allocator's random choices (only for allocators that make some, e.g. random)")
     s.add_argument("--runtime-model", metavar="SPEC", default=None, help="allocation-dependent run times, e.g. locality:alpha=0.1,metric=pairwise_l1 (a model; off by default)")
     n = s.add_argument_group("communication (jobs send messages on a simulated network; service time emerges from it)")
     n.add_argument("--network", metavar="SPEC", help="wormhole|vct|saf[:packet=8,buffers=4,vcs=1,router_delay=1,mode=flit|packet]")
@@ -76,10 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("prove", help="run the Z3 proofs and print what was proved", description="Run the Z3 proofs about the allocators' own output.")
     pr.add_argument("family", choices=["torus", "hypercube", "deadlock"], help="which proofs")
-    pr.add_argument("--full", action="store_true", help="torus: also prove the conversions in every orientation of every shape (slow); EP/NEP always cover every orientation")
-    pr.add_argument("--max-dims", type=int, default=6, help="largest number of semitorus dimensions (default 6)")
-    pr.add_argument("--max-order", type=int, default=12, help="largest semitorus: 2^ORDER nodes (default 12)")
-    pr.add_argument("--workers", type=int, default=1, help="processes for the conversion proofs (default 1; results do not depend on it)")
+    pr.add_argument("--full", action="store_true", help="torus: also prove the conversions in every orientation of every shape (slow); deadlock: larger machines")
+    pr.add_argument("--max-dims", type=int, default=None, help="torus: largest number of semitorus dimensions (default 6, at most 8)")
+    pr.add_argument("--max-order", type=int, default=None, help="torus: largest semitorus, 2^ORDER nodes (default 12, at most 20); hypercube: largest cube dimension the meshes fit (default 10, at most 16)")
+    pr.add_argument("--workers", type=int, default=1, help="torus: processes for the conversion proofs (default 1; results do not depend on it)")
     pr.add_argument("--json", action="store_true")
 
     cv = sub.add_parser("curve", help="print or write a curve ordering of a machine", description="Build a curve ordering and print it as 'node rank' lines (or write it to a file), with its non-unit step fraction on stderr.")
@@ -155,9 +166,13 @@ class _Progress:
 
 def _simulate(args: argparse.Namespace) -> int:
     from .api import simulate
+    from .outputs import check_output
+    from .progress import Progress
 
-    progress = _Progress(not args.quiet)
-    try:
+    jobs_out = check_output(args.jobs_out, "--jobs-out", (".csv", ".parquet"))
+    if args.seed is not None:
+        _check_seed_used(args.allocator, args.seed)
+    with Progress("simulating", enabled=not args.quiet) as progress:
         result = simulate(
             args.trace,
             machine=args.machine,
@@ -180,20 +195,40 @@ def _simulate(args: argparse.Namespace) -> int:
             service=args.service,
             contention=not args.no_contention,
         )
-    finally:
-        progress.close()
-    if not args.quiet:
-        for rep in result.reports:
+    for rep in result.reports:
+        if rep.warning or not args.quiet:
             print(f"topoalloc: {rep}", file=sys.stderr)
-    if args.jobs_out:
-        result.write_jobs(args.jobs_out)
     summary = result.summary()
     if args.json:
-        json.dump(summary, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(summary)
     else:
         _print_summary(summary)
+    sys.stdout.flush()
+    if jobs_out is not None:  # after the summary: a failure here must not lose it
+        _write_after("--jobs-out", jobs_out, lambda: result.write_jobs(jobs_out))
     return 0
+
+
+def _write_after(argument: str, path: Any, write: Any) -> None:
+    """Write an extra output once the work is done; an OS failure becomes one line (exit 2)."""
+    from .errors import InvalidArgument
+
+    try:
+        write()
+    except OSError as exc:
+        raise InvalidArgument(argument, str(path), f"a file that can be written; writing it failed: {exc.strerror or exc} (the old file, if any, is unchanged)") from None
+
+
+def _check_seed_used(allocator: str, seed: int) -> None:
+    """``--seed`` only where a component makes random choices: an allocator whose factory takes a seed."""
+    from . import spec as _spec
+    from .errors import InvalidArgument
+    from .registry import ALLOCATORS
+
+    name = _spec.parse(allocator, argument="--allocator").name
+    if "seed" not in ALLOCATORS.entry(name).options(ALLOCATORS.fixed):
+        random_ones = [n for n in ALLOCATORS.names() if "seed" in ALLOCATORS.entry(n).options(ALLOCATORS.fixed)]
+        raise InvalidArgument("--seed", seed, f"an allocator that makes random choices ({', '.join(random_ones) or 'none is registered'}); {name!r} makes none")
 
 
 def _print_summary(summary: dict) -> None:
@@ -241,8 +276,7 @@ def _partition(args: argparse.Namespace) -> int:
         "conversion": conv.as_dict(),
     }
     if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(out)
     else:
         print(f"{args.scheme.upper()} on {machine.spec()} for {args.nodes} processors (rounded to {out['rounded']}):")
         for p in pieces:
@@ -258,12 +292,31 @@ def _prove(args: argparse.Namespace) -> int:
 
     from .errors import InvalidArgument
 
+    fam = args.family
     if args.workers < 1:
         raise InvalidArgument("--workers", args.workers, "a positive number of processes")
-    rows = run_family(args.family, full=args.full, max_dims=args.max_dims, max_order=args.max_order, workers=args.workers)
+    if fam != "torus" and args.workers != 1:
+        raise InvalidArgument("--workers", args.workers, f"1 for the {fam} proofs (only the torus conversions run in several processes)")
+    if fam != "torus" and args.max_dims is not None:
+        raise InvalidArgument("--max-dims", args.max_dims, f"no value for the {fam} proofs (it bounds semitorus dimensions: prove torus)")
+    if fam == "deadlock" and args.max_order is not None:
+        raise InvalidArgument("--max-order", args.max_order, "no value for the deadlock proofs (--full checks larger machines)")
+    if fam == "hypercube" and args.full:
+        raise InvalidArgument("--full", True, "no --full for the hypercube proofs (--max-order sets their size)")
+    limits = {"torus": (12, 20), "hypercube": (10, 16)}
+    max_order = args.max_order
+    if fam in limits:
+        default, top = limits[fam]
+        max_order = default if max_order is None else max_order
+        if not 1 <= max_order <= top:
+            what = "semitori of 2^1 .. 2^20 nodes" if fam == "torus" else "cube dimensions 1 .. 16"
+            raise InvalidArgument("--max-order", max_order, f"an order in 1..{top} ({what}: every shape up to it is enumerated, so the work doubles with each step)")
+    max_dims = 6 if args.max_dims is None else args.max_dims
+    if not 1 <= max_dims <= 8:
+        raise InvalidArgument("--max-dims", max_dims, "a number of dimensions in 1..8")
+    rows = run_family(fam, full=args.full, max_dims=max_dims, max_order=max_order or 12, workers=args.workers)
     if args.json:
-        json.dump(rows, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(rows)
     else:
         from rich.console import Console
         from rich.table import Table
@@ -279,15 +332,18 @@ def _prove(args: argparse.Namespace) -> int:
 
 def _curve(args: argparse.Namespace) -> int:
     from .curves import format_ordering, make_ordering
+    from .limits import NODE_BYTES, check_memory
+    from .outputs import atomic_write, check_output
     from .topology import parse_machine
 
+    out = check_output(args.out, "--out")
     top = parse_machine(args.machine)
+    check_memory(top.n_nodes * NODE_BYTES, "--machine", args.machine, f"a curve over {top.n_nodes:,} nodes")
     o = make_ordering(args.curve, top)
     steps = o.steps(top)
     text = format_ordering(o, comment=f"machine {top.spec()}; non-unit steps {int((steps != 1).sum())} of {steps.size}")
-    if args.out:
-        with open(args.out, "w") as fh:
-            fh.write(text)
+    if out is not None:
+        atomic_write(out, text)
     else:
         sys.stdout.write(text)
     frac = o.non_unit_step_fraction(top)
@@ -320,8 +376,7 @@ def _afl(args: argparse.Namespace) -> int:
         "leftover": leftover,
     }
     if args.json:
-        json.dump(out, sys.stdout)
-        sys.stdout.write("\n")
+        print_json(out)
     else:
         cube = Subcube(n, *got.info["cube"])
         print(f"{x}x{y} mesh in Q{n}: k-cube {out['cube']} ({cube.dim}-cube, {cube.size} nodes), mesh {x * y} nodes")
@@ -349,11 +404,23 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
+class Interrupted(Exception):
+    """Ctrl-C with something to say: ``message`` is printed after "interrupted after N s"."""
 
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    t0 = time.monotonic()
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
+    except KeyboardInterrupt:
+        print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        return 130
     try:
         from .plugins import load_plugins
 
@@ -380,7 +447,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TopoallocError as exc:
         print(f"topoalloc: error: {exc}", file=sys.stderr)
         return 2
+    except Interrupted as exc:
+        print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s; {exc.message}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("topoalloc: error: out of memory (the size checks did not foresee this run: please report it, with the command)", file=sys.stderr)
+        return 2
     except BrokenPipeError:
+        try:  # the reader went away (e.g. | head): no traceback from the final flush either
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
         return 0
 
 

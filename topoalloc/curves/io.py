@@ -10,11 +10,12 @@ comment header naming the ordering.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import InvalidArgument, TraceFormatError
+from ..outputs import atomic_write
+from ..textfiles import read_text
 from .base import Ordering
 
 __all__ = ["read_ordering", "write_ordering", "format_ordering"]
@@ -36,11 +37,7 @@ def read_ordering(path: str | os.PathLike, n_nodes: int | None = None) -> Orderi
         rank out of range or given twice, ranks that are neither ``0..n-1``
         nor ``1..n``.
     """
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise InvalidArgument("ordering file", str(path), f"a readable file ({exc.strerror})") from None
+    text = read_text(path, what="an ordering file of 'node rank' lines")
     pairs: list[tuple[int, int, int]] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
@@ -77,7 +74,7 @@ def read_ordering(path: str | os.PathLike, n_nodes: int | None = None) -> Orderi
         if node_at_rank[r] >= 0:
             raise TraceFormatError(str(path), lineno, f"rank {rank} given to node {node_at_rank[r]} already")
         node_at_rank[r] = node
-    return Ordering(node_at_rank, p.name)
+    return Ordering(node_at_rank, os.path.basename(os.fspath(path)))
 
 
 def format_ordering(ordering: Ordering, comment: str | None = None) -> str:
@@ -91,4 +88,4 @@ def format_ordering(ordering: Ordering, comment: str | None = None) -> str:
 
 def write_ordering(ordering: Ordering, path: str | os.PathLike, comment: str | None = None) -> None:
     """Write ``ordering`` as ``node rank`` lines (readable by :func:`read_ordering` and PReMAS)."""
-    Path(path).write_text(format_ordering(ordering, comment))
+    atomic_write(path, format_ordering(ordering, comment))

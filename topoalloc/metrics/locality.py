@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgument
-from ..topology.base import Grid, Topology
+from ..topology.base import Grid, Subcubes, Topology
 
 __all__ = [
     "linear_span",
@@ -57,6 +57,7 @@ __all__ = [
     "locality_summary",
     "smallest_cube",
     "JOB_METRICS",
+    "LocalityStream",
 ]
 
 #: per-job metrics, in output order
@@ -132,6 +133,13 @@ def _distance_matrix(topology: Topology) -> np.ndarray | None:
         for b in range(a + 1, n):
             d[a, b] = d[b, a] = topology.distance(a, b)
     return d
+
+
+def _coords(topology: Grid, nodes: np.ndarray) -> np.ndarray:
+    """Coordinates of ``nodes`` by arithmetic on the ids (no per-machine table)."""
+    strides = np.asarray(topology.strides, dtype=np.int64)
+    dims = np.asarray(topology.dims, dtype=np.int64)
+    return (nodes[:, None] // strides[None, :]) % dims[None, :]
 
 
 def _segment_ids(offsets: np.ndarray) -> np.ndarray:
@@ -255,8 +263,12 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology) 
         order = np.argsort(key, kind="stable")
         skey = key[order]
     src_list, dst_list = [], []
-    if isinstance(topology, Grid):
-        coords = topology.coords[nodes]
+    if isinstance(topology, Subcubes):
+        for b in range(topology.n):  # neighbours differ in one bit
+            src_list.append(np.arange(k))
+            dst_list.append(seg.astype(np.int64) * n + (nodes ^ (1 << b)))
+    elif isinstance(topology, Grid):
+        coords = _coords(topology, nodes)
         for i, (D, st, w) in enumerate(zip(topology.dims, topology.strides, topology.wrap)):
             if D == 1:
                 continue
@@ -324,7 +336,7 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
         out["stretch_span"] = np.where(p > 0, ring / np.maximum(p, 1), np.nan)
     pairs = p * (p - 1) / 2.0
     if isinstance(topology, Grid):
-        coords = topology.coords[nodes]
+        coords = _coords(topology, nodes)
         ext = []
         pair_sum = np.zeros(m)
         for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
@@ -349,13 +361,19 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
         for key in ("bbox_volume", "bbox_sides", "bbox_cube", "bbox_cube_ratio"):
             out[key] = nanv.copy()
         hop_sum = np.zeros(m)
-        dist = _distance_matrix(topology)
-        if dist is None:
-            hop_sum[:] = np.nan
+        if isinstance(topology, Subcubes):
+            # hops are a popcount: over unordered pairs, bit b differs for (ones in b) x (zeros in b) pairs
+            for b in range(topology.n):
+                ones = np.bincount(seg, weights=((nodes >> b) & 1).astype(np.float64), minlength=m)
+                hop_sum += ones * (p - ones)
         else:
-            for j in np.flatnonzero(p >= 2).tolist():
-                js = nodes[offsets[j] : offsets[j + 1]]
-                hop_sum[j] = dist[np.ix_(js, js)].sum() / 2.0
+            dist = _distance_matrix(topology)
+            if dist is None:
+                hop_sum[:] = np.nan
+            else:
+                for j in np.flatnonzero(p >= 2).tolist():
+                    js = nodes[offsets[j] : offsets[j + 1]]
+                    hop_sum[j] = dist[np.ix_(js, js)].sum() / 2.0
     if full_box is None or not full_box.any():
         out["components"] = _components(nodes, seg, m, topology).astype(float)
     else:
@@ -403,3 +421,116 @@ def locality_summary(result: Any, **kwargs: Any) -> dict[str, Any]:
         "locality": {name: _agg(per[name], size, run) for name in JOB_METRICS},
     }
     return out
+
+
+class _Running:
+    """Running aggregates of one per-job metric over the finite values seen (see :func:`_agg`)."""
+
+    __slots__ = ("count", "total", "high", "per_proc", "weighted", "weight")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0.0
+        self.high = -math.inf
+        self.per_proc = 0.0
+        self.weighted = 0.0
+        self.weight = 0.0
+
+    def add(self, values: np.ndarray, size: np.ndarray, run: np.ndarray) -> None:
+        ok = np.isfinite(values)
+        if not ok.any():
+            return
+        v, s, t = values[ok], size[ok].astype(float), run[ok].astype(float)
+        self.count += int(v.size)
+        self.total += float(v.sum())
+        self.high = max(self.high, float(v.max()))
+        self.per_proc += float((v / s).sum())
+        self.weighted += float((v * t).sum())
+        self.weight += float(t.sum())
+
+    def result(self) -> dict[str, float]:
+        if not self.count:
+            nan = float("nan")
+            return {"mean": nan, "max": nan, "mean_per_proc": nan, "runtime_weighted_mean": nan, "sum_x_runtime": nan}
+        mean = self.total / self.count
+        return {
+            "mean": mean,
+            "max": self.high,
+            "mean_per_proc": self.per_proc / self.count,
+            "runtime_weighted_mean": self.weighted / self.weight if self.weight > 0 else mean,
+            "sum_x_runtime": self.weighted,
+        }
+
+
+class LocalityStream:
+    """Locality metrics of jobs as they finish, in batches: memory bounded by the batch, not the run.
+
+    The simulation hands every finished job's nodes to :meth:`add`; every
+    :attr:`batch_nodes` nodes the batch is measured with the vectorised
+    :func:`job_locality` and folded into running aggregates, so a run of a
+    million jobs on a machine of a hundred thousand nodes keeps a few arrays
+    of one batch.  :meth:`summary` has the same keys as
+    :func:`locality_summary` (the aggregates are the same, summed batch by
+    batch, so they may differ from it in the last bits).
+
+    Parameters
+    ----------
+    topology : Topology
+    ordering : Ordering, optional
+        The allocator's curve (spans are measured in it), else node ids.
+    batch_nodes : int
+        Nodes gathered before a batch is measured.
+
+    Examples
+    --------
+    >>> from topoalloc.topology import parse_machine
+    >>> s = LocalityStream(parse_machine("mesh:4x4"))
+    >>> s.add(np.array([0, 1, 4, 5]), 10.0)
+    >>> s.add(np.array([2, 15]), 10.0)
+    >>> s.summary()["mean_pairwise_l1"]  # (4/3 + 4) / 2: a 2x2 square, and two nodes 4 hops apart
+    2.6666666666666665
+    """
+
+    def __init__(self, topology: Topology, ordering: Any = None, *, batch_nodes: int = 1 << 16):
+        self.topology = topology
+        self.ordering = ordering
+        self.batch_nodes = batch_nodes
+        self._nodes: list[np.ndarray] = []
+        self._run: list[float] = []
+        self._pending = 0
+        self._aggs = {name: _Running() for name in JOB_METRICS}
+        self._l1 = _Running()
+        self.jobs = 0
+
+    def add(self, nodes: np.ndarray, run: float) -> None:
+        """One finished job: its nodes and its run (service) time."""
+        self._nodes.append(nodes)
+        self._run.append(run)
+        self._pending += int(nodes.size)
+        self.jobs += 1
+        if self._pending >= self.batch_nodes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Measure the jobs gathered so far and fold them into the aggregates."""
+        if not self._nodes:
+            return
+        sizes = np.fromiter((a.size for a in self._nodes), dtype=np.int64, count=len(self._nodes))
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        flat = np.concatenate(self._nodes).astype(np.int64)
+        per = job_locality(topology=self.topology, allocations=(flat, offsets), ordering=self.ordering)
+        run = np.asarray(self._run, dtype=np.float64)
+        size = np.maximum(sizes, 1)
+        for name in JOB_METRICS:
+            self._aggs[name].add(per[name], size, run)
+        self._l1.add(per["pairwise_l1"], size, run)
+        self._nodes.clear()
+        self._run.clear()
+        self._pending = 0
+
+    def summary(self) -> dict[str, Any]:
+        """``{"mean_pairwise_l1": ..., "locality": {metric: aggregates}}`` over every job added."""
+        self.flush()
+        l1 = self._l1.result()["mean"]
+        return {"mean_pairwise_l1": l1, "locality": {name: self._aggs[name].result() for name in JOB_METRICS}}

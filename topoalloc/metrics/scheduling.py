@@ -131,7 +131,9 @@ def summarize(result: "SimulationResult") -> dict[str, Any]:
     }
     for name in METRICS.names():
         out[name] = METRICS.create(name)(result)
-    if result.allocations is not None and result.topology.has_locality:
+    if result.locality is not None:  # streamed while the jobs finished
+        out.update(result.locality)
+    elif result.allocations is not None and result.topology.has_locality:
         from .locality import locality_summary  # the machine has a topology: locality metrics too
 
         out.update(locality_summary(result))

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..outputs import atomic_output
 from ..topology.torus import Torus
 from .sim import SweepResult, TrafficResult
 from .tables import NetworkTables
@@ -65,7 +66,8 @@ def plot_latency_throughput(result: SweepResult, path: str, *, bound: float | No
         c = first.config
         fig.suptitle(f"{first.machine}, {first.traffic}: {c.switching}, P={c.packet}, B={c.buffers}, V={c.vcs}, R={c.router_delay}, {c.mode} level")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path
 
@@ -106,6 +108,7 @@ def plot_link_utilization(result: TrafficResult, tables: NetworkTables, path: st
     fig.colorbar(sm, ax=ax, label="flits per cycle")
     ax.set_title(f"link utilisation: {result.machine}, {result.traffic}, rate {result.rate:g} ({result.config.mode} level)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return path

@@ -24,7 +24,18 @@ __all__ = ["Conservative"]
 
 
 class Conservative(Scheduler):
-    """Conservative backfilling (order = fcfs|sjf|lpt; the order reservations are made and compressed in)."""
+    """Conservative backfilling (order = fcfs|sjf|lpt|cplant; the order reservations are made and compressed in).
+
+    Notes
+    -----
+    For counting allocators the plan is a free-processor profile built in
+    one sweep from the running jobs' expected ends and the reservations, and
+    compression first asks whether a job can start before its reservation
+    at all, counting its own processors free (the scan the search would
+    make): most cannot, and keep their reservation without the plan being
+    touched (the general step — remove, search, put back — gives the same).
+    Other allocators answer by replay on snapshots (:class:`ReplayPlan`).
+    """
 
     name = "conservative"
 
@@ -35,12 +46,15 @@ class Conservative(Scheduler):
     def reset(self) -> None:
         self._res: dict[int, float] = {}
 
-    def _plan(self, ctx: SchedulingContext) -> "CountingProfile | ReplayPlan":
-        releases = [(ctx.expected_end(e), e.allocation) for e in ctx.running]
+    def _plan(self, ctx: SchedulingContext, reservations: list[tuple[int, float, float, int]] | None = None) -> "CountingProfile | ReplayPlan":
         if ctx.allocator.counting:
-            return CountingProfile(ctx.now, ctx.allocator.free_count, [(t, a.size) for t, a in releases])
+            releases = [(ctx.expected_end(e), e.allocation.size) for e in ctx.running]
+            return CountingProfile(ctx.now, ctx.allocator.free_count, releases, reservations)
         rank = {j: i for i, j in enumerate(ctx.queue)}
-        return ReplayPlan(ctx.now, ctx.allocator, releases, ctx.request, rank.__getitem__)
+        plan = ReplayPlan(ctx.now, ctx.allocator, [(ctx.expected_end(e), e.allocation) for e in ctx.running], ctx.request, rank.__getitem__)
+        for job, t, dur, size in reservations or ():
+            plan.add(job, t, size, dur)
+        return plan
 
     def schedule(self, ctx: SchedulingContext) -> None:
         q = ctx.queue
@@ -48,27 +62,28 @@ class Conservative(Scheduler):
             return
         res = self._res
         est = ctx.estimate
-        def size(j: int) -> int:
-            return ctx.request(j).size
-
-        plan = self._plan(ctx)
+        request = ctx.request
         now = ctx.now
-        stale = False
-        for j in q:
-            if j in res:
-                if res[j] < now:  # its time passed without a start: a job overran its estimate
-                    stale = True
-                    break
-                plan.add(j, res[j], size(j), est[j])
-        if stale or not plan.feasible():
+        counting = ctx.allocator.counting
+        # a reservation whose time passed without a start: a job overran its estimate
+        stale = any(res[j] < now for j in q if j in res)
+        plan = None
+        if not stale:
+            plan = self._plan(ctx, [(j, res[j], est[j], request(j).size) for j in q if j in res])
+            if not plan.feasible():
+                plan = None
+        if plan is None:
             plan = self._plan(ctx)  # remake every reservation from scratch, in queue order
             res.clear()
         for j in q:
+            size = request(j).size
             old = res.get(j)
             if old is not None:
+                if counting and not plan.moves_earlier(j):  # type: ignore[union-attr]
+                    continue  # it cannot start before its reservation: it keeps it
                 plan.remove(j)
-            t = plan.earliest(j, size(j), est[j], not_after=old)
-            plan.add(j, t, size(j), est[j])
+            t = plan.earliest(j, size, est[j], not_after=old)
+            plan.add(j, t, size, est[j])
             res[j] = t
             if old is None or t != old:
                 ctx.record(j, t)

@@ -43,20 +43,41 @@ class CountingProfile:
         Processors free at ``now``.
     releases : iterable of (time, size)
         Running jobs' expected ends (all > now).
+    reservations : iterable of (job, start, duration, size), optional
+        Reservations to place at once (as :meth:`add` would, one by one).
+
+    Notes
+    -----
+    Python lists: the queries scan a few breakpoints and stop, which beats
+    vectorised numpy for the short profiles a scheduling pass sees.  A
+    profile built with ``reservations`` is made in one sweep over their
+    sorted start and end points instead of one insertion each.  Breakpoints
+    are never merged: a time where a reservation once started or ended stays
+    a candidate start for the rest of the pass (the semantics the schedules
+    are pinned to).
     """
 
-    def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]]):
+    def __init__(self, now: float, free_now: int, releases: list[tuple[float, int]], reservations: list[tuple[int, float, float, int]] | None = None):
+        delta: dict[float, int] = {}
+        for t, s in releases:
+            delta[t] = delta.get(t, 0) + s
+        res: dict[int, tuple[float, float, int]] = {}
+        for job, t, dur, size in reservations or ():
+            end = t + _span(dur)
+            res[job] = (t, end, size)
+            delta[t] = delta.get(t, 0) - size
+            delta[end] = delta.get(end, 0) + size
+        start = delta.pop(now, 0)
         times = [now]
-        free = [free_now]
-        for t, s in sorted(releases):
-            if t == times[-1]:
-                free[-1] += s
-            else:
-                times.append(t)
-                free.append(free[-1] + s)
+        free = [free_now + start]
+        value = free[0]
+        for t in sorted(delta):
+            value += delta[t]
+            times.append(t)
+            free.append(value)
         self.times = times
         self.free = free
-        self._res: dict[int, tuple[float, float, int]] = {}
+        self._res = res
 
     def _split(self, t: float) -> int:
         times = self.times
@@ -71,8 +92,7 @@ class CountingProfile:
         i = self._split(t)
         j = self._split(end)
         free = self.free
-        for k in range(i, j):
-            free[k] += delta
+        free[i:j] = [x + delta for x in free[i:j]]
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
         end = t + _span(dur)
@@ -85,6 +105,34 @@ class CountingProfile:
 
     def feasible(self) -> bool:
         return min(self.free) >= 0
+
+    def moves_earlier(self, job: int) -> bool:
+        """Whether ``job``, taken out of the plan, would find a start before its reservation.
+
+        The same scan as :meth:`earliest`, but with the job's own processors
+        counted free inside its reservation instead of taking it out and
+        putting it back: a job that stays (most of them) costs no update.
+        """
+        t0, end0, size = self._res[job]
+        times, free = self.times, self.free
+        span = end0 - t0
+        i = 0
+        n = bisect_left(times, t0)  # candidate starts before the reservation
+        m = len(times)
+        while i < n:
+            if free[i] < size:
+                i += 1
+                continue
+            end = times[i] + span
+            j = i + 1
+            while j < m and times[j] < end:
+                if free[j] + (size if t0 <= times[j] < end0 else 0) < size:
+                    break
+                j += 1
+            else:
+                return True
+            i = j + 1
+        return False
 
     def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
         """Earliest start >= now at which ``size`` processors are free for ``dur``.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..outputs import atomic_output, atomic_write, check_output, dumps_json
 from ..topology.base import Topology
 from ..workload.core import Workload
 
@@ -64,6 +64,8 @@ class SimulationResult:
     ordering: Any = None
     #: jobs that communicated on a simulated network: {"per_job": arrays, "summary": aggregates, "spec": options}
     network: dict[str, Any] | None = None
+    #: locality aggregates streamed while the jobs finished (see :class:`~topoalloc.metrics.locality.LocalityStream`)
+    locality: dict[str, Any] | None = None
     #: blocks per job as the allocator counts them (``Allocation.info["blocks"]``: sub-meshes, buddies,
     #: pages), -1 for jobs whose allocation records none; None when no allocation recorded blocks
     blocks: np.ndarray | None = None
@@ -164,7 +166,7 @@ class SimulationResult:
         text = out.getvalue()
         if path is None:
             return text
-        Path(path).write_text(text)
+        atomic_write(path, text)
         return None
 
     def to_parquet(self, path: str | Path) -> None:
@@ -175,11 +177,20 @@ class SimulationResult:
         except ImportError:
             raise InvalidArgument("jobs_out", str(path), "a .csv path, or install pyarrow (pip install 'topoalloc[parquet]') for Parquet") from None
         table = self.jobs_table()
-        pq.write_table(pa.table({c: table[c] for c in self.columns}), str(path))
+        with atomic_output(path) as tmp:
+            pq.write_table(pa.table({c: table[c] for c in self.columns}), str(tmp))
 
     def write_jobs(self, path: str | Path) -> None:
-        """Per-job table to ``path``: Parquet if it ends in ``.parquet``, CSV otherwise."""
-        if str(path).endswith(".parquet"):
+        """Per-job table to ``path``: Parquet if it ends in ``.parquet``, CSV if ``.csv`` (written atomically).
+
+        Raises
+        ------
+        InvalidArgument
+            Another extension, a path in a missing or unwritable folder, or
+            Parquet without pyarrow.
+        """
+        p = check_output(path, "jobs_out", (".csv", ".parquet"))
+        if str(p).lower().endswith(".parquet"):
             self.to_parquet(path)
         else:
             self.to_csv(path)
@@ -191,7 +202,8 @@ class SimulationResult:
         return summarize(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.summary(), indent=2, sort_keys=False)
+        """The summary as strict JSON (NaN as null)."""
+        return dumps_json(self.summary())
 
 
 def _fmt_float(v: float) -> str:

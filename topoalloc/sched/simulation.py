@@ -23,6 +23,7 @@ from .base import Scheduler, SchedulingContext
 from .result import SimulationResult
 
 if TYPE_CHECKING:
+    from ..metrics.locality import LocalityStream
     from ..network.coupling import CommunicatingJobs
 
 __all__ = ["Simulation"]
@@ -81,6 +82,7 @@ class Simulation:
         progress: Callable[[int, int], None] | None = None,
         runtime_model: Callable | None = None,
         network: "CommunicatingJobs | None" = None,
+        locality: "LocalityStream | None" = None,
     ):
         if allocator.allocations:
             raise InvalidArgument("allocator", allocator, "a fresh allocator holding no allocation")
@@ -97,6 +99,7 @@ class Simulation:
         self.progress = progress
         self.runtime_model = runtime_model  # (job, run, allocation) -> run time on that allocation
         self.network = network  # jobs that communicate: service time from the network (see topoalloc.network.coupling)
+        self.locality = locality  # locality metrics of jobs as they finish (streamed: memory bounded by a batch)
         if network is not None and runtime_model is not None:
             raise InvalidArgument("runtime_model", runtime_model, "no run-time model when jobs communicate on a network (the network sets service times)")
         if network is not None and network.topology != allocator.topology:
@@ -244,6 +247,7 @@ class Simulation:
         heap = self._heap
         finish = self._ctx.finish
         record = self.record_allocations
+        locality = self.locality
         heappop = heapq.heappop
         while heap and heap[0][0] <= now:
             j = heappop(heap)[2]
@@ -253,6 +257,8 @@ class Simulation:
             alloc = finish(j)
             if record:
                 self._nodes_of[j] = alloc.nodes
+            if locality is not None:
+                locality.add(alloc.nodes, self._actual[j])
             self._done += 1
 
     def _network_ends(self, now: float, jobs: list[int]) -> None:
@@ -268,10 +274,14 @@ class Simulation:
                 heapq.heappush(self._heap, (e, self._seq, j))
             else:
                 self._end[j] = now
+                self._actual[j] = now - self._start[j]
                 alloc = self._ctx.finish(j)
                 if self.record_allocations:
                     self._nodes_of[j] = alloc.nodes
+                if self.locality is not None:
+                    self.locality.add(alloc.nodes, self._actual[j])
                 self._done += 1
+                continue
             self._actual[j] = self._end[j] - self._start[j]
 
     def _arrive(self, now: float) -> list[int]:
@@ -354,6 +364,7 @@ class Simulation:
             reservations=self._ctx.reservations,
             actual_run=None if self.runtime_model is None and self.network is None else np.array(self._actual, dtype=np.float64),
             network=None if self.network is None else self._network_result(),
+            locality=None if self.locality is None else self.locality.summary(),
             blocks=np.array(self._blocks, dtype=np.int64) if max(self._blocks, default=-1) >= 0 else None,
         )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -29,49 +30,64 @@ _EXAMPLES = 5
 
 @dataclass(frozen=True)
 class FilterReport:
-    """What one filter or transform did to a workload."""
+    """What one filter or transform did to a workload (or, with ``warning``, what the reader noticed and kept).
+
+    ``examples`` name the first few jobs touched by id and line; ``source``
+    names the trace once for all of them.
+    """
 
     name: str
     reason: str
     removed: int = 0
     changed: int = 0
     examples: tuple[str, ...] = field(default_factory=tuple)
+    source: str = ""
+    warning: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "reason": self.reason,
             "removed": self.removed,
             "changed": self.changed,
             "examples": list(self.examples),
+            "source": self.source,
+            "warning": self.warning,
         }
 
     def __str__(self) -> str:
+        of = f" of {self.source!r}" if self.source else ""
+        if self.warning:
+            return f"warning: {self.source + ': ' if self.source else ''}{self.reason}"
         what = f"removed {self.removed}" if self.removed else f"changed {self.changed}"
         ex = f" (e.g. {', '.join(self.examples)})" if self.examples else ""
-        return f"{self.name}: {what} jobs — {self.reason}{ex}"
+        return f"{self.name}: {what} jobs{of} — {self.reason}{ex}"
 
 
 def _examples(w: Workload, mask: np.ndarray) -> tuple[str, ...]:
-    return tuple(w.describe_job(i) for i in np.flatnonzero(mask)[:_EXAMPLES])
+    out = []
+    for i in np.flatnonzero(mask)[:_EXAMPLES]:
+        line = int(w.line[i])
+        out.append(f"job {int(w.job_id[i])}" + (f" line {line}" if line > 0 else ""))
+    return tuple(out)
 
 
 def drop_wider(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     """Drop jobs asking for more processors than the machine has."""
     bad = w.size > machine_nodes
-    return w.take(~bad), FilterReport("drop-wider", f"size > {machine_nodes} processors of the machine", int(bad.sum()), 0, _examples(w, bad))
+    return w.take(~bad), FilterReport("drop-wider", f"size > {machine_nodes} processors of the machine", int(bad.sum()), 0, _examples(w, bad), w.source)
 
 
 def drop_nonpositive_runtime(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     """Drop jobs whose run time is missing (-1) or <= 0."""
     bad = w.run <= 0
-    return w.take(~bad), FilterReport("drop-nonpositive-runtime", "run time missing or <= 0", int(bad.sum()), 0, _examples(w, bad))
+    return w.take(~bad), FilterReport("drop-nonpositive-runtime", "run time missing or <= 0", int(bad.sum()), 0, _examples(w, bad), w.source)
 
 
 def drop_no_size(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     """Drop jobs with neither a requested nor an allocated processor count (> 0)."""
     bad = w.size <= 0
-    return w.take(~bad), FilterReport("drop-no-size", "requested and allocated processors both missing or <= 0", int(bad.sum()), 0, _examples(w, bad))
+    return w.take(~bad), FilterReport("drop-no-size", "requested and allocated processors both missing or <= 0", int(bad.sum()), 0, _examples(w, bad), w.source)
 
 
 def cap_runtime(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
@@ -84,7 +100,7 @@ def cap_runtime(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport
     req = w.requested_time
     over = (req > 0) & (w.run > req)
     run = np.where(over, req, w.run)
-    return w.replace(run=run), FilterReport("cap-runtime", "run time > requested time, set to the requested time", 0, int(over.sum()), _examples(w, over))
+    return w.replace(run=run), FilterReport("cap-runtime", "run time > requested time, set to the requested time", 0, int(over.sum()), _examples(w, over), w.source)
 
 
 def fill_size(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
@@ -105,7 +121,7 @@ def fill_size(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     raw[fill_alloc, F["allocated_procs"]] = req[fill_alloc]
     changed = fill_req | fill_alloc
     out = w.replace(swf=raw, size=job_sizes(raw))
-    return out, FilterReport("fill-size", "missing requested/allocated processors filled from the other field", 0, int(changed.sum()), _examples(w, changed))
+    return out, FilterReport("fill-size", "missing requested/allocated processors filled from the other field", 0, int(changed.sum()), _examples(w, changed), w.source)
 
 
 #: Every named filter: name -> function(workload, machine_nodes) -> (workload, report).

@@ -8,7 +8,7 @@ Missing values follow the SWF convention: ``-1``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,9 +81,12 @@ class Workload:
         Header facts (``MaxProcs``, ``UnixStartTime`` ...) as strings.
     source : str
         Where the jobs came from (a path, or a generator description).
+    warnings : sequence of str
+        What the reader noticed and kept (negative submit times, repeated
+        ids, submit times going backwards); reported with the filters.
     """
 
-    __slots__ = ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "_swf", "header", "source")
+    __slots__ = ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "_swf", "header", "source", "warnings")
 
     job_id: np.ndarray
     submit: np.ndarray
@@ -95,6 +98,7 @@ class Workload:
     _swf: np.ndarray | None
     header: dict[str, str]
     source: str
+    warnings: tuple[str, ...]
 
     def __init__(
         self,
@@ -108,6 +112,7 @@ class Workload:
         swf: Any = None,
         header: Mapping[str, str] | None = None,
         source: str = "<memory>",
+        warnings: Sequence[str] = (),
     ):
         n = len(np.asarray(submit))
         cols = {
@@ -147,6 +152,7 @@ class Workload:
         object.__setattr__(self, "_swf", swf)
         object.__setattr__(self, "header", dict(header or {}))
         object.__setattr__(self, "source", source)
+        object.__setattr__(self, "warnings", tuple(warnings))
         if n > 1 and (np.diff(self.submit) < 0).any():
             order = np.argsort(self.submit, kind="stable")
             sorted_wl = self.take(order)
@@ -234,13 +240,14 @@ class Workload:
             swf=None if self._swf is None else self._swf[idx],
             header=self.header,
             source=self.source,
+            warnings=self.warnings,
         )
 
     def replace(self, **changes: Any) -> "Workload":
         """A copy with some columns replaced."""
         fields = {
             name: getattr(self, name)
-            for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "header", "source")
+            for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "header", "source", "warnings")
         }
         fields["swf"] = self._swf
         fields.update(changes)

@@ -11,54 +11,20 @@ from __future__ import annotations
 import gzip
 import io
 import os
-import zlib
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import TraceFormatError
+from ..outputs import atomic_write
+from ..textfiles import read_text
 from .core import F, SWF_FIELDS, Workload
 
 __all__ = ["read_swf", "write_swf", "parse_header", "default_trace_path", "job_sizes"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
 def default_trace_path() -> Path:
     """The bundled default trace: NASA Ames iPSC/860, 1993 (PWA, cleaned, 18,239 jobs, 128 nodes)."""
     return Path(__file__).resolve().parent.parent / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise TraceFormatError(str(path), None, "no such file") from None
-    except IsADirectoryError:
-        raise TraceFormatError(str(path), None, "is a directory, expected an SWF file") from None
-    except OSError as exc:
-        raise TraceFormatError(str(path), None, f"cannot be read: {exc.strerror or exc}") from None
-    if data[:2] == _GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            # find how far the stream is readable, so the message can say where it broke
-            good = _readable_prefix(data)
-            line = good.count(b"\n") + 1
-            raise TraceFormatError(
-                str(path), line, f"gzip stream is truncated or corrupt ({exc}); {len(good)} bytes of text could be read"
-            ) from None
-    return data
-
-
-def _readable_prefix(data: bytes) -> bytes:
-    """The text a truncated or corrupt gzip stream still yields (its first member)."""
-    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        return d.decompress(data)
-    except zlib.error:
-        return b""
 
 
 def parse_header(lines: list[str]) -> dict[str, str]:
@@ -102,12 +68,7 @@ def read_swf(path: str | os.PathLike) -> Workload:
         a non-numeric field.
     """
     path = Path(path)
-    data = _read_bytes(path)
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise TraceFormatError(str(path), line, f"non-ASCII byte {data[exc.start]:#04x}; is this an SWF text file?") from None
+    text = read_text(path, encoding="ascii", what="an SWF file")
     return _parse(text, str(path))
 
 
@@ -175,7 +136,66 @@ def job_sizes(table: np.ndarray) -> np.ndarray:
     return np.where(size > 0, size, -1).astype(np.int64)
 
 
+#: fields read as integers: they must be whole numbers that a float64 holds exactly
+_INTEGER_FIELDS = ("job_id", "allocated_procs", "requested_procs")
+_EXACT = 2.0**53
+
+
+def check_values(table: np.ndarray, line_no: np.ndarray, name: str) -> list[str]:
+    """Check the values of an SWF table; raise on what cannot be simulated, return warnings for the rest.
+
+    Errors (:class:`TraceFormatError` naming file, line, field and value):
+    a job id or processor count that is not a whole number or too large to
+    be held exactly (beyond 2**53), and a job whose submit time is so large
+    that adding its run time (or requested time) to it loses that time.
+    Warnings (reported, the jobs kept): negative submit times, repeated job
+    ids, submit times going backwards (the jobs are then taken in submit order).
+    """
+    for field in _INTEGER_FIELDS:
+        col = table[:, F[field]]
+        bad = np.flatnonzero((col != np.round(col)) | (np.abs(col) >= _EXACT))
+        if bad.size:
+            i = int(bad[0])
+            what = "too large to hold exactly (beyond 2**53)" if col[i] == np.round(col[i]) else "not a whole number"
+            raise TraceFormatError(name, int(line_no[i]), f"field {F[field] + 1} ({field}) is {_show(col[i])}: {what}")
+    submit = table[:, F["submit_time"]]
+    for field in ("run_time", "requested_time", "wait_time"):
+        t = table[:, F[field]]
+        pos = t > 0
+        with np.errstate(over="ignore", invalid="ignore"):
+            lost = pos & (((submit + t) - submit) != t) & (np.abs((submit + t) - submit - t) > 1e-6 * np.maximum(1.0, t))
+        bad = np.flatnonzero(lost)
+        if bad.size:
+            i = int(bad[0])
+            raise TraceFormatError(name, int(line_no[i]), f"field 2 (submit_time) is {_show(submit[i])}: so large that adding field {F[field] + 1} ({field}) = {_show(t[i])} loses it")
+    warnings = []
+    neg = np.flatnonzero(submit < 0)
+    if neg.size:
+        warnings.append(f"{_jobs(neg.size)} a negative submit time (first: line {int(line_no[neg[0]])}, {_show(submit[neg[0]])}); kept")
+    ids = table[:, F["job_id"]]
+    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        dup = uniq[counts > 1]
+        where = np.flatnonzero(ids == dup[0])
+        k = int((counts[counts > 1] - 1).sum())
+        warnings.append(f"{k} job{'s repeat' if k != 1 else ' repeats'} a job id (first: id {int(dup[0])} on lines {int(line_no[where[0]])} and {int(line_no[where[1]])}); kept as separate jobs")
+    back = np.flatnonzero(np.diff(submit) < 0)
+    if back.size:
+        i = int(back[0]) + 1
+        warnings.append(f"submit times go backwards {back.size} time{'s' if back.size != 1 else ''} (first: line {int(line_no[i])}, {_show(submit[i])} after {_show(submit[i - 1])}); jobs are taken in submit order")
+    return warnings
+
+
+def _jobs(n: int) -> str:
+    return f"{n} job{'s have' if n != 1 else ' has'}"
+
+
+def _show(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < _EXACT else repr(float(v))
+
+
 def _to_workload(table: np.ndarray, line_no: np.ndarray, header: dict[str, str], name: str) -> Workload:
+    warnings = check_values(table, line_no, name)
     return Workload(
         job_id=table[:, F["job_id"]].astype(np.int64),
         submit=table[:, F["submit_time"]],
@@ -186,6 +206,7 @@ def _to_workload(table: np.ndarray, line_no: np.ndarray, header: dict[str, str],
         swf=table,
         header=header,
         source=name,
+        warnings=warnings,
     )
 
 
@@ -217,4 +238,4 @@ def write_swf(workload: Workload, path: str | os.PathLike, *, header: dict[str, 
     data = out.getvalue().encode("ascii")
     if path.suffix == ".gz":
         data = gzip.compress(data, mtime=0)  # mtime=0: byte-identical output for identical input
-    path.write_bytes(data)
+    atomic_write(path, data)

@@ -84,12 +84,8 @@ class _SubcubeBase(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
 
-    def _take(self, table: np.ndarray) -> Grant | None:
-        blocked = self._busy[table].any(axis=1)
-        hit = np.flatnonzero(~blocked)
-        if hit.size == 0:
-            return None
-        nodes = np.sort(table[hit[0]])
+    def _grant(self, nodes: np.ndarray) -> Grant:
+        nodes = np.sort(nodes)
         return Grant(nodes, {"cube": cube_of(nodes)})
 
 
@@ -112,7 +108,13 @@ class BuddyAllocator(_SubcubeBase):
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
-        return self._take(_buddy_table(self.dim, k))
+        size = 1 << k
+        # aligned blocks of 2**k addresses: one row each of the busy mask (no node table)
+        hit = np.flatnonzero(~self._busy.reshape(-1, size).any(axis=1))
+        if hit.size == 0:
+            return None
+        start = int(hit[0]) * size
+        return self._grant(np.arange(start, start + size, dtype=np.int64))
 
 
 class GrayCodeAllocator(_SubcubeBase):
@@ -135,26 +137,29 @@ class GrayCodeAllocator(_SubcubeBase):
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
-        return self._take(_gray_table(self.dim, k))
+        size = 1 << k
+        order = _gray_order(self.dim)
+        busy = self._busy[order]  # busy in Gray order
+        if k == self.dim:
+            return None if busy.any() else self._grant(order.copy())
+        # windows of 2**k positions starting at multiples of 2**(k-1), cyclic: busy counts by prefix sums
+        step = max(1, size // 2)
+        c = np.concatenate([[0], np.cumsum(np.concatenate([busy, busy[:size]]), dtype=np.int64)])
+        starts = np.arange(0, busy.size, step)
+        hit = np.flatnonzero(c[starts + size] == c[starts])
+        if hit.size == 0:
+            return None
+        s = int(starts[hit[0]])
+        return self._grant(order[(s + np.arange(size)) % busy.size])
 
 
-@lru_cache(maxsize=256)
-def _buddy_table(n: int, k: int) -> np.ndarray:
-    return np.arange(1 << n, dtype=np.int64).reshape(-1, 1 << k)
-
-
-@lru_cache(maxsize=256)
-def _gray_table(n: int, k: int) -> np.ndarray:
-    N = 1 << n
-    idx = np.arange(N, dtype=np.int64)
-    order = idx ^ (idx >> 1)
-    size = 1 << k
-    step = max(1, size // 2)
-    if k == n:
-        starts = np.array([0])
-    else:
-        starts = np.arange(0, N, step)
-    return order[(starts[:, None] + np.arange(size)[None, :]) % N]
+@lru_cache(maxsize=4)
+def _gray_order(n: int) -> np.ndarray:
+    """Node at each position of the binary-reflected Gray code of Q_n: ``i ^ (i >> 1)``."""
+    idx = np.arange(1 << n, dtype=np.int64)
+    out = idx ^ (idx >> 1)
+    out.flags.writeable = False
+    return out
 
 
 @lru_cache(maxsize=64)
