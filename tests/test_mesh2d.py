@@ -454,8 +454,8 @@ def test_every_allocator_is_listed_and_seeded_random_is_reproducible():
     runs = [[RandomAllocator(top, seed=s).allocate(Request(9)).nodes.tolist() for _ in range(2)] for s in (1, 1, 2)]
     assert runs[0] == runs[1] != runs[2]
     w = poisson_workload(40, load=0.8, sizes=Uniform(1, 20), machine_nodes=36, seed=1)
-    r1 = topoalloc.simulate(w, machine=top, allocator="mesh_random", scheduler="fcfs", seed=5)
-    r2 = topoalloc.simulate(w, machine=top, allocator="mesh_random", scheduler="fcfs", seed=5)
+    r1 = topoalloc.simulate(w, machine=top, allocator="mesh_random", scheduler="fcfs", seed=5, record_allocations=True)
+    r2 = topoalloc.simulate(w, machine=top, allocator="mesh_random", scheduler="fcfs", seed=5, record_allocations=True)
     assert r1.allocator == "mesh_random:seed=5" and np.array_equal(r1.allocations[0], r2.allocations[0])
 
 
