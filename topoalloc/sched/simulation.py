@@ -43,6 +43,7 @@ class Simulation:
     _start: list[float]
     _end: list[float]
     _alloc_size: list[int]
+    _blocks: list[int]
     _nodes_of: list[np.ndarray | None]
     _heap: list[tuple[float, int, int]]
     _pending_wakeups: set[float]
@@ -261,6 +262,7 @@ class Simulation:
         self._end = [math.nan] * n
         self._alloc_size = [0] * n
         self._nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
+        self._blocks = [-1] * n  # blocks per job as the allocator counts them (info["blocks"]), -1: not recorded
         #: (time, sequence, job) for a completion, (time, sequence, -1) for a wake-up
         self._heap: list[tuple[float, int, int]] = []
         self._pending_wakeups: set[float] = set()
@@ -341,8 +343,12 @@ class Simulation:
         heap = self._heap
         seq = self._seq
         network = self.network
+        blocks = self._blocks
         for j in started:
             start[j] = now
+            b = allocation[j].info.get("blocks")
+            if b is not None:
+                blocks[j] = len(b)
             if network is not None:
                 alloc = allocation[j]
                 alloc_size[j] = alloc.size
@@ -391,6 +397,7 @@ class Simulation:
             actual_run=None if self.runtime_model is None and self.network is None else np.array(self._actual, dtype=np.float64),
             network=None if self.network is None else self._network_result(),
             locality=None if self.locality is None else self.locality.summary(),
+            blocks=np.array(self._blocks, dtype=np.int64) if max(self._blocks, default=-1) >= 0 else None,
         )
 
     def _network_result(self) -> dict[str, Any]:
