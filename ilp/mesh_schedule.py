@@ -44,7 +44,7 @@ from ortools.sat.python import cp_model
 from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 
 from ._solver import check_solver_args, run_solver
-from .schedule import SCHED_OBJECTIVES, SchedJob, optimal_schedule
+from .schedule import SCHED_OBJECTIVES, SchedJob, coerce_jobs, optimal_schedule
 
 __all__ = [
     "MeshJob",
@@ -81,21 +81,7 @@ class MeshJob:
 
 
 def _jobs(jobs: Sequence[Any]) -> list[MeshJob]:
-    out = []
-    for i, j in enumerate(jobs):
-        if isinstance(j, MeshJob):
-            out.append(j)
-            continue
-        try:
-            vals = [j[k] for k in ("release", "duration", "w", "l")] if isinstance(j, dict) else list(j)
-            if len(vals) != 4 or any(float(v) != int(v) for v in vals):
-                raise ValueError
-            out.append(MeshJob(*(int(v) for v in vals)))
-        except InvalidArgument as exc:
-            raise InvalidArgument(f"jobs[{i}].{exc.name}", exc.value, exc.expected) from None
-        except (TypeError, ValueError, KeyError):
-            raise InvalidArgument(f"jobs[{i}]", j, "(release, duration, w, l) with integer values") from None
-    return out
+    return coerce_jobs(jobs, MeshJob, ("release", "duration", "w", "l"))
 
 
 @dataclass(frozen=True)
