@@ -63,7 +63,8 @@ def add_parsers(sub) -> None:
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--objective", choices=["sum", "max", "sum_per_size", "makespan", "total_wait"], default=None, help="span objective (default max), or with --mesh makespan (default) or total_wait")
     g.add_argument("--mesh", metavar="WxL", default=None, help="2-D mode: the mesh (up to about 6x6), e.g. 4x4")
-    g.add_argument("--scheduler", default="fcfs", metavar="SPEC", help="with --mesh: the scheduler the heuristics run under (default fcfs)")
+    g.add_argument("--family", metavar="MACHINE", default=None, help="subcube/subtorus mode: hypercube:N (N <= 6) or torus:AxB... (up to 128 processors); scores buddy, gray_code, free_list, afl or ep, nep (or --heuristic) against the optimal schedule of power-of-two pieces")
+    g.add_argument("--scheduler", default="fcfs", metavar="SPEC", help="with --mesh or --family: the scheduler the heuristics run under (default fcfs)")
     g.add_argument("--ring", action="store_true", help="ring span for the optimum and the measurement")
     g.add_argument("--time-limit", type=_pos_float, default=30.0, metavar="S", help="per-instance CP-SAT limit")
     g.add_argument("--adversarial", type=int, default=0, metavar="STEPS", help="also hill-climb STEPS steps for a worst instance")
@@ -238,8 +239,12 @@ def _gap(args) -> int:
     from topoalloc.limits import check_memory
     from topoalloc.progress import Progress
 
+    if args.mesh is not None and args.family is not None:
+        raise InvalidArgument("--family", args.family, "either --mesh or --family, not both")
     if args.mesh is not None:
         return _mesh_gap(args)
+    if args.family is not None:
+        return _family_gap(args)
     from .gap import adversarial_search, gap_study
 
     if not args.heuristic or len(args.heuristic) != 1:
@@ -307,6 +312,46 @@ def _mesh_gap(args) -> int:
             print(f"  {h:28s} {'yes' if d['contiguous'] else 'no':>7s}  (no proven instance)")
             continue
         print(f"  {h:28s} {'yes' if d['contiguous'] else 'no':>7s} {c['mean']:7.3f} {c['median']:7.3f} {c['worst']:7.3f} {c['best']:7.3f} {100 * c['share_optimal']:7.0f}%  {k['mean']:18.3f}")
+    return 0
+
+
+def _family_gap(args) -> int:
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.topology import Hypercube, parse_machine
+
+    from .family_schedule import MAX_PROCESSORS, family_gap_study
+
+    top = parse_machine(args.family)
+    if top.n_nodes > MAX_PROCESSORS:
+        raise InvalidArgument("--family", args.family, f"a machine of at most {MAX_PROCESSORS} processors (the exact model has a constraint per processor and piece)")
+    objective = args.objective or "makespan"
+    if objective not in ("makespan", "total_wait"):
+        raise InvalidArgument("--objective", objective, "makespan or total_wait with --family")
+    if args.ring or args.adversarial:
+        raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --family")
+    heuristics = args.heuristic or (["buddy", "gray_code", "free_list", "afl"] if isinstance(top, Hypercube) else ["ep", "nep"])
+    jobs = args.jobs = 6 if args.jobs is None else args.jobs
+    instances = args.instances = 20 if args.instances is None else args.instances
+    _check_positive(args, "jobs", "instances")
+    rep = family_gap_study(heuristics, machine=args.family, jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
+    out = rep.as_dict()
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"heuristics under {args.scheduler} vs the optimal schedule of power-of-two pieces, {objective}, {args.family}, {jobs} jobs, {instances} instances (seed {args.seed})")
+    print(f"  optimum unproven {out['unproven']}; {out['seconds']:.1f} s")
+    print(f"  {'heuristic':20s} {'pieces':>6s} {'mean':>7s} {'median':>7s} {'worst':>7s} {'best':>7s} {'optimal':>8s}  {'vs capacity: mean':>18s}")
+    for h, d in out["heuristics"].items():
+        c, k = d["vs_piece_optimum"], d["vs_capacity_optimum"]
+        if not d["compared"]:
+            print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s}  (no proven instance)")
+            continue
+        if c["mean"] is None:
+            print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s}  waits on all {c['infinite']} instances the optimum finishes without waiting")
+            continue
+        extra = f"  (+{c['infinite']} where only the optimum waits 0)" if c["infinite"] else ""
+        cap = "-" if k["mean"] is None else f"{k['mean']:.3f}"
+        print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s} {c['mean']:7.3f} {c['median']:7.3f} {c['worst']:7.3f} {c['best']:7.3f} {100 * c['share_optimal']:7.0f}%  {cap:>18s}{extra}")
     return 0
 
 
