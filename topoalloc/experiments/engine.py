@@ -74,7 +74,7 @@ def versions() -> dict[str, str]:
     return out
 
 
-def check_components(spec: ExperimentSpec) -> None:
+def check_components(spec: ExperimentSpec, trace_dirs: Sequence[str | os.PathLike[str]] = ()) -> None:
     """Build every (machine, allocator) and scheduler of the grid once, so a bad name fails before any cell runs."""
     from ..api import make_allocator, make_scheduler
     from ..errors import TopoallocError
@@ -101,7 +101,7 @@ def check_components(spec: ExperimentSpec) -> None:
         except TopoallocError as exc:
             raise fail("scheduler", s, exc) from None
     # allocators against the machines they meet in the grid
-    pairs = {(c.params.get("machine"), c.params.get("allocator", "flat")) for c in spec.cells([1], version="check", trace_dirs=()) if c.params.get("machine")} if _cheap(spec) else set()
+    pairs = {(c.params.get("machine"), c.params.get("allocator", "flat")) for c in spec.cells([1], version="check", trace_dirs=trace_dirs) if c.params.get("machine")} if _cheap(spec) else set()
     for m, a in pairs:
         try:
             make_allocator(a, parse_machine(m))
@@ -110,10 +110,7 @@ def check_components(spec: ExperimentSpec) -> None:
 
 
 def _cheap(spec: ExperimentSpec) -> bool:
-    n = 1
-    for _, vals in spec.axes:
-        n *= len(vals)
-    return n <= 20_000
+    return spec.size <= 20_000
 
 
 def _cost(cell: Cell) -> float:
@@ -300,7 +297,7 @@ def run_sweep(
     cells are stored); running the same sweep again resumes.
     """
     t0 = time.perf_counter()
-    check_components(spec)
+    check_components(spec, trace_dirs)
     store = Store(out)
     res = SweepResult()
     with store.writing():

@@ -182,7 +182,7 @@ def _table(rows: Sequence[dict[str, Any]], *, limit: int = _MAX_TABLE_ROWS, hold
 
 
 def _means(df: Any, axes: list[str], metrics: list[str]) -> list[dict[str, Any]]:
-    keys = [a for a in axes if a in df.columns]
+    keys = [a for a in axes if a in df.columns and a != "rep"]
     if df.empty or not metrics:
         return []
     rows = []
@@ -239,7 +239,14 @@ def write_report(root: str | os.PathLike[str], out: str | os.PathLike[str] | Non
         import matplotlib.pyplot as plt
 
         for i, fig in enumerate(figs, 1):
-            f = _draw(ok, fig, axes)
+            sel = ok
+            if fig.get("where"):
+                try:
+                    sel = ok.query(fig["where"])
+                except Exception as exc:  # a bad filter names itself in the report instead of failing it
+                    parts.append(f"<p class=fails>Figure {i}: where = {html.escape(repr(fig['where']))} could not be applied: {html.escape(str(exc))}</p>")
+                    continue
+            f = _draw(sel, fig, axes)
             if f is None:
                 continue
             stem = f"fig{i}-{fig['y'].replace('.', '_').replace(':', '_')}-vs-{fig['x'].replace('.', '_')}"

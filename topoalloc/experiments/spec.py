@@ -89,6 +89,7 @@ PARAMETERS: dict[str, tuple[tuple[type, ...], str]] = {
     "service": ((str,), "with network: communication or add"),
     "contention": ((bool,), "with network: also run each job alone"),
     "locality": ((bool,), "measure locality metrics"),
+    "rep": ((int,), "the replication numbers a sub-grid runs (as an axis; default: from [replications])"),
 }
 
 _TOP = {"name", "description", "metrics", "fixed", "grid", "replications", "report", "quick", "job_tables", "claims"}
@@ -153,7 +154,7 @@ class ExperimentSpec:
     name: str
     source: str
     fixed: dict[str, Any]
-    axes: list[tuple[str, list[Any]]]
+    grids: list[list[tuple[str, list[Any]]]]
     replications: Replications
     metrics: tuple[str, ...]
     report: dict[str, Any] = field(default_factory=dict)
@@ -165,8 +166,18 @@ class ExperimentSpec:
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def axes(self) -> list[tuple[str, list[Any]]]:
+        """Every axis of every sub-grid (an axis in several sub-grids appears once per sub-grid)."""
+        return [a for g in self.grids for a in g]
+
+    @property
     def axis_names(self) -> list[str]:
-        return [name for name, _ in self.axes]
+        return list(dict.fromkeys(name for name, _ in self.axes))
+
+    @property
+    def size(self) -> int:
+        """Cells in the first round of replications."""
+        return sum(math.prod(len(v) for _, v in g) for g in self.grids) * self.replications.min
 
     def cells(self, reps: Sequence[int] | None = None, *, trace_dirs: Sequence[str | os.PathLike[str]] = (), version: str | None = None) -> list[Cell]:
         """Every cell of the grid for replications ``reps`` (default 1..min), in grid order."""
@@ -176,17 +187,18 @@ class ExperimentSpec:
         reps = list(range(1, self.replications.min + 1)) if reps is None else list(reps)
         checksums: dict[str, tuple[str, str]] = {}
         out: list[Cell] = []
-        values = [vals for _, vals in self.axes]
-        for combo in product(*values) if values else [()]:
+        combos = [(g, combo) for g in self.grids for combo in product(*[vals for _, vals in g])]
+        for grid, combo in combos:
             params = dict(self.fixed)
             labels: dict[str, Any] = {}
-            for (axis, _), v in zip(self.axes, combo):
+            for (axis, _), v in zip(grid, combo):
                 if isinstance(v, dict):
                     labels[axis] = v["label"]
                     params.update({k: x for k, x in v.items() if k != "label"})
                 else:
                     params[axis] = v
-            for rep in reps:
+            own = "rep" in params  # the grid names its replications itself: emitted with the first round only
+            for rep in ([params["rep"]] if reps[:1] == [1] else []) if own else reps:
                 p = dict(params)
                 p["rep"] = rep
                 for k, v in list(p.items()):  # 1 and 1.0 are the same value: one key, one column type
@@ -314,7 +326,7 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
         for k, v in q.items():
             if k not in ("grid", "fixed", "replications"):
                 raise err(("quick", k), "[quick] may override grid, fixed or replications")
-            if k == "replications" or not isinstance(v, Mapping):
+            if k == "replications" or not isinstance(v, Mapping) or not isinstance(raw.get(k, {}), Mapping):
                 raw[k] = v
             else:
                 raw.setdefault(k, {})
@@ -326,8 +338,68 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
     for k, v in fixed.items():
         _check_param(k, v, ("fixed", k), err)
     grid = raw.get("grid", {})
-    if not isinstance(grid, Mapping):
-        raise err(("grid",), "a table of axes (each a list of values)")
+    subgrids = grid if isinstance(grid, list) and grid and all(isinstance(g, Mapping) for g in grid) else [grid]
+    grids = []
+    for g in subgrids:
+        if not isinstance(g, Mapping):
+            raise err(("grid",), "a table of axes (each a list of values), or several: [[grid]]")
+        axes = _parse_axes(g, fixed, err)
+        _check_synthetic(fixed, axes, err)
+        grids.append(axes)
+    reps = _replications(raw.get("replications", 1), err)
+    metrics = raw.get("metrics", [])
+    if not isinstance(metrics, list) or not all(isinstance(m, str) and m for m in metrics):
+        raise err(("metrics",), "a list of metric names, e.g. [\"utilization\", \"mean_bounded_slowdown\"]")
+    from .cells import check_metric_name
+
+    for m in metrics:
+        problem = check_metric_name(m)
+        if problem:
+            raise err(("metrics",), problem)
+    if reps.metric is not None and metrics and reps.metric not in metrics:
+        raise err(("replications", "metric"), f"{reps.metric!r} is not among the metrics kept ({', '.join(metrics)})")
+    report = raw.get("report", {})
+    if not isinstance(report, Mapping):
+        raise err(("report",), "a table")
+    for k in report:
+        if k not in _REPORT:
+            raise err(("report", k), f"unknown key; expected one of {', '.join(sorted(_REPORT))}")
+    for i, f in enumerate(report.get("figures", [])):
+        if not isinstance(f, Mapping) or "y" not in f:
+            raise err(("report", "figures"), f"figure {i + 1}: a table with at least y (the metric)")
+        for k in f:
+            if k not in _FIGURE:
+                raise err(("report", "figures", k), f"figure {i + 1}: unknown key; expected one of {', '.join(sorted(_FIGURE))}")
+    name = raw.get("name", default_name)
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise err(("name",), "letters, digits, '-', '_' or '.'")
+    claims = raw.get("claims")
+    if claims is not None:
+        from .claims import CLAIMS
+
+        if claims not in CLAIMS:
+            raise err(("claims",), f"one of {', '.join(CLAIMS)}")
+    jt = raw.get("job_tables", False)
+    if not isinstance(jt, bool):
+        raise err(("job_tables",), "true or false")
+    return ExperimentSpec(
+        name=name,
+        source=source,
+        fixed=fixed,
+        grids=grids,
+        replications=reps,
+        metrics=tuple(metrics),
+        report=dict(report),
+        description=str(raw.get("description", "")),
+        job_tables=jt,
+        claims=claims,
+        base_dir=Path(base_dir) if base_dir is not None else Path.cwd(),
+        text=text,
+        raw=dict(data),
+    )
+
+
+def _parse_axes(grid: Mapping[str, Any], fixed: Mapping[str, Any], err: Any) -> list[tuple[str, list[Any]]]:
     axes: list[tuple[str, list[Any]]] = []
     for axis, vals in grid.items():
         path = ("grid", axis)
@@ -374,58 +446,7 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
             if k in seen:
                 raise err(("grid", axis), f"parameter {k!r} is also set by axis {seen[k]!r}")
             seen[k] = axis
-    reps = _replications(raw.get("replications", 1), err)
-    metrics = raw.get("metrics", [])
-    if not isinstance(metrics, list) or not all(isinstance(m, str) and m for m in metrics):
-        raise err(("metrics",), "a list of metric names, e.g. [\"utilization\", \"mean_bounded_slowdown\"]")
-    from .cells import check_metric_name
-
-    for m in metrics:
-        problem = check_metric_name(m)
-        if problem:
-            raise err(("metrics",), problem)
-    if reps.metric is not None and metrics and reps.metric not in metrics:
-        raise err(("replications", "metric"), f"{reps.metric!r} is not among the metrics kept ({', '.join(metrics)})")
-    report = raw.get("report", {})
-    if not isinstance(report, Mapping):
-        raise err(("report",), "a table")
-    for k in report:
-        if k not in _REPORT:
-            raise err(("report", k), f"unknown key; expected one of {', '.join(sorted(_REPORT))}")
-    for i, f in enumerate(report.get("figures", [])):
-        if not isinstance(f, Mapping) or "y" not in f:
-            raise err(("report", "figures"), f"figure {i + 1}: a table with at least y (the metric)")
-        for k in f:
-            if k not in _FIGURE:
-                raise err(("report", "figures", k), f"figure {i + 1}: unknown key; expected one of {', '.join(sorted(_FIGURE))}")
-    name = raw.get("name", default_name)
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise err(("name",), "letters, digits, '-', '_' or '.'")
-    claims = raw.get("claims")
-    if claims is not None:
-        from .claims import CLAIMS
-
-        if claims not in CLAIMS:
-            raise err(("claims",), f"one of {', '.join(CLAIMS)}")
-    jt = raw.get("job_tables", False)
-    if not isinstance(jt, bool):
-        raise err(("job_tables",), "true or false")
-    _check_synthetic(fixed, axes, err)
-    return ExperimentSpec(
-        name=name,
-        source=source,
-        fixed=fixed,
-        axes=axes,
-        replications=reps,
-        metrics=tuple(metrics),
-        report=dict(report),
-        description=str(raw.get("description", "")),
-        job_tables=jt,
-        claims=claims,
-        base_dir=Path(base_dir) if base_dir is not None else Path.cwd(),
-        text=text,
-        raw=dict(data),
-    )
+    return axes
 
 
 def _range(vals: Mapping[str, Any], path: tuple[str, ...], err: Any) -> list[float]:
