@@ -104,7 +104,7 @@ def check_components(spec: ExperimentSpec, trace_dirs: Sequence[str | os.PathLik
     pairs = {(c.params.get("machine"), c.params.get("allocator", "flat")) for c in spec.cells([1], version="check", trace_dirs=trace_dirs) if c.params.get("machine")} if _cheap(spec) else set()
     for m, a in pairs:
         try:
-            make_allocator(a, parse_machine(m))
+            make_allocator(str(a), parse_machine(str(m)))
         except TopoallocError as exc:
             raise fail("allocator", a, exc) from None
 
@@ -189,11 +189,14 @@ class _InProcess(_Runner):
 class _Dask(_Runner):
     def __init__(self, workers: int | None, cluster: str | None, options: Mapping[str, Any]):
         try:
-            from distributed import Client, LocalCluster
+            import distributed
         except ImportError:
             raise InvalidArgument("--workers", workers, "1 (in this process), or install Dask for parallel sweeps: pip install 'topoalloc[sweep]'") from None
         logging.getLogger("distributed").setLevel(logging.ERROR)
+        dist: Any = distributed  # typed loosely: its API is used as documented, not type-checked here
+        Client, LocalCluster = dist.Client, dist.LocalCluster
         self.cluster: Any = None
+        self.client: Any = None
         if cluster is None:
             n = workers or os.cpu_count() or 1
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR, **dict(options))
@@ -235,8 +238,9 @@ class _Dask(_Runner):
             raise InvalidArgument("--cluster", str(self.client.scheduler.address), f"workers running topoalloc {__version__} like this client; {', '.join(f'{w} has {v}' for w, v in bad.items())}")
 
     def run(self, cells: Sequence[Cell], sink: Callable[[dict[str, Any]], None]) -> None:
-        from distributed import as_completed
+        import distributed
 
+        as_completed: Any = getattr(distributed, "as_completed")
         if not cells:
             return
         cells = sorted(cells, key=_cost, reverse=True)

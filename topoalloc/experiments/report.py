@@ -291,8 +291,8 @@ def write_report(root: str | os.PathLike[str], out: str | os.PathLike[str] | Non
             break
     if spec_text:
         parts.append(f"<p>Spec:</p><pre>{html.escape(spec_text)}</pre>")
-    timings = ok["seconds"].dropna() if "seconds" in ok else []
-    if len(timings):
+    timings = ok["seconds"].dropna() if "seconds" in ok else None
+    if timings is not None and len(timings):
         parts.append(f"<p class=meta>Simulation time: {float(timings.sum()):.1f} s over {len(timings)} cells (mean {float(timings.mean()):.2f} s, longest {float(timings.max()):.1f} s).</p>")
 
     doc = (
