@@ -194,3 +194,14 @@ def test_job_tables(tmp_path):
     (key,) = load(tmp_path / "out")["key"]
     jobs = pd.read_parquet(tmp_path / "out" / "jobs" / f"{key}.parquet")
     assert len(jobs) == 150 and "wait" in jobs
+
+
+def test_readme_example_spec_is_the_file_and_is_valid():
+    from topoalloc.experiments.engine import check_components
+
+    root = Path(__file__).resolve().parent.parent
+    path = root / "docs" / "examples" / "backfilling.toml"
+    assert path.read_text() in (root / "README.md").read_text()
+    spec = load_spec(path)
+    check_components(spec)
+    assert spec.size == 3 * 2 * 5
