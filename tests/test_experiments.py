@@ -205,3 +205,19 @@ def test_readme_example_spec_is_the_file_and_is_valid():
     spec = load_spec(path)
     check_components(spec)
     assert spec.size == 3 * 2 * 5
+
+
+def test_progress_bar_appears_once_there_is_work(monkeypatch):
+    import sys
+
+    from topoalloc.experiments.engine import _Bar
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    bar = _Bar(0, "x", True)
+    assert bar._bar is None
+    bar.add_total(3)
+    assert bar._bar is not None
+    bar.advance(False)
+    bar.advance(True)
+    assert (bar.done, bar.failed, bar.total) == (2, 1, 3)
+    bar.close()

@@ -131,31 +131,37 @@ class _Bar:
 
     def __init__(self, total: int, label: str, enabled: bool):
         self.enabled = enabled and sys.stderr.isatty()
-        self.total = total
+        self.label = label
+        self.total = 0
         self.done = 0
         self.failed = 0
         self._bar: Any = None
-        if self.enabled and total:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        self._task: Any = None
+        self.add_total(total)
 
-            self._bar = Progress(
-                TextColumn(label),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("[red]{task.fields[failed]} failed"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task(label, total=total, failed=0)
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._bar = Progress(
+            TextColumn(self.label),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._bar.start()
+        self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, failed=self.failed)
 
     def add_total(self, n: int) -> None:
         self.total += n
-        if self._bar is not None:
+        if self.enabled and self._bar is None and self.total:
+            self._start()
+        elif self._bar is not None:
             self._bar.update(self._task, total=self.total)
 
     def advance(self, failed: bool) -> None:
