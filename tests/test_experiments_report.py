@@ -98,3 +98,12 @@ def test_report_in_headless_chromium(report, tmp_path):
     assert img.size == (1200, 1800)
     assert max(hist) < 0.97 * sum(hist)  # not one flat colour
     assert sum(1 for h in hist if h) > 20  # text and lines: many grey levels
+
+
+def test_sweep_with_report(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('metrics = ["utilization"]\n[fixed]\nsynthetic = "poisson"\nn_jobs = 100\nsizes = "uniform:1,8"\nmachine = "flat:16"\n[grid]\nload = [0.3, 0.6]\n')
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "o"), "--workers", "1", "--quiet", "--report"]) == 0
+    text = (tmp_path / "o" / "report.html").read_text()
+    assert "utilization against load" in text and "--report" in text  # the figure and the exact command
+    assert (tmp_path / "o" / "figures").is_dir()

@@ -313,6 +313,8 @@ def run_sweep(
     with store.writing():
         cells = spec.cells(trace_dirs=trace_dirs)
         _write_meta(store, spec, command, cells)
+        if compact:
+            store.compact()  # what an interrupted run left as loose files: one part, quick to read
         done = store.done()
         own = runner is None
         runner = runner or make_runner(workers, cluster, cluster_options)
