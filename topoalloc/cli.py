@@ -458,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # the exact command, for reports
         import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
     except KeyboardInterrupt:
         print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s", file=sys.stderr)

@@ -29,8 +29,8 @@ def _options(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def _command() -> str:
-    return shlex.join(["topoalloc", *sys.argv[1:]])
+def _command(args: argparse.Namespace) -> str:
+    return shlex.join(["topoalloc", *getattr(args, "argv", sys.argv[1:])])
 
 
 def _sweep_spec(args: argparse.Namespace, spec: Any, out: str) -> int:
@@ -47,7 +47,7 @@ def _sweep_spec(args: argparse.Namespace, spec: Any, out: str) -> int:
             cluster_options=_options(args.cluster_option),
             trace_dirs=args.traces,
             progress=not args.quiet,
-            command=_command(),
+            command=_command(args),
         )
     except KeyboardInterrupt:
         try:
