@@ -144,12 +144,9 @@ def simulate_cell(cell: Cell) -> tuple[Any, Any]:
 
     w = build_workload(cell)
     kw = {k: cell.params[k] for k in _SIM_KEYS if k in cell.params}
-    if not cell.metrics or any(m.startswith("locality.") or m == "mean_pairwise_l1" for m in cell.metrics):
-        pass  # the simulation's default: locality on machines with a topology
-    elif "locality" not in kw:
-        kw["locality"] = False  # not asked for: skip the work
-    if cell.job_tables:
-        kw["record_allocations"] = False
+    wants_locality = not cell.metrics or any(m.startswith("locality.") or m == "mean_pairwise_l1" for m in cell.metrics)
+    if not wants_locality and "locality" not in kw:
+        kw["locality"] = False  # no locality metric kept: skip the work
     return w, simulate(w, **kw)
 
 

@@ -30,7 +30,7 @@ import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -240,7 +240,3 @@ def load(root: str | os.PathLike[str], *, errors: bool = True) -> Any:
     >>> df.groupby(["allocator", "work_multiple"])["utilization"].mean()  # doctest: +SKIP
     """
     return Store(root, create=False).load(errors=errors)
-
-
-def keys_of(records: Iterable[dict[str, Any]]) -> list[str]:
-    return [r["key"] for r in records]
