@@ -146,7 +146,7 @@ class Store:
         files = [p for p in self._cell_files() if not p.name.endswith(".error.parquet")]
         if len(files) < 2:
             return 0
-        tables = [pq.read_table(p) for p in files]
+        tables = [_read(p) for p in files]
         metrics = sorted({m for t in tables for m in _meta(t).get("metrics", [])})
         table = pa.concat_tables([t.replace_schema_metadata(None) for t in tables], promote_options="permissive")
         table = table.sort_by("key")
@@ -170,7 +170,7 @@ class Store:
         metrics: set[str] = set()
         files = self._parts() + [p for p in self._cell_files() if errors or not p.name.endswith(".error.parquet")]
         for p in files:
-            t = pq.read_table(p)
+            t = _read(p)
             metrics.update(_meta(t).get("metrics", []))
             tables.append(t.replace_schema_metadata(None))
         if not tables:
@@ -212,6 +212,13 @@ class Store:
         except (OSError, json.JSONDecodeError):
             return {}
         return data if isinstance(data, dict) else {}
+
+
+def _read(path: Path) -> Any:
+    """One Parquet file as an Arrow table (ParquetFile: a fraction of read_table's per-file cost)."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).read()
 
 
 def _meta(table: Any) -> dict[str, Any]:
