@@ -1,13 +1,17 @@
-"""Package discovery for the layout, and the optional compiled network engine.
+"""Package discovery for the layout, and the optional compiled extensions.
 
 proofs/ and ilp/ are top-level folders that install as topoalloc.proofs and
 topoalloc.ilp.  Packages are found, never listed by hand, so a new subpackage
 cannot be silently left out of the install (.ci/check_install.py compares an
 installed copy with the source tree).  Everything else is in pyproject.toml.
 
-The extension is ``optional``: without a C compiler the install still succeeds
-and ``topoalloc.network`` runs its pure-Python reference engine (same results,
-slower).
+The extensions are ``optional``: without a C compiler the install still
+succeeds, ``topoalloc.network`` runs its pure-Python reference engine, the
+simulation its general engine and the SWF reader its Python parser (same
+results, slower).  ``_cengine`` is the network simulator's engine;
+``_ckernel`` simulates counting allocators whose placement nobody needs
+(``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
+(``topoalloc.workload.swf``).
 """
 
 from setuptools import Extension, find_packages, setup
@@ -24,5 +28,9 @@ for top in MAPPED:
 setup(
     packages=packages,
     package_dir=package_dir,
-    ext_modules=[Extension("topoalloc.network._cengine", sources=["topoalloc/network/_cengine.c"], optional=True)],
+    ext_modules=[
+        Extension("topoalloc.network._cengine", sources=["topoalloc/network/_cengine.c"], optional=True),
+        Extension("topoalloc.sched._ckernel", sources=["topoalloc/sched/_ckernel.c"], optional=True),
+        Extension("topoalloc.workload._cswf", sources=["topoalloc/workload/_cswf.c"], optional=True),
+    ],
 )

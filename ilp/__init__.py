@@ -6,6 +6,7 @@ One module per problem: instance -> model -> solve -> validated solution.
 ``minspan``    minimum-span allocation of fixed-time jobs (§2.3, §5)
 ``schedule``   offline optimal schedules: contiguous rank intervals or flat capacity
 ``gap``        online allocators against the offline optimum (competitive-ratio gaps)
+``mesh_schedule`` optimal contiguous schedules on a 2-D mesh (time × x × y) and the 2-D heuristics' ratios
 
 Every solver status is handled (see :mod:`topoalloc.ilp._solver`) and every
 solution is re-checked by an independent evaluator before it is returned.
@@ -31,6 +32,9 @@ _EXPORTS = {
     "parse_weights": "ordering",
     "save_ordering": "ordering",
     "optimal_schedule": "schedule",
+    "optimal_mesh_schedule": "mesh_schedule",
+    "mesh_gap_study": "mesh_schedule",
+    "random_mesh_instance": "mesh_schedule",
     "random_release_instance": "schedule",
 }
 
@@ -66,6 +70,9 @@ __all__ = [
     "span_of",
     "optimal_schedule",
     "random_release_instance",
+    "optimal_mesh_schedule",
+    "mesh_gap_study",
+    "random_mesh_instance",
     "gap_study",
     "adversarial_search",
     "run_online",

@@ -55,13 +55,16 @@ def add_parsers(sub) -> None:
     m.add_argument("--json", action="store_true")
     m.add_argument("--quiet", action="store_true", help="no progress display")
 
-    g = sub.add_parser("gap", help="ratio online allocator / offline optimum on random instances", description="Replay seeded random fixed-time instances through an online allocator and compare its span metric to the proven CP-SAT optimum.")
-    g.add_argument("--heuristic", required=True, metavar="SPEC", help="registered allocator, e.g. best_fit or first_fit:span=ring")
+    g = sub.add_parser("gap", help="ratio online allocator / offline optimum on random instances", description="Replay seeded random fixed-time instances through an online allocator and compare its span metric to the proven CP-SAT optimum; with --mesh, run 2-D allocators under a scheduler on random jobs with W x L frames and compare their makespan or total wait to the optimal contiguous schedule.")
+    g.add_argument("--heuristic", action="append", metavar="SPEC", help="registered allocator, e.g. best_fit or first_fit:span=ring (repeat for several; with --mesh, default: every 2-D heuristic)")
     g.add_argument("--processors", type=int, default=16)
-    g.add_argument("--jobs", type=int, default=10)
-    g.add_argument("--instances", type=int, default=50)
+    g.add_argument("--jobs", type=int, default=None, help="jobs per instance (default 10; 6 with --mesh)")
+    g.add_argument("--instances", type=int, default=None, help="instances (default 50; 20 with --mesh)")
     g.add_argument("--seed", type=int, default=1)
-    g.add_argument("--objective", choices=["sum", "max", "sum_per_size"], default="max")
+    g.add_argument("--objective", choices=["sum", "max", "sum_per_size", "makespan", "total_wait"], default=None, help="span objective (default max), or with --mesh makespan (default) or total_wait")
+    g.add_argument("--mesh", metavar="WxL", default=None, help="2-D mode: the mesh (up to about 6x6), e.g. 4x4")
+    g.add_argument("--family", metavar="MACHINE", default=None, help="subcube/subtorus mode: hypercube:N (N <= 6) or torus:AxB... (up to 128 processors); scores buddy, gray_code, free_list, afl or ep, nep (or --heuristic) against the optimal schedule of power-of-two pieces")
+    g.add_argument("--scheduler", default="fcfs", metavar="SPEC", help="with --mesh or --family: the scheduler the heuristics run under (default fcfs)")
     g.add_argument("--ring", action="store_true", help="ring span for the optimum and the measurement")
     g.add_argument("--time-limit", type=_pos_float, default=30.0, metavar="S", help="per-instance CP-SAT limit")
     g.add_argument("--adversarial", type=int, default=0, metavar="STEPS", help="also hill-climb STEPS steps for a worst instance")
@@ -236,22 +239,36 @@ def _gap(args) -> int:
     from topoalloc.limits import check_memory
     from topoalloc.progress import Progress
 
+    if args.mesh is not None and args.family is not None:
+        raise InvalidArgument("--family", args.family, "either --mesh or --family, not both")
+    if args.mesh is not None:
+        return _mesh_gap(args)
+    if args.family is not None:
+        return _family_gap(args)
     from .gap import adversarial_search, gap_study
 
+    if not args.heuristic or len(args.heuristic) != 1:
+        raise InvalidArgument("--heuristic", args.heuristic, "one allocator spec (several only with --mesh)")
+    if args.objective in ("makespan", "total_wait"):
+        raise InvalidArgument("--objective", args.objective, "sum, max or sum_per_size (makespan and total_wait with --mesh)")
+    heuristic = args.heuristic[0]
+    objective = args.objective or "max"
+    args.jobs = 10 if args.jobs is None else args.jobs
+    args.instances = 50 if args.instances is None else args.instances
     _check_positive(args, "processors", "jobs", "instances")
     if args.adversarial < 0:
         raise InvalidArgument("--adversarial", args.adversarial, "a number of hill-climbing steps >= 0 (0: no adversarial search)")
     check_memory(_BYTES_PER_LITERAL * 2 * args.processors * args.jobs, "--jobs", args.jobs, f"a min-span model of {args.processors:,} processors x {args.jobs:,} jobs per instance")
     with Progress("instances", enabled=not args.quiet) as bar:
-        rep = gap_study(args.heuristic, processors=args.processors, jobs=args.jobs, instances=args.instances, seed=args.seed, objective=args.objective, ring=args.ring, time_limit=args.time_limit, progress=bar)
+        rep = gap_study(heuristic, processors=args.processors, jobs=args.jobs, instances=args.instances, seed=args.seed, objective=objective, ring=args.ring, time_limit=args.time_limit, progress=bar)
     out = rep.as_dict()
     if args.adversarial and not rep.interrupted:
-        adv = adversarial_search(args.heuristic, processors=args.processors, jobs=args.jobs, objective=args.objective, ring=args.ring, steps=args.adversarial, restarts=1, seed=args.seed, time_limit=args.time_limit)
+        adv = adversarial_search(heuristic, processors=args.processors, jobs=args.jobs, objective=objective, ring=args.ring, steps=args.adversarial, restarts=1, seed=args.seed, time_limit=args.time_limit)
         out["adversarial"] = adv.as_dict()
     if args.json:
         print_json(out)
     else:
-        print(f"{args.heuristic} vs optimum, {args.objective} span, {args.processors} processors, {args.jobs} jobs, {out['instances']} of {args.instances} instances (seed {args.seed})")
+        print(f"{heuristic} vs optimum, {objective} span, {args.processors} processors, {args.jobs} jobs, {out['instances']} of {args.instances} instances (seed {args.seed})")
         print(f"  compared {out['compared']}, not comparable {out['not_comparable']}, optimum unproven {out['unproven']}")
         if out["compared"]:
             print(f"  ratio mean {out['mean']:.3f}  median {out['median']:.3f}  p90 {out['p90']:.3f}  worst {out['worst']:.3f}  optimal in {100 * out['share_optimal']:.0f}%")
@@ -260,6 +277,81 @@ def _gap(args) -> int:
     sys.stdout.flush()
     if rep.interrupted:
         raise _interrupted(f"{out['instances']} of {args.instances} instances done (reported above)")
+    return 0
+
+
+def _mesh_gap(args) -> int:
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.topology.torus import parse_dims
+
+    from .mesh_schedule import MESH_HEURISTICS, mesh_gap_study
+
+    sides = parse_dims(args.mesh, argument="--mesh")
+    if len(sides) != 2:
+        raise InvalidArgument("--mesh", args.mesh, "two sides WxL, e.g. 4x4")
+    objective = args.objective or "makespan"
+    if objective not in ("makespan", "total_wait"):
+        raise InvalidArgument("--objective", objective, "makespan or total_wait with --mesh")
+    if args.ring or args.adversarial:
+        raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --mesh")
+    heuristics = args.heuristic or list(MESH_HEURISTICS)
+    jobs = args.jobs = 6 if args.jobs is None else args.jobs
+    instances = args.instances = 20 if args.instances is None else args.instances
+    _check_positive(args, "jobs", "instances")
+    rep = mesh_gap_study(heuristics, mesh=(sides[0], sides[1]), jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
+    out = rep.as_dict()
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"2-D heuristics under {args.scheduler} vs the optimal contiguous schedule, {objective}, mesh {out['mesh']}, {jobs} jobs, {instances} instances (seed {args.seed})")
+    print(f"  optimum unproven {out['unproven']}; {out['seconds']:.1f} s")
+    print(f"  {'heuristic':28s} {'contig.':>7s} {'mean':>7s} {'median':>7s} {'worst':>7s} {'best':>7s} {'optimal':>8s}  {'vs capacity: mean':>18s}")
+    for h, d in out["heuristics"].items():
+        c, k = d["vs_contiguous_optimum"], d["vs_capacity_optimum"]
+        if not d["compared"]:
+            print(f"  {h:28s} {'yes' if d['contiguous'] else 'no':>7s}  (no proven instance)")
+            continue
+        print(f"  {h:28s} {'yes' if d['contiguous'] else 'no':>7s} {c['mean']:7.3f} {c['median']:7.3f} {c['worst']:7.3f} {c['best']:7.3f} {100 * c['share_optimal']:7.0f}%  {k['mean']:18.3f}")
+    return 0
+
+
+def _family_gap(args) -> int:
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.topology import Hypercube, parse_machine
+
+    from .family_schedule import MAX_PROCESSORS, family_gap_study
+
+    top = parse_machine(args.family)
+    if top.n_nodes > MAX_PROCESSORS:
+        raise InvalidArgument("--family", args.family, f"a machine of at most {MAX_PROCESSORS} processors (the exact model has a constraint per processor and piece)")
+    objective = args.objective or "makespan"
+    if objective not in ("makespan", "total_wait"):
+        raise InvalidArgument("--objective", objective, "makespan or total_wait with --family")
+    if args.ring or args.adversarial:
+        raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --family")
+    heuristics = args.heuristic or (["buddy", "gray_code", "free_list", "afl"] if isinstance(top, Hypercube) else ["ep", "nep"])
+    jobs = args.jobs = 6 if args.jobs is None else args.jobs
+    instances = args.instances = 20 if args.instances is None else args.instances
+    _check_positive(args, "jobs", "instances")
+    rep = family_gap_study(heuristics, machine=args.family, jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
+    out = rep.as_dict()
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"heuristics under {args.scheduler} vs the optimal schedule of power-of-two pieces, {objective}, {args.family}, {jobs} jobs, {instances} instances (seed {args.seed})")
+    print(f"  optimum unproven {out['unproven']}; {out['seconds']:.1f} s")
+    print(f"  {'heuristic':20s} {'pieces':>6s} {'mean':>7s} {'median':>7s} {'worst':>7s} {'best':>7s} {'optimal':>8s}  {'vs capacity: mean':>18s}")
+    for h, d in out["heuristics"].items():
+        c, k = d["vs_piece_optimum"], d["vs_capacity_optimum"]
+        if not d["compared"]:
+            print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s}  (no proven instance)")
+            continue
+        if c["mean"] is None:
+            print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s}  waits on all {c['infinite']} instances the optimum finishes without waiting")
+            continue
+        extra = f"  (+{c['infinite']} where only the optimum waits 0)" if c["infinite"] else ""
+        cap = "-" if k["mean"] is None else f"{k['mean']:.3f}"
+        print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s} {c['mean']:7.3f} {c['median']:7.3f} {c['worst']:7.3f} {c['best']:7.3f} {100 * c['share_optimal']:7.0f}%  {cap:>18s}{extra}")
     return 0
 
 

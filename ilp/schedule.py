@@ -48,26 +48,30 @@ class SchedJob:
                 raise InvalidArgument(name, v, "a non-negative integer" if name != "size" else "a positive integer")
 
 
-def _jobs(jobs: Sequence) -> list[SchedJob]:
+def coerce_jobs(jobs: Sequence, cls: type, fields: tuple[str, ...]) -> list:
+    """``jobs`` as ``cls`` instances: each given as one, as a dict of ``fields`` or as a tuple of them, every value a whole number.
+
+    Errors name the job (``jobs[i]``) and, when ``cls`` rejects a value, the field.
+    """
     out = []
     for i, j in enumerate(jobs):
-        if isinstance(j, SchedJob):
+        if isinstance(j, cls):
             out.append(j)
             continue
         try:
-            vals = (j["release"], j["duration"], j["size"]) if isinstance(j, dict) else tuple(j)
-            r, d, p = vals
-            conv = []
-            for v in (r, d, p):
-                if float(v) != int(v):
-                    raise ValueError
-                conv.append(int(v))
-            out.append(SchedJob(*conv))
+            vals = [j[k] for k in fields] if isinstance(j, dict) else list(j)
+            if len(vals) != len(fields) or any(float(v) != int(v) for v in vals):
+                raise ValueError
+            out.append(cls(*(int(v) for v in vals)))
         except InvalidArgument as exc:
             raise InvalidArgument(f"jobs[{i}].{exc.name}", exc.value, exc.expected) from None
         except (TypeError, ValueError, KeyError):
-            raise InvalidArgument(f"jobs[{i}]", j, "(release, duration, size) with integer values") from None
+            raise InvalidArgument(f"jobs[{i}]", j, f"({', '.join(fields)}) with integer values") from None
     return out
+
+
+def _jobs(jobs: Sequence) -> list[SchedJob]:
+    return coerce_jobs(jobs, SchedJob, ("release", "duration", "size"))
 
 
 @dataclass(frozen=True)

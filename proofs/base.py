@@ -16,9 +16,11 @@ __all__ = ["ProofResult", "prove_partition", "membership"]
 class ProofResult:
     """Outcome of one proof.
 
-    ``holds`` is True when Z3 proved the property (the negation is unsat);
-    otherwise ``counterexample`` holds Z3's model translated to the
-    problem's terms.  ``size`` says what was proved about (e.g. the shape).
+    ``holds`` is True when the property was established (for the Z3
+    proofs: the negation is unsat); otherwise ``counterexample`` says what
+    failed in the problem's terms (Z3's model translated, or the failing
+    case).  ``size`` says what was proved about (e.g. the shape);
+    ``details["method"]`` how (see :data:`topoalloc.proofs.report.METHODS`).
     """
 
     name: str

@@ -1,30 +1,48 @@
-"""Z3 proofs about the hypercube allocators (Turner 1997, §3.2–§3.3).
+"""Proofs about the hypercube allocators and E-cube routing (Turner 1997, §3.2–§3.3).
 
-From the implementation's own output (:class:`~topoalloc.alloc.hypercube.AFLAllocator`
-allocating one X×Y mesh on a fresh k-cube, ``k = ⌈log₂X⌉ + ⌈log₂Y⌉``):
+Independent specifications, written here and never taken from the code
+under test:
 
-* :func:`prove_mesh_tiling` — the mesh's nodes and the leftover subcubes are
-  pairwise disjoint and together exactly the k-cube (every leftover is a
-  subcube by construction: an address over {0, 1, *});
-* :func:`prove_theorem1` — **Theorem 1**: no channel is used both by an E-cube
-  message between two mesh nodes and by one between two nodes of any leftover
-  cube.  By Lemma 1 the route S → D uses the channel leaving node C across
-  dimension d iff bit d of S and D differ, ``S >> d == C >> d`` and
-  ``D mod 2**d == C mod 2**d``; so two routes S1 → D1 and S2 → D2 share a
-  channel iff, for some d, S1 and S2 agree on bits ≥ d, D1 and D2 agree on
-  bits ≤ d, and S1, D1 differ at bit d.  Z3 looks for such S1, D1 in the
-  mesh and S2, D2 in one leftover.
+* **E-cube routing** (:func:`ecube_definition`): from the current node,
+  correct the lowest-order bit in which it differs from the destination;
+  repeat.  A hop is the channel ``(node, dimension, ±1)``, +1 for a bit
+  going 0 → 1.
+* **Subcube membership**: node ``v`` is in the cube ``(free, value)`` iff
+  ``v & ~free == value``; its nodes are enumerated from that alone.
+* **The binary-reflected Gray code**: ``g(i) = i ^ (i >> 1)``.
 
-Symbolically in n (bit-vectors of width n, no enumeration of nodes):
+What each theorem assumes and derives:
 
-* :func:`prove_brgc_dilation` — consecutive n-bit BRGC codewords (cyclically)
-  differ in exactly one bit;
-* :func:`prove_lemma1` — the node an E-cube route (lowest differing bit
-  first) is at before it corrects bit d is ``(S with bits < d from D)``; it
-  uses the channel (C, d) exactly under Lemma 1's three conditions, and every
-  node of a route between two nodes of a subcube lies in the subcube.
+=====================  ========================================================  ============
+row                    assumed (taken from the implementation) → derived here    method
+=====================  ========================================================  ============
+E-cube code            the code's ``ecube_route`` / ``ecube_channels`` output;   exhaustive
+                       checked equal to :func:`ecube_definition` for every pair
+Lemma 1                nothing: the route is unrolled from the definition in      model
+                       Z3 (bit-vectors of width n); derived: the route uses
+                       channel (C, d) iff Lemma 1's three conditions; it stays
+                       in any subcube holding S and D, and ends at D
+channel sets           the code's ``channels_within`` / ``shared_channels``       exhaustive
+                       output; checked equal to channel sets of routes
+                       enumerated from the definition
+BRGC dilation 1        nothing: a lemma about ``g`` (symbolic, widths 1..64);     model
+                       linked to the code: ``brgc``, ``embed_mesh``, the Gray
+                       curve and the Gray-code allocator's table equal ``g``
+                       (exhaustive)
+AFL embedding          the AFL allocator's mesh nodes and ``embed_mesh``;         exhaustive
+                       derived: neighbouring mesh positions sit on addresses
+                       one bit apart, all distinct, exactly the allocated nodes
+tiling                 the allocated nodes and leftover cubes; Z3 over every      symbolic
+                       k-bit node: each in exactly one of mesh / leftovers
+Theorem 1              the same output; channels by Lemma 1 (proved above);       symbolic
+                       Z3 over every S1, D1 (mesh) and S2, D2 (one leftover)
+=====================  ========================================================  ============
 
-A failed proof returns Z3's model as the counterexample.
+The mesh's membership is written as its cluster-partition cubes (Figure
+3.7, what AFL deallocation uses) after checking exactly that their nodes,
+enumerated from the definition of a cube, are the allocated nodes.
+
+A failed proof returns the counterexample in the problem's own terms.
 """
 
 from __future__ import annotations
@@ -46,6 +64,14 @@ __all__ = [
     "prove_afl_mesh",
     "prove_brgc_dilation",
     "prove_lemma1",
+    "ecube_definition",
+    "prove_ecube_code",
+    "definition_channels",
+    "prove_channel_sets",
+    "channel_set_cases",
+    "prove_gray_code_link",
+    "prove_embedding_dilation",
+    "cube_nodes",
     "mesh_shapes",
     "hypercube_rows",
 ]
@@ -66,8 +92,15 @@ def afl_output(x: int, y: int) -> tuple[int, np.ndarray, list[tuple[int, int]], 
     return k, got.nodes, list(got.info["leftover"]), mesh_cubes
 
 
+def cube_nodes(cube: tuple[int, int], n: int) -> np.ndarray:
+    """Nodes of the cube ``(free, value)`` in Qn, from the definition: every ``v`` with ``v & ~free == value``."""
+    free, value = cube
+    v = np.arange(1 << n, dtype=np.int64)
+    return v[(v & ~free) == value]
+
+
 def _mesh_cubes_match(nodes: np.ndarray, mesh_cubes, k: int) -> bool:
-    listed = np.sort(np.concatenate([Subcube(k, *c).nodes() for c in mesh_cubes])) if mesh_cubes else np.zeros(0, np.int64)
+    listed = np.sort(np.concatenate([cube_nodes(c, k) for c in mesh_cubes])) if mesh_cubes else np.zeros(0, np.int64)
     return np.array_equal(listed, np.asarray(nodes))
 
 
@@ -114,7 +147,7 @@ def prove_mesh_tiling(x: int, y: int, out=None) -> ProofResult:
         where = [i for i, m in enumerate(members) if z3.is_true(s.model().eval(m))]
         ce = {"node": node, "in": ["mesh" if i == 0 else str(Subcube(k, *lefts[i - 1])) for i in where]}
         return ProofResult("mesh+leftovers tile the k-cube", False, time.perf_counter() - t0, f"{x}x{y}", ce)
-    return ProofResult("mesh+leftovers tile the k-cube", True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "leftovers": len(lefts)})
+    return ProofResult("mesh+leftovers tile the k-cube", True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "leftovers": len(lefts), "method": "symbolic"})
 
 
 def prove_theorem1(x: int, y: int, out=None) -> ProofResult:
@@ -127,7 +160,7 @@ def prove_theorem1(x: int, y: int, out=None) -> ProofResult:
     if not _mesh_cubes_match(nodes, mesh_cubes, k):
         return ProofResult(name, False, time.perf_counter() - t0, f"{x}x{y}", {"mesh cubes": "cluster partition differs from the allocated nodes"})
     if k == 0 or not lefts:
-        return ProofResult(name, True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "leftovers": 0})
+        return ProofResult(name, True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "leftovers": 0, "method": "symbolic"})
     s1, d1, s2, d2 = (z3.BitVec(n, k) for n in ("S1", "D1", "S2", "D2"))
     s = z3.SolverFor("QF_BV")
     s.add(z3.Or([_in_cube(s1, c, k) for c in mesh_cubes]), z3.Or([_in_cube(d1, c, k) for c in mesh_cubes]))
@@ -144,7 +177,7 @@ def prove_theorem1(x: int, y: int, out=None) -> ProofResult:
         m = s.model()
         ce = {n: m.eval(v).as_long() for n, v in (("S1", s1), ("D1", d1), ("S2", s2), ("D2", d2))}
         return ProofResult(name, False, time.perf_counter() - t0, f"{x}x{y}", ce)
-    return ProofResult(name, True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "leftovers": len(lefts)})
+    return ProofResult(name, True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "leftovers": len(lefts), "method": "symbolic"})
 
 
 def prove_afl_mesh(x: int, y: int) -> tuple[ProofResult, ProofResult]:
@@ -176,57 +209,242 @@ def prove_brgc_dilation(n: int) -> ProofResult:
     name = "BRGC: consecutive codewords differ in one bit (dilation 1)"
     if s.check() == z3.sat:
         return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {"i": s.model().eval(i).as_long()})
-    return ProofResult(name, True, time.perf_counter() - t0, f"n={n}")
+    return ProofResult(name, True, time.perf_counter() - t0, f"n={n}", None, {"method": "model"})
+
+
+def ecube_definition(s: int, d: int) -> list[tuple[int, int, int]]:
+    """The E-cube route from ``s`` to ``d`` by its definition: the channels ``(node, dimension, direction)``.
+
+    From the current node, correct the lowest-order bit in which it differs
+    from ``d``; repeat until there.  Direction +1 for a bit going 0 → 1.
+
+    >>> ecube_definition(0b0100, 0b1010)
+    [(4, 1, 1), (6, 2, -1), (2, 3, 1)]
+    """
+    out = []
+    v = s
+    while v != d:
+        diff = v ^ d
+        low = diff & -diff
+        dim = low.bit_length() - 1
+        out.append((v, dim, 1 if not v & low else -1))
+        v ^= low
+    return out
+
+
+def prove_ecube_code(n: int) -> ProofResult:
+    """The code's E-cube routes equal the definition, for every ordered pair of nodes of Qn (exhaustive).
+
+    Checks ``topoalloc.topology.hypercube.ecube_route`` (the nodes),
+    ``ecube_channels`` (the channels) and ``Hypercube.route``.
+    """
+    from ..topology.hypercube import ecube_channels, ecube_route
+
+    t0 = time.perf_counter()
+    name = "E-cube: the code's routes = the definition"
+    q = Hypercube(n)
+    for a in range(1 << n):
+        for b in range(1 << n):
+            want = ecube_definition(a, b)
+            nodes = [a] + [c[0] ^ (1 << c[1]) for c in want]
+            got_nodes = ecube_route(a, b)
+            got = [tuple(c) for c in ecube_channels(a, b)]
+            if got_nodes != nodes or got != want or q.route(a, b) != nodes:
+                return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {"pair": (a, b), "code": got, "definition": want})
+    return ProofResult(name, True, time.perf_counter() - t0, f"n={n}", None, {"cases": 1 << (2 * n), "method": "exhaustive"})
 
 
 def prove_lemma1(n: int) -> ProofResult:
-    """Lemma 1 and subcube closure of E-cube routes, for all n-bit S, D, C, d and subcubes (free, value)."""
+    """Lemma 1, subcube closure and arrival, from the definition of E-cube routing, for all n-bit S, D, C, d and subcubes.
+
+    The route is unrolled in Z3 exactly as :func:`ecube_definition` walks it
+    (n steps: ``v ← v ^ lowbit(v ^ D)``, a step using channel ``(v, d)`` when
+    ``lowbit(v ^ D) = 2^d``).  Z3 then proves, over all values: the route
+    uses channel ``(C, d)`` iff (1) bit d of S and D differ, (2) ``S >> d ==
+    C >> d`` and (3) ``D mod 2^d == C mod 2^d`` (Lemma 1); every node of the
+    route lies in any subcube ``(free, value)`` holding S and D; after n
+    steps the route is at D.
+    """
     import z3
 
     t0 = time.perf_counter()
     name = "Lemma 1: E-cube channel conditions; routes stay in their subcube"
-    w = n + 1  # one spare bit so that 1 << (d + 1) does not overflow
+    w = n + 1  # one spare bit so that 1 << d never overflows
     S, D, C, F, V, d = (z3.BitVec(v, w) for v in ("S", "D", "C", "free", "value", "d"))
     top = z3.BitVecVal((1 << n) - 1, w)
     one = z3.BitVecVal(1, w)
-    low = (one << d) - 1  # bits below d
-    # the node the E-cube route is at before correcting bit d: bits >= d from S, bits < d from D
-    here = (S & ~low) | (D & low)
-    hop = z3.LShR(S ^ D, d) & 1 == 1  # the route crosses dimension d
-    uses = z3.And(hop, here == C)  # the route uses channel (C, d, bit of S)
-    lemma = z3.And(z3.LShR(S, d) == z3.LShR(C, d), D & low == C & low, hop)
+    bit = one << d
+    low = bit - 1  # bits below d
+    incube = lambda v: v & ~F == V  # noqa: E731
+    v = S
+    uses, stays = [], []
+    for _ in range(n):
+        diff = v ^ D
+        lowbit = diff & -diff
+        uses.append(z3.And(diff != 0, lowbit == bit, v == C))
+        stays.append(incube(v))
+        v = v ^ lowbit
+    lemma = z3.And(z3.LShR(S, d) == z3.LShR(C, d), D & low == C & low, z3.LShR(S ^ D, d) & 1 == 1)
     dom = z3.And(z3.ULE(S, top), z3.ULE(D, top), z3.ULE(C, top), z3.ULT(d, n))
     s = z3.Solver()
-    s.add(dom, uses != lemma)
+    s.add(dom, z3.Or(uses) != lemma)
     if s.check() == z3.sat:
         m = s.model()
-        return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {k: m.eval(v).as_long() for k, v in (("S", S), ("D", D), ("C", C), ("d", d))})
-    # closure: S, D in the subcube (value fixed outside free) -> every intermediate node too
+        return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {k: m.eval(x).as_long() for k, x in (("S", S), ("D", D), ("C", C), ("d", d))})
     s = z3.Solver()
-    incube = lambda v: v & ~F == V  # noqa: E731
-    s.add(dom, z3.ULE(F, top), V & F == 0, z3.ULE(V, top), incube(S), incube(D), z3.Not(incube(here)))
+    s.add(dom, z3.ULE(F, top), V & F == 0, z3.ULE(V, top), incube(S), incube(D), z3.Not(z3.And(*stays, v == D)))
     if s.check() == z3.sat:
         m = s.model()
-        return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {k: m.eval(v).as_long() for k, v in (("S", S), ("D", D), ("free", F), ("value", V), ("d", d))})
-    return ProofResult(name, True, time.perf_counter() - t0, f"n={n}")
+        return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {k: m.eval(x).as_long() for k, x in (("S", S), ("D", D), ("free", F), ("value", V))})
+    return ProofResult(name, True, time.perf_counter() - t0, f"n={n}", None, {"method": "model"})
 
 
-def hypercube_rows(*, max_n: int = 10, symbolic_n: int = 64) -> list[dict]:
-    """Every hypercube proof, summarised (``topoalloc prove hypercube``)."""
+def definition_channels(nodes, n: int) -> set[tuple[int, int, int]]:
+    """Every channel used by an E-cube route between two nodes of ``nodes``, routes enumerated by the definition."""
+    arr = sorted({int(v) for v in nodes})
+    out: set[tuple[int, int, int]] = set()
+    for a in arr:
+        for b in arr:
+            out.update(ecube_definition(a, b))
+    return out
+
+
+def prove_channel_sets(n: int, node_sets: list, *, label: str = "") -> ProofResult:
+    """The code's channel sets equal those of routes enumerated from the definition (exhaustive).
+
+    For every node set A given: ``channels_within(A, n)`` equals the
+    channels of every route inside A; for every pair (A, B) of consecutive
+    sets, ``shared_channels(A, B, n)`` equals the intersection of the two.
+    """
+    from ..topology.hypercube import channels_within, shared_channels
+
+    t0 = time.perf_counter()
+    name = "channel sets: the code's = routes enumerated from the definition"
+    defs = [definition_channels(a, n) for a in node_sets]
+    for a, want in zip(node_sets, defs):
+        got = {tuple(c) for c in channels_within(np.asarray(sorted(a), dtype=np.int64), n)}
+        if got != want:
+            return ProofResult(name, False, time.perf_counter() - t0, label or f"n={n}", {"set": sorted(a)[:16], "code_only": sorted(got - want)[:4], "definition_only": sorted(want - got)[:4]})
+    for i in range(len(node_sets) - 1):
+        a, b = node_sets[i], node_sets[i + 1]
+        got = {tuple(c) for c in shared_channels(np.asarray(sorted(a), dtype=np.int64), np.asarray(sorted(b), dtype=np.int64), n)}
+        want = defs[i] & defs[i + 1]
+        if got != want:
+            return ProofResult(name, False, time.perf_counter() - t0, label or f"n={n}", {"sets": (sorted(a)[:8], sorted(b)[:8]), "code_only": sorted(got - want)[:4], "definition_only": sorted(want - got)[:4]})
+    return ProofResult(name, True, time.perf_counter() - t0, label or f"n={n}", None, {"cases": len(node_sets), "method": "exhaustive"})
+
+
+def channel_set_cases(max_n: int, seed: int = 0) -> list[tuple[int, list, str]]:
+    """The node sets the channel-set row checks: every subset of Q3; every AFL mesh of Q1..Q``max_n``
+    with each of its leftover cubes (nodes from the definition of a cube); seeded random subsets of Q4..Q``max_n``."""
+    import random
+
+    cases = [(3, [[v for v in range(8) if mask >> v & 1] for mask in range(1, 256)], "every subset of Q3")]
+    for x, y in mesh_shapes(max_n):
+        k, nodes, lefts, _ = afl_output(x, y)
+        if k == 0:
+            continue
+        sets = [list(map(int, nodes))] + [cube_nodes(c, k).tolist() for c in lefts]
+        cases.append((k, sets, f"{x}x{y} mesh and leftovers"))
+    rng = random.Random(seed)
+    for n in range(4, max_n + 1):
+        sets = [rng.sample(range(1 << n), rng.randint(1, 1 << (n - 1))) for _ in range(20)]
+        cases.append((n, sets, f"20 random subsets of Q{n}"))
+    return cases
+
+
+def prove_gray_code_link(max_n: int, max_bits: int = 16) -> ProofResult:
+    """The code's Gray codes equal ``g(i) = i ^ (i >> 1)``, the formula the BRGC lemma is about (exhaustive).
+
+    Checked: ``embedding.brgc(i)`` for every ``i < 2^max_bits``; the Gray
+    curve ``curves.gray(2^b)`` for every ``b <= max_bits``; the mesh
+    embedding ``embed_mesh(X, Y)`` = ``g(x) · 2^m + g(y)`` for every mesh
+    fitting Q``max_n``; the Gray-code allocator's blocks (consecutive ``g``
+    values from multiples of half a block, cyclically) for every n <= 8.
+    """
+    from ..alloc.hypercube.allocators import GrayCodeAllocator, _gray_order
+    from ..topology.hypercube import Hypercube
+    from ..alloc.hypercube.embedding import brgc, embed_mesh
+    from ..curves.grid import gray
+
+    t0 = time.perf_counter()
+    name = "the code's Gray codes = g"
+    g = lambda i: i ^ (i >> 1)  # noqa: E731
+    idx = np.arange(1 << max_bits, dtype=np.int64)
+    code = np.array([brgc(int(i)) for i in idx], dtype=np.int64)
+    if not np.array_equal(code, g(idx)):
+        i = int(np.flatnonzero(code != g(idx))[0])
+        return ProofResult(name, False, time.perf_counter() - t0, "brgc", {"i": i, "code": int(code[i]), "g": int(g(i))})
+    for b in range(max_bits + 1):
+        if not np.array_equal(np.asarray(gray(1 << b)), g(np.arange(1 << b, dtype=np.int64))):
+            return ProofResult(name, False, time.perf_counter() - t0, f"curves.gray({1 << b})", {"bits": b})
+    for x, y in mesh_shapes(max_n):
+        t, m = ceil_log2(x), ceil_log2(y)
+        want = (g(np.arange(x, dtype=np.int64))[:, None] << m) | g(np.arange(y, dtype=np.int64))[None, :]
+        if not np.array_equal(np.asarray(embed_mesh(x, y)), want):
+            return ProofResult(name, False, time.perf_counter() - t0, f"embed_mesh({x}, {y})", {"mesh": (x, y)})
+    blocks = 0
+    for n in range(0, 9):
+        N = 1 << n
+        if not np.array_equal(np.asarray(_gray_order(n)), g(np.arange(N, dtype=np.int64))):
+            return ProofResult(name, False, time.perf_counter() - t0, f"gray_code allocator order n={n}", {"n": n})
+        placer = GrayCodeAllocator(Hypercube(n))
+        for k in range(n + 1):
+            size = 1 << k
+            starts = [0] if k == n else list(range(0, N, max(1, size // 2)))
+            for st in starts:
+                # only this window free: the allocator must place exactly it (a wrong start, step or order leaves it unplaced or moves it)
+                window = np.array([g((st + j) % N) for j in range(size)], dtype=np.int64)
+                busy = np.ones(N, dtype=bool)
+                busy[window] = False
+                got = placer._place(busy, k)
+                blocks += 1
+                if got is None or not np.array_equal(np.sort(np.asarray(got)), np.sort(window)):
+                    return ProofResult(name, False, time.perf_counter() - t0, f"gray_code allocator n={n}, k={k}, start {st}", {"n": n, "k": k, "start": st})
+    cases = (1 << max_bits) + max_bits + 1 + len(mesh_shapes(max_n)) + blocks
+    return ProofResult(name, True, time.perf_counter() - t0, f"i < 2^{max_bits}, meshes <= Q{max_n}", None, {"cases": cases, "method": "exhaustive"})
+
+
+def prove_embedding_dilation(x: int, y: int) -> ProofResult:
+    """The AFL allocator's X×Y mesh: neighbouring mesh positions one bit apart, positions distinct, exactly the allocated nodes (exhaustive)."""
+    from ..alloc.hypercube.embedding import embed_mesh
+
+    t0 = time.perf_counter()
+    name = "AFL embedding is dilation 1"
+    k, nodes, _, _ = afl_output(x, y)
+    emb = np.asarray(embed_mesh(x, y), dtype=np.int64)
+    one_bit = lambda a, b: np.all(((a ^ b) != 0) & (((a ^ b) & ((a ^ b) - 1)) == 0))  # noqa: E731
+    ok = emb.shape == (x, y) and one_bit(emb[1:, :], emb[:-1, :]) and one_bit(emb[:, 1:], emb[:, :-1])
+    ok = ok and np.unique(emb).size == x * y and np.array_equal(np.sort(emb.ravel()), np.asarray(nodes))
+    if not ok:
+        return ProofResult(name, False, time.perf_counter() - t0, f"{x}x{y}", {"mesh": (x, y)})
+    return ProofResult(name, True, time.perf_counter() - t0, f"{x}x{y}", None, {"k": k, "method": "exhaustive"})
+
+
+def hypercube_rows(*, max_n: int = 10, symbolic_n: int = 64, lemma_n: int = 16, route_n: int = 7, channel_n: int = 6) -> list[dict]:
+    """Every hypercube proof, summarised (``topoalloc prove hypercube``); see the module notes for what each row assumes."""
     from .report import summarise
 
     shapes = mesh_shapes(max_n)
-    tiling, thm = [], []
+    tiling, thm, dil = [], [], []
     for x, y in shapes:
         a, b = prove_afl_mesh(x, y)
         tiling.append(a)
         thm.append(b)
+        dil.append(prove_embedding_dilation(x, y))
     largest = lambda r: (r.details.get("k", 0), r.details.get("leftovers", 0))  # noqa: E731  (the biggest cube, most leftovers)
     rows = [
         summarise(f"AFL: mesh + leftover subcubes tile the k-cube (every X×Y, k <= {max_n})", tiling, largest=largest),
         summarise(f"Theorem 1: no E-cube channel shared by mesh and a leftover (every X×Y, k <= {max_n})", thm, largest=largest),
+        summarise(f"AFL embedding: mesh neighbours one bit apart, exactly the allocated nodes (every X×Y, k <= {max_n})", dil, largest=largest),
     ]
     ns = list(range(1, symbolic_n + 1))
-    rows.append(summarise("BRGC dilation 1, symbolic in the codeword (n-bit vectors)", [prove_brgc_dilation(n) for n in ns], largest=lambda r: int(r.size[2:])))
-    rows.append(summarise("Lemma 1 + routes stay in subcubes, symbolic in S, D, C, d, subcube", [prove_lemma1(n) for n in ns], largest=lambda r: int(r.size[2:])))
+    brgc = [prove_brgc_dilation(n) for n in ns] + [prove_gray_code_link(min(max_n, 10))]
+    rows.append(summarise(f"BRGC g(i) = i ^ (i >> 1): consecutive codewords differ in one bit (symbolic, widths 1..{symbolic_n}); "
+                          "the code's brgc, embed_mesh, Gray curve and Gray-code allocator equal g (exhaustive)", brgc, largest=lambda r: r.details.get("cases", 0), method="model"))
+    rows.append(summarise(f"E-cube: the code's routes and channels = the definition (every pair of nodes, Q0..Q{route_n})", [prove_ecube_code(n) for n in range(route_n + 1)], largest=lambda r: r.details.get("cases", 0)))
+    lem = [prove_lemma1(n) for n in range(1, lemma_n + 1)]
+    rows.append(summarise(f"Lemma 1 (+ routes stay in their subcube, end at D), from the definition of E-cube routing unrolled in Z3 (widths 1..{lemma_n})", lem, largest=lambda r: int(r.size[2:]), method="model"))
+    chan = [prove_channel_sets(n, sets, label=label) for n, sets, label in channel_set_cases(channel_n)]
+    rows.append(summarise(f"channel sets: channels_within / shared_channels = routes enumerated from the definition (every subset of Q3, every AFL mesh <= Q{channel_n} and its leftovers, random subsets)", chan, largest=lambda r: r.details.get("cases", 0)))
     return rows

@@ -1,53 +1,79 @@
-"""Z3 proofs about the subtorus allocators' own output (Mao, Chen & Watson).
+"""Proofs about the subtorus allocators' own output (Mao, Chen & Watson).
 
-Every proof calls the implementation (``partition``, ``initial_available_set``,
-``convert``, ``PartitionAllocator``) and hands what it produced to Z3:
+Every proof runs the implementation (``partition``, ``initial_available_set``,
+``convert``, ``PartitionAllocator``) and checks what it produced against a
+specification written here, from first principles, never by calling the
+helper under test:
 
-* :func:`prove_pieces_partition` — the pieces are pairwise disjoint and cover
-  the semitorus exactly: Z3 looks for a node of the box whose number of
-  covering pieces is not 1, or a node outside it covered at all;
-* :func:`prove_scheme` / :func:`prove_scheme_shape` — that, plus: the
-  allocated piece has 2^k nodes, and NEP makes 1 + log2(|S|/2^k) pieces (EP:
-  |S|/2^k pieces of one shape, checked exactly); ``prove_scheme_shape`` puts
-  every k of one shape into one Z3 query;
-* :func:`prove_scheme_orientations` — every orientation of a shape (below);
-* :func:`prove_preprocessing` — the initial available set partitions the torus;
-* :func:`prove_conversion` — the job's virtual torus is a dilation-1 embedding:
-  a bijection onto the allocation, every virtual edge a physical link;
-* :func:`prove_buddy_merge` — after a random allocate sequence, releasing
-  everything rebuilds exactly the initial available set.
+* **boxes** — a piece is the box ``offset_i <= x_i < offset_i + side_i``;
+  its number of nodes is the product of its sides (never its cached
+  ``size``/``order`` fields); its node ids are enumerated from the box and the
+  machine's dimensions, first dimension fastest (:func:`box_node_ids`,
+  :func:`node_coords`), never from ``Torus.box_nodes``/``Torus.coords``;
+* **rings** — a side of 1 or 2 is a ring by convention; a longer side is a
+  ring only where it spans a ring of its parent (:func:`expected_wrap`) —
+  ultimately a whole wrapped machine dimension (:func:`machine_wrap_problem`);
+* **links** — two machine nodes are linked iff their coordinates differ in
+  one dimension, by 1, or by ``n - 1`` across a wrapped dimension of size
+  ``n > 2``; the virtual torus's edges come from the definition of a torus
+  of its shape (:func:`virtual_torus_edges`), not ``Conversion.virtual_edges``.
+
+What each theorem assumes (takes from the implementation) and derives:
+
+====================  ==============================================================  ===========
+row                   assumed → derived                                               method
+====================  ==============================================================  ===========
+EP / NEP              the scheme's output for S at the **symbolic offset**            symbolic per
+                      ``(o0, o1, ...)`` (:class:`SymbolicInt`: the schemes only add   case (Z3 over
+                      positions to offsets, so their output is terms); Z3 proves      all points and
+                      over all points and all offsets that the pieces partition S;    offsets); images
+                      exact: 2^k nodes allocated, the piece count, every side a       of it exact
+                      power of two, every piece's rings from geometry
+EP / NEP wrap flags   the output for every wrap pattern of S → every piece's          exhaustive
+                      rings from geometry (exact)
+preprocessing         the initial available set → Z3 over all points: it              symbolic
+                      partitions the machine; exact: each segment's rings are
+                      the machine's
+conversion            the virtual shape, the torus claim and the embedding →          exhaustive
+                      bijection onto the box's node ids; every virtual edge
+                      (wrap edges of every claimed ring included) a machine link
+allocator runs        a seeded run of ``PartitionAllocator`` → every grant is         exhaustive
+                      its box, of the rounded size, with real rings and a
+                      dilation-1 job torus in the real machine; held + free
+                      blocks (pieces of pieces) partition the machine after
+                      every step; releasing all rebuilds the initial set
+====================  ==============================================================  ===========
 
 Every orientation (the argument behind the EP/NEP rows).  The shapes are the
 2,509 exponent tuples with up to 6 dimensions and up to 2^12 nodes; up to
 orientation (non-increasing sides) there are 226.  For each of the 226, Z3
-proves every k on the implementation's output.  For every other orientation
-and every k the implementation is run on the oriented shape and
-:func:`is_permutation_image` checks, exactly (integer rows compared after a
-lexicographic sort), that its output is the coordinate-permuted image of the
-canonical output: the same pieces as a list without repeats (offsets, sides
-and wrap flags permuted) and the image of the allocated piece as the
-allocated piece.  A coordinate permutation is a bijection of Z^d that maps
-boxes to boxes, the canonical S onto the oriented S, and preserves sizes and
-counts; so "pairwise disjoint, exactly covering S, allocated piece of 2^k
-nodes, 1 + log2(|S|/2^k) pieces" holds for the image exactly when it holds
-for the canonical output, which Z3 proved.  Any case whose output is not such
-an image is proved by Z3 directly (the report says how many: today none —
-the implementation's tie-breaks are order-preserving, so every orientation is
-an image).  Nothing is sampled: every (orientation, k) case is either an
-exact image of a Z3-proved case or itself Z3-proved.
+proves every k on the implementation's output at a symbolic offset.  For
+every other orientation and every k the implementation is run on the
+oriented shape (at the symbolic offset too) and :func:`is_permutation_image`
+checks, exactly, that its output is the coordinate-permuted image of the
+canonical output: the same pieces as a list without repeats (offsets —
+``o_i + c`` with the same constants —, sides and wrap flags permuted) and
+the image of the allocated piece as the allocated piece.  A coordinate
+permutation is a bijection of Z^d that maps boxes to boxes and the
+canonical S onto the oriented S, and preserves sizes, counts and the ring
+rule; so every fact proved of the canonical output holds for the image.
+Any case whose output is not such an image is proved by Z3 directly (the
+report says how many).  Nothing is sampled.
 
 Conversions are not orientation-equivariant (the grouping of dimensions and
 the Hamiltonian cycle depend on dimension order), so every conversion case is
 proved on its own: one orientation per shape with every wrap pattern by
 default (1,516 cases per mode), every orientation with ``full`` (21,224).
+Conversions of semitori away from the origin, inside larger machines and
+after several allocations, are checked by the allocator runs.
 
 How the queries are built.  Formulas are SMT-LIB text over ``x0, x1, ...``
-(a point) and ``case`` (which batched case), parsed by Z3 into one solver
-that is reused with push/pop (:class:`_Refuter`).  Measured, constructing
-Python-level Z3 terms and a fresh solver per case cost several times Z3's
-own decision; with text and one solver most of the remaining time is the
-implementation computing its output (EP's thousands of pieces, the
-conversions' embeddings).
+(a point), ``o0, o1, ...`` (a symbolic offset) and ``case`` (which batched
+case), parsed by Z3 into one solver that is reused with push/pop
+(:class:`_Refuter`).  Measured, constructing Python-level Z3 terms and a
+fresh solver per case cost several times Z3's own decision; with text and
+one solver most of the remaining time is the implementation computing its
+output (EP's thousands of pieces, the conversions' embeddings).
 """
 
 from __future__ import annotations
@@ -60,7 +86,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ..alloc.base import Request
-from ..alloc.partition import PartitionAllocator, convert, initial_available_set
+from ..alloc.partition import Conversion, PartitionAllocator, convert, initial_available_set
 from ..alloc.partition.schemes import partition
 from ..topology.torus import Semitorus, Torus
 from .base import ProofResult
@@ -79,6 +105,19 @@ __all__ = [
     "wrap_patterns",
     "torus_rows",
     "NAMED_MACHINES",
+    "RUN_MACHINES",
+    "SymbolicInt",
+    "NotAffine",
+    "symbolic_semitorus",
+    "geometric_size",
+    "expected_wrap",
+    "scalar_problems",
+    "prove_scheme_wraps",
+    "node_coords",
+    "box_node_ids",
+    "machine_wrap_problem",
+    "virtual_torus_edges",
+    "conversion_problem",
 ]
 
 
@@ -89,18 +128,152 @@ def _num(v: int) -> str:
 
 
 _XS = tuple(f"x{i}" for i in range(64))
+_OS = tuple(f"o{i}" for i in range(64))
 
 
-def _box_smt(offset: Sequence[int], sides: Sequence[int]) -> str:
-    """SMT-LIB: the point ``(x0, x1, ...)`` lies in the box ``offset + [0, sides)``."""
-    return "(and " + " ".join(f"(<= {_num(o)} {x}) (< {x} {_num(o + s)})" for x, o, s in zip(_XS, offset, sides)) + ")"
+class NotAffine(TypeError):
+    """The implementation did something with a symbolic offset other than add or scale it."""
+
+
+class SymbolicInt:
+    """An integer ``Σ coef·o_i + const`` over symbolic offsets ``o_i``: what the implementation computes with.
+
+    The partition schemes are run on a semitorus whose offset is
+    ``(o0, o1, ...)`` — SMT-LIB integer constants, not numbers.  Their
+    arithmetic on offsets (adding a piece's position, scaling) builds these
+    terms; Z3 then decides the proof for **every** value of the offset at
+    once.  Anything else — comparing, branching on, hashing or indexing with
+    an offset — raises :class:`NotAffine`, reported as a failed proof: the
+    argument "one query covers every offset" would not apply.
+
+    Examples
+    --------
+    >>> o = SymbolicInt.var(0)
+    >>> (o + 4).smt(), (2 * o + 1 - o).smt(), (o - o + 3).smt()
+    ('(+ o0 4)', '(+ o0 1)', '3')
+    """
+
+    __slots__ = ("coefs", "const")
+
+    def __init__(self, coefs: tuple[tuple[int, int], ...], const: int) -> None:
+        object.__setattr__(self, "coefs", tuple((i, c) for i, c in coefs if c))
+        object.__setattr__(self, "const", int(const))
+
+    @classmethod
+    def var(cls, i: int) -> "SymbolicInt":
+        """The offset variable ``o_i``."""
+        return cls(((i, 1),), 0)
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError("SymbolicInt is immutable")
+
+    @staticmethod
+    def _lift(other: object) -> "SymbolicInt":
+        if isinstance(other, SymbolicInt):
+            return other
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            return SymbolicInt((), int(other))
+        raise NotAffine(f"arithmetic of a symbolic offset with {type(other).__name__}")
+
+    @classmethod
+    def _make(cls, coefs: tuple[tuple[int, int], ...], const: int) -> "SymbolicInt":
+        new = object.__new__(cls)
+        object.__setattr__(new, "coefs", coefs)
+        object.__setattr__(new, "const", const)
+        return new
+
+    def __add__(self, other: object) -> "SymbolicInt":
+        if type(other) is int:  # the common case, kept cheap: the schemes add positions to offsets
+            return SymbolicInt._make(self.coefs, self.const + other)
+        o = self._lift(other)
+        acc = dict(self.coefs)
+        for i, c in o.coefs:
+            acc[i] = acc.get(i, 0) + c
+        return SymbolicInt(tuple(sorted(acc.items())), self.const + o.const)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "SymbolicInt":
+        return SymbolicInt(tuple((i, -c) for i, c in self.coefs), -self.const)
+
+    def __sub__(self, other: object) -> "SymbolicInt":
+        return self + (-self._lift(other))
+
+    def __rsub__(self, other: object) -> "SymbolicInt":
+        return self._lift(other) + (-self)
+
+    def __mul__(self, other: object) -> "SymbolicInt":
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            return SymbolicInt(tuple((i, c * int(other)) for i, c in self.coefs), self.const * int(other))
+        raise NotAffine(f"a symbolic offset multiplied by {type(other).__name__}")
+
+    __rmul__ = __mul__
+
+    def _refuse(self, *args: object) -> "SymbolicInt":
+        raise NotAffine("the implementation compared, hashed, divided or indexed with a symbolic offset")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __index__ = __int__ = __hash__ = _refuse  # type: ignore[assignment]
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = _refuse  # type: ignore[assignment]
+
+    def key(self) -> tuple:
+        """A sortable, hashable identity of the term (for the exact comparisons of the proof itself)."""
+        return (self.coefs, self.const)
+
+    def smt(self) -> str:
+        terms = [f"o{i}" if c == 1 else f"(* {_num(c)} o{i})" for i, c in self.coefs]
+        if not terms:
+            return _num(self.const)
+        if self.const:
+            terms.append(_num(self.const))
+        return terms[0] if len(terms) == 1 else "(+ " + " ".join(terms) + ")"
+
+    def __repr__(self) -> str:
+        return self.smt()
+
+
+def _term(v: "int | SymbolicInt") -> str:
+    """SMT-LIB text of an integer or a symbolic offset term."""
+    return v.smt() if isinstance(v, SymbolicInt) else _num(v)
+
+
+def _key(v: "int | SymbolicInt") -> tuple:
+    """A sortable identity of an integer or a symbolic term (integers are terms without variables)."""
+    return v.key() if isinstance(v, SymbolicInt) else ((), int(v))
+
+
+def symbolic_semitorus(sides: Sequence[int], wrapped: Sequence[bool]) -> Semitorus:
+    """The semitorus with the given sides and wrap flags at the symbolic offset ``(o0, o1, ...)``."""
+    return Semitorus(tuple(SymbolicInt.var(i) for i in range(len(sides))), tuple(sides), tuple(wrapped))
+
+
+def _box_smt(offset: Sequence["int | SymbolicInt"], sides: Sequence[int]) -> str:
+    """SMT-LIB: the point ``(x0, x1, ...)`` lies in the box ``offset + [0, sides)``.
+
+    Box membership from first principles: ``offset_i <= x_i < offset_i + side_i``
+    in every dimension (offsets may be symbolic).
+    """
+    return "(and " + " ".join(f"(<= {_term(o)} {x}) (< {x} {_term(o + s)})" for x, o, s in zip(_XS, offset, sides)) + ")"
+
+
+def geometric_size(st: Semitorus) -> int:
+    """Number of nodes of a box, from its sides alone (never the cached ``size``/``order`` fields)."""
+    n = 1
+    for s in st.sides:
+        n *= int(s)
+    return n
+
+
+def _log2_exact(n: int) -> int | None:
+    """``log2(n)`` if ``n`` is a power of two, else None."""
+    return n.bit_length() - 1 if n >= 1 and n & (n - 1) == 0 else None
 
 
 class _Refuter:
     """One Z3 solver, reused: each query is pushed, decided and popped.
 
     Formulas arrive as SMT-LIB text over the integer constants ``x0, x1, ...``
-    (a point) and ``case`` (which of several batched cases), parsed by Z3's own
+    (a point), ``o0, o1, ...`` (a symbolic offset) and ``case`` (which of
+    several batched cases), parsed by Z3's own
     parser (``z3.parse_smt2_string``).  Building the formulas as text and
     reusing one solver is what makes tens of thousands of proofs affordable:
     creating Python-level Z3 objects and a fresh solver per case cost several
@@ -112,7 +285,7 @@ class _Refuter:
 
         self.z3 = z3
         self.solver = z3.Solver()
-        self.decls = {name: z3.Int(name) for name in _XS + ("case",)}
+        self.decls = {name: z3.Int(name) for name in _XS + _OS + ("case",)}
         self._subsets: dict[tuple[str, ...], dict] = {}
 
     def refute(self, formula: str, read: Sequence[str]) -> dict[str, int] | None:
@@ -151,48 +324,76 @@ def _refuter() -> _Refuter:
     return _REFUTER
 
 
-def _grid_projections(pieces: Sequence[Semitorus]) -> list[list[tuple[int, int]]] | None:
-    """If the pieces are exactly the product of their per-dimension intervals, those intervals."""
+def _grid_projections(pieces: Sequence[Semitorus]) -> list[list[tuple["int | SymbolicInt", int]]] | None:
+    """If the pieces are exactly the product of their per-dimension intervals, those intervals.
+
+    Exact: the intervals are compared as terms (:func:`_key`), so pieces at
+    symbolic offsets are handled too.
+    """
     d = len(pieces[0].offset)
-    proj = [sorted({(p.offset[i], p.sides[i]) for p in pieces}) for i in range(d)]
+    proj_keys: list[dict[tuple, tuple["int | SymbolicInt", int]]] = [{} for _ in range(d)]
+    for p in pieces:
+        for i in range(d):
+            proj_keys[i].setdefault((_key(p.offset[i]), p.sides[i]), (p.offset[i], p.sides[i]))
     n = 1
-    for axis in proj:
+    for axis in proj_keys:
         n *= len(axis)
-    keys = {(p.offset, p.sides) for p in pieces}
+    keys = {tuple((_key(o), sd) for o, sd in zip(p.offset, p.sides)) for p in pieces}
     if n != len(pieces) or len(keys) != len(pieces):
         return None
     # distinct pieces, as many as the product, each a member of the product: the sets are equal
-    index = [dict(axis) for axis in proj]
-    if all(index[i].get(p.offset[i]) == p.sides[i] for p in pieces for i in range(d)):
-        return proj
+    index = [{k[0]: k[1] for k in axis} for axis in proj_keys]
+    if all(index[i].get(_key(p.offset[i])) == p.sides[i] for p in pieces for i in range(d)):
+        return [[axis[k] for k in sorted(axis)] for axis in proj_keys]
     return None
 
 
+def _cover_count(boxes: Sequence[str]) -> str:
+    return boxes[0] if len(boxes) == 1 else "(+ " + " ".join(boxes) + ")"
+
+
 def _partition_violation(pieces: Sequence[Semitorus], whole: Sequence[Semitorus]) -> tuple[str, str, list | None]:
-    """SMT-LIB text of "the pieces do not partition ``whole``", the method, and (grid) the chains.
+    """SMT-LIB text of "the pieces do not partition ``whole``", the method, and (grid) the axes.
 
     ``points``: a point ``x`` of ``whole`` covered by a number of pieces other
     than 1, or a point outside covered at all.  ``grid`` (the pieces are
     exactly the product of their per-dimension intervals, checked exactly, and
-    ``whole`` is one box): the product partitions the box iff each dimension's
-    intervals, in order of their starts, form a chain from the side's start to
-    its end; the formula says some link of some chain is broken.
+    ``whole`` is one box): a product of intervals partitions a box iff in each
+    dimension the intervals partition the box's side, so the formula says: for
+    some dimension ``i``, some coordinate ``x_i`` is covered by a number of
+    that dimension's intervals other than 1 (inside the side) or 0 (outside).
+    Both forms leave the point (and a symbolic offset) to Z3: it decides over
+    all their values.
     """
     grid = _grid_projections(pieces) if len(whole) == 1 and len(pieces) > 16 else None
     if grid is not None:
         w = whole[0]
-        chains, links = [], []
+        axes = []
         for i, axis in enumerate(grid):
-            ivs = sorted(axis)
-            ends = [w.offset[i]] + [o + sz for o, sz in ivs]
-            starts = [o for o, _ in ivs] + [w.offset[i] + w.sides[i]]
-            chains.append((ends, starts))
-            links.extend(f"(distinct {_num(a)} {_num(b)})" for a, b in zip(ends, starts))
-        return "(or " + " ".join(links) + ")", "grid", chains
-    boxes = [f"(ite {_box_smt(p.offset, p.sides)} 1 0)" for p in pieces]
-    count = boxes[0] if len(boxes) == 1 else "(+ " + " ".join(boxes) + ")"
+            x = _XS[i]
+            ivs = [f"(ite (and (<= {_term(o)} {x}) (< {x} {_term(o + sz)})) 1 0)" for o, sz in axis]
+            count = _cover_count(ivs)
+            inside = f"(and (<= {_term(w.offset[i])} {x}) (< {x} {_term(w.offset[i] + w.sides[i])}))"
+            axes.append(f"(ite {inside} (distinct {count} 1) (distinct {count} 0))")
+        return (axes[0] if len(axes) == 1 else "(or " + " ".join(axes) + ")"), "grid", grid
+    count = _cover_count([f"(ite {_box_smt(p.offset, p.sides)} 1 0)" for p in pieces])
     inside = _box_smt(whole[0].offset, whole[0].sides) if len(whole) == 1 else "(or " + " ".join(_box_smt(w.offset, w.sides) for w in whole) + ")"
     return f"(ite {inside} (distinct {count} 1) (distinct {count} 0))", "points", None
+
+
+def _is_symbolic(pieces: Sequence[Semitorus]) -> bool:
+    return any(isinstance(o, SymbolicInt) for p in pieces for o in p.offset)
+
+
+def _read_vars(d: int, symbolic: bool) -> tuple[str, ...]:
+    return _XS[:d] + (_OS[:d] if symbolic else ())
+
+
+def _value(v: "int | SymbolicInt", model: dict[str, int]) -> int:
+    """An integer or a symbolic term evaluated at Z3's model of the offsets."""
+    if isinstance(v, SymbolicInt):
+        return v.const + sum(c * model.get(f"o{i}", 0) for i, c in v.coefs)
+    return int(v)
 
 
 def prove_pieces_partition(pieces: Sequence[Semitorus], whole: Sequence[Semitorus], *, name: str = "partition", size: str = "") -> ProofResult:
@@ -202,62 +403,121 @@ def prove_pieces_partition(pieces: Sequence[Semitorus], whole: Sequence[Semitoru
     wrong.  When the pieces form a grid (the list is exactly the product of
     its per-dimension intervals — checked exactly first) and ``whole`` is one
     box, the question splits by dimension: the product partitions the box iff
-    every dimension's intervals partition its side, which Z3 checks as a chain
-    (in order of their starts, each interval starts where the previous ends,
-    from the side's start to its end).
-    This keeps Equal Partitions of thousands of pieces fast.
+    every dimension's intervals partition its side, which Z3 decides for
+    every coordinate value.  This keeps Equal Partitions of thousands of
+    pieces fast.  Offsets may be symbolic (:class:`SymbolicInt`): the proof
+    then holds for every value of the offset.
     """
     t0 = time.perf_counter()
     d = len(pieces[0].offset)
-    formula, method, chains = _partition_violation(pieces, whole)
-    model = _refuter().refute(formula, _XS[:d])
+    symbolic = _is_symbolic(pieces) or _is_symbolic(whole)
+    formula, method, _ = _partition_violation(pieces, whole)
+    model = _refuter().refute(formula, _read_vars(d, symbolic))
     if model is not None:
-        if method == "grid":
-            for i, (ends, starts) in enumerate(chains):
-                for a, b in zip(ends, starts):
-                    if a != b:
-                        ce = {"dimension": i, "gap_or_overlap_at": a, "next_start": b}
-                        return ProofResult(name, False, time.perf_counter() - t0, size, ce)
         pt = tuple(model[x] for x in _XS[:d])
-        covering = [i for i, p in enumerate(pieces) if all(o <= c < o + sz for c, o, sz in zip(pt, p.offset, p.sides))]
-        ce = {"point": pt, "covered_by_pieces": covering, "inside_whole": any(all(o <= c < o + sz for c, o, sz in zip(pt, w.offset, w.sides)) for w in whole)}
+        offset = {f"o{i}": model[f"o{i}"] for i in range(d)} if symbolic else {}
+
+        def inside(c: Sequence[int], box: Semitorus, axes: Sequence[int]) -> bool:
+            return all(_value(box.offset[i], offset) <= c[i] < _value(box.offset[i], offset) + box.sides[i] for i in axes)
+
+        # grid: only the failing dimension's coordinate is meaningful
+        axes = list(range(d))
+        if method == "grid":
+            axes = [i for i in range(d) if sum(1 for p in pieces if inside(pt, p, [i])) != (1 if inside(pt, whole[0], [i]) else 0)][:1] or axes
+        covering = [i for i, p in enumerate(pieces) if inside(pt, p, axes)]
+        ce = {"point": pt if method != "grid" else {f"x{i}": pt[i] for i in axes}, "covered_by_pieces": covering[:8], "inside_whole": any(inside(pt, w, axes) for w in whole)}
+        if symbolic:
+            ce["offset"] = tuple(offset[f"o{i}"] for i in range(d))
         return ProofResult(name, False, time.perf_counter() - t0, size, ce)
-    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(pieces), "method": method})
+    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(pieces), "method": "symbolic", "encoding": method, "every_offset": symbolic})
 
 
 def _shape_str(st: Semitorus) -> str:
     return "x".join(map(str, st.sides))
 
 
-def _scheme_case(scheme: str, st: Semitorus, k: int, nep_order: str) -> tuple[list[Semitorus], int, dict]:
-    """The implementation's output for one case and the exact (non-Z3) checks of its shape.
+def expected_wrap(piece: Semitorus, parent: Semitorus, i: int) -> bool:
+    """Whether ``piece`` may claim a ring in dimension ``i``, from geometry alone.
 
-    Returned problems: allocated index out of range, EP pieces not all of one
-    shape or not |S|/2^k of them.  The partition itself, the allocated piece's
-    size and NEP's piece count are left to Z3.
+    A side of 1 or 2 is a ring by convention (no link beyond the one between
+    its nodes).  A longer side is a ring only through its parent's wrap link,
+    so only if it spans the parent's whole side and the parent has that ring.
+    The partition schemes document that they keep the parent's ring exactly
+    then; the proofs check equality, so a ring claimed without its link and a
+    ring dropped for no reason both fail.
     """
-    pieces, at = partition(st, k, scheme, nep_order)
+    return piece.sides[i] <= 2 or (piece.sides[i] == parent.sides[i] and parent.wrapped[i])
+
+
+def _wrap_problem(pieces: Sequence[Semitorus], parent: Semitorus) -> dict | None:
+    for j, p in enumerate(pieces):
+        for i in range(len(p.sides)):
+            want = expected_wrap(p, parent, i)
+            if bool(p.wrapped[i]) != want:
+                return {"piece": j, "dimension": i, "claimed_ring": bool(p.wrapped[i]), "geometry": want, "sides": p.sides, "parent_sides": parent.sides}
+    return None
+
+
+def _scheme_case(scheme: str, st: Semitorus, k: int, nep_order: str) -> tuple[list[Semitorus], int, dict]:
+    """The implementation's output for one case and :func:`scalar_problems` of it."""
+    try:
+        pieces, at = partition(st, k, scheme, nep_order)
+    except NotAffine as exc:
+        return [], 0, {"not_affine_in_the_offset": str(exc)}
+    return pieces, at, scalar_problems(scheme, st, k, pieces, at)
+
+
+def scalar_problems(scheme: str, st: Semitorus, k: int, pieces: Sequence[Semitorus], at: int) -> dict:
+    """The exact checks of one scheme output's scalar facts; empty when all hold.
+
+    Every fact is computed from geometry in this module, never from the
+    pieces' cached ``size``/``order`` fields: every side a power of two; the
+    allocated piece has ``2^k`` nodes (the product of its sides); EP makes
+    ``|S|/2^k`` pieces of one shape, NEP ``1 + log2(|S|/2^k)``; every piece's
+    wrap flags are those of :func:`expected_wrap`.  The partition itself is
+    left to Z3 (:func:`_scheme_violation`).
+    """
     problems: dict = {}
     if not 0 <= at < len(pieces):
         problems["allocated_index"] = at
-    if scheme == "ep" and (len(pieces) != 1 << (st.order - k) or any(p.sides != pieces[0].sides for p in pieces)):
-        problems["ep_pieces"] = [p.sides for p in pieces[:4]]
-    return pieces, at, problems
+        return problems
+    bad_sides = [p.sides for p in pieces if any(_log2_exact(int(sd)) is None for sd in p.sides)]
+    if bad_sides:
+        problems["sides_not_powers_of_two"] = bad_sides[:4]
+    whole = _log2_exact(geometric_size(st))
+    got = geometric_size(pieces[at])
+    if got != 1 << k:
+        problems["allocated_piece_size"] = {"product_of_sides": got, "expected": 1 << k}
+    if whole is not None:
+        if scheme == "ep" and (len(pieces) != 1 << (whole - k) or any(p.sides != pieces[0].sides for p in pieces)):
+            problems["ep_pieces"] = {"got": len(pieces), "expected": 1 << (whole - k), "shapes": sorted({p.sides for p in pieces})[:4]}
+        if scheme == "nep" and len(pieces) != 1 + whole - k:
+            problems["pieces"] = {"got": len(pieces), "expected": 1 + whole - k}
+    wrap = _wrap_problem(pieces, st)
+    if wrap is not None:
+        problems["wrap"] = wrap
+    return problems
 
 
 def _scheme_violation(scheme: str, st: Semitorus, k: int, pieces: Sequence[Semitorus], at: int) -> str:
-    """SMT-LIB: the case is wrong — the pieces do not partition S, or the allocated piece
-    does not have 2^k nodes, or (NEP) there are not 1 + log2(|S|/2^k) pieces."""
-    formula, _, _ = _partition_violation(pieces, [st])
-    parts = [formula, f"(distinct {pieces[at].size} {1 << k})"]
-    if scheme == "nep":
-        parts.append(f"(distinct {len(pieces)} {1 + st.order - k})")
-    return "(or " + " ".join(parts) + ")"
+    """SMT-LIB: the pieces do not partition S (the scalar facts are checked exactly by :func:`_scheme_case`)."""
+    return _partition_violation(pieces, [st])[0]
 
 
-def prove_scheme(scheme: str, st: Semitorus, k: int, nep_order: str = "exhaust-largest") -> ProofResult:
-    """Prove the EP/NEP partition of ``st`` for 2^k nodes (see the module notes)."""
+def _scheme_input(st: Semitorus, symbolic: bool) -> Semitorus:
+    return symbolic_semitorus(st.sides, st.wrapped) if symbolic else st
+
+
+def prove_scheme(scheme: str, st: Semitorus, k: int, nep_order: str = "exhaust-largest", *, symbolic_offset: bool = True) -> ProofResult:
+    """Prove the EP/NEP partition of ``st``'s shape for 2^k nodes (see the module notes).
+
+    With ``symbolic_offset`` (default) the implementation partitions the
+    semitorus with ``st``'s sides and wrap flags at the symbolic offset
+    ``(o0, o1, ...)`` and Z3 proves the partition for every offset;
+    otherwise at ``st``'s own offset.
+    """
     t0 = time.perf_counter()
+    st = _scheme_input(st, symbolic_offset)
     pieces, at, problems = _scheme_case(scheme, st, k, nep_order)
     name = f"{scheme} partition"
     size = f"{_shape_str(st)}, m=2^{k}"
@@ -266,62 +526,103 @@ def prove_scheme(scheme: str, st: Semitorus, k: int, nep_order: str = "exhaust-l
     res = prove_pieces_partition(pieces, [st], name=name, size=size)
     if not res.holds:
         return res
-    if pieces[at].size != 1 << k:
-        problems["allocated_piece_size"] = pieces[at].size
-    expected = 1 + st.order - k
-    if scheme == "nep" and len(pieces) != expected:
-        problems["pieces"] = {"got": len(pieces), "expected": expected}
-    if problems:
-        return ProofResult(name, False, time.perf_counter() - t0, size, problems)
-    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(pieces), "cases": 1, "method": "z3"})
+    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(pieces), "cases": 1, "method": "symbolic"})
 
 
-def prove_scheme_shape(scheme: str, st: Semitorus, ks: Sequence[int] | None = None, nep_order: str = "exhaust-largest", *, outputs: dict | None = None) -> ProofResult:
+def prove_scheme_shape(scheme: str, st: Semitorus, ks: Sequence[int] | None = None, nep_order: str = "exhaust-largest", *, outputs: dict | None = None, symbolic_offset: bool = True) -> ProofResult:
     """Every case ``k in ks`` (default: every k, 0 <= k <= order) of one shape in ONE Z3 query.
 
-    The query is the disjunction over the cases of ``case = i ∧ (case i is
-    wrong)``; unsat proves every case.  On sat, Z3's model names the failing
-    case, which :func:`prove_scheme` then proves alone to report its
+    The query is the disjunction over the cases of ``case = i ∧ (case i's
+    pieces do not partition S)``, with S at the symbolic offset; unsat proves
+    every case for every offset.  On sat, Z3's model names the failing case,
+    which :func:`prove_scheme` then proves alone to report its
     counterexample.  ``outputs`` (k -> (pieces, at)) may pass the
-    implementation's output when the caller already has it.
+    implementation's output when the caller already has it (for the same
+    input semitorus).
     """
     t0 = time.perf_counter()
-    ks = list(range(st.order + 1)) if ks is None else list(ks)
+    st = _scheme_input(st, symbolic_offset)
+    order = _log2_exact(geometric_size(st)) or 0
+    ks = list(range(order + 1)) if ks is None else list(ks)
     name = f"{scheme} partition"
     size = f"{_shape_str(st)}, m=2^{ks[0]}..2^{ks[-1]}" if len(ks) > 1 else f"{_shape_str(st)}, m=2^{ks[0]}"
     terms = []
     for i, k in enumerate(ks):
         if outputs is not None and k in outputs:
             pieces, at = outputs[k]
-            problems = {}
-            if not 0 <= at < len(pieces) or (scheme == "ep" and (len(pieces) != 1 << (st.order - k) or any(p.sides != pieces[0].sides for p in pieces))):
-                problems["exact"] = True
+            problems = scalar_problems(scheme, st, k, pieces, at)
         else:
             pieces, at, problems = _scheme_case(scheme, st, k, nep_order)
         if problems:
-            r = prove_scheme(scheme, st, k, nep_order)
-            return ProofResult(name, False, time.perf_counter() - t0, r.size, r.counterexample)
+            return ProofResult(name, False, time.perf_counter() - t0, f"{_shape_str(st)}, m=2^{k}", problems)
         terms.append(f"(and (= case {i}) {_scheme_violation(scheme, st, k, pieces, at)})")
-    model = _refuter().refute(terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")", ("case",) + _XS[: len(st.sides)])
+    d = len(st.sides)
+    model = _refuter().refute(terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")", ("case",) + _read_vars(d, _is_symbolic([st])))
     if model is not None:
-        r = prove_scheme(scheme, st, ks[model["case"]], nep_order)
+        r = prove_scheme(scheme, st, ks[model["case"]], nep_order, symbolic_offset=False)
         ce = r.counterexample if not r.holds else {"case": ks[model["case"]], "note": "Z3 found the batched case wrong"}
         return ProofResult(name, False, time.perf_counter() - t0, r.size, ce)
-    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"cases": len(ks), "method": "z3"})
+    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"cases": len(ks), "method": "symbolic"})
+
+
+def node_coords(nodes: np.ndarray, dims: Sequence[int]) -> np.ndarray:
+    """Coordinates of node ids, from first principles: the first dimension fastest (``node = Σ c_i·Π_{j<i} dims_j``)."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    out = np.empty((nodes.size, len(dims)), dtype=np.int64)
+    rest = nodes.copy()
+    for i, n in enumerate(dims):
+        out[:, i] = rest % n
+        rest //= n
+    return out
+
+
+def box_node_ids(offset: Sequence[int], sides: Sequence[int], dims: Sequence[int]) -> np.ndarray:
+    """Sorted node ids of the box ``offset + [0, sides)`` of a machine ``dims``, from first principles."""
+    grids = np.meshgrid(*[np.arange(int(o), int(o) + int(s), dtype=np.int64) for o, s in zip(offset, sides)], indexing="ij")
+    ids = np.zeros(grids[0].shape, dtype=np.int64)
+    stride = 1
+    for g, n in zip(grids, dims):
+        ids += g * stride
+        stride *= int(n)
+    return np.sort(ids.ravel())
+
+
+def machine_wrap_problem(p: Semitorus, machine: Torus) -> dict | None:
+    """A ring ``p`` claims without the machine's wrap link, or a ring it has and does not claim; else None.
+
+    From geometry: a side of 1 or 2 is a ring by convention; a longer side is
+    a ring exactly when it spans the whole machine dimension (offset 0, side
+    = the dimension) and the machine wraps that dimension.
+    """
+    for i, (o, sd, w) in enumerate(zip(p.offset, p.sides, p.wrapped)):
+        real = sd <= 2 or (int(o) == 0 and sd == machine.dims[i] and machine.wrap[i])
+        if bool(w) != real:
+            return {"dimension": i, "claimed_ring": bool(w), "wrap_link_exists": real, "piece": p.describe()}
+    return None
 
 
 def prove_preprocessing(machine: Torus) -> ProofResult:
-    """Z3: the initial available set partitions the machine's box ``0 <= x_i < dims_i``."""
+    """Z3: the initial available set partitions the machine's box ``0 <= x_i < dims_i``; its wrap flags follow geometry.
+
+    The partition is decided by Z3 over every point (symbolic); every
+    segment's sides are powers of two and its wrap flags are those of
+    :func:`machine_wrap_problem` (exact).
+    """
     pieces = initial_available_set(machine)
     t0 = time.perf_counter()
     name, size = "preprocessing", machine.spec()
-    boxes = [f"(ite {_box_smt(p.offset, p.sides)} 1 0)" for p in pieces]
-    count = boxes[0] if len(boxes) == 1 else "(+ " + " ".join(boxes) + ")"
+    for p in pieces:
+        if any(_log2_exact(int(sd)) is None for sd in p.sides):
+            return ProofResult(name, False, time.perf_counter() - t0, size, {"sides_not_powers_of_two": p.sides})
+        wrap = machine_wrap_problem(p, machine)
+        if wrap is not None:
+            return ProofResult(name, False, time.perf_counter() - t0, size, {"wrap": wrap})
+    count = _cover_count([f"(ite {_box_smt(p.offset, p.sides)} 1 0)" for p in pieces])
     inside = _box_smt((0,) * machine.ndim, machine.dims)
     model = _refuter().refute(f"(ite {inside} (distinct {count} 1) (distinct {count} 0))", _XS[: machine.ndim])
     if model is not None:
         return ProofResult(name, False, time.perf_counter() - t0, size, {"point": tuple(model[x] for x in _XS[: machine.ndim])})
-    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(pieces)})
+    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(pieces), "method": "symbolic"})
 
 
 def _link_formula(machine: Torus, diff: Sequence[int]) -> str:
@@ -352,8 +653,7 @@ def _prove_links(machine: Torus, a: np.ndarray, b: np.ndarray) -> int | None:
     """
     if a.size == 0:
         return None
-    coords = machine.coords
-    diffs = coords[a] - coords[b]
+    diffs = node_coords(a, machine.dims) - node_coords(b, machine.dims)
     uniq, first = np.unique(diffs, axis=0, return_index=True)
     terms = [f"(and (= case {i}) (not {_link_formula(machine, dvec.tolist())}))" for i, dvec in enumerate(uniq)]
     model = _refuter().refute(terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")", ("case",))
@@ -362,91 +662,195 @@ def _prove_links(machine: Torus, a: np.ndarray, b: np.ndarray) -> int | None:
     return None
 
 
+def virtual_torus_edges(shape: Sequence[int], rings: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every edge of the virtual torus (or mesh) ``shape``, from its definition: ``(a, b, dimension)`` arrays.
+
+    Virtual ids put the first dimension fastest.  Along dimension ``j`` of
+    size ``n`` each node is joined to the next (``x -> x + 1``); if ``rings``
+    (the job is told it has a torus) and ``n > 2``, also the wrap edge
+    ``n - 1 -> 0``.  A ring of 2 is its one edge.
+    """
+    M = 1
+    for n in shape:
+        M *= int(n)
+    v = np.arange(M, dtype=np.int64)
+    a_parts, b_parts, dims = [], [], []
+    stride = 1
+    for j, n in enumerate(shape):
+        x = (v // stride) % n
+        step = x + 1 < n
+        a_parts.append(v[step])
+        b_parts.append(v[step] + stride)
+        dims.append(np.full(int(step.sum()), j))
+        if rings and n > 2:
+            last = x == n - 1
+            a_parts.append(v[last])
+            b_parts.append(v[last] - (n - 1) * stride)
+            dims.append(np.full(int(last.sum()), j))
+        stride *= int(n)
+    cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)  # noqa: E731
+    return cat(a_parts), cat(b_parts), cat(dims)
+
+
 def prove_conversion(st: Semitorus, machine: Torus, mode: str) -> ProofResult:
-    """Z3: the conversion's embedding is a bijection onto the allocation and maps every
+    """The conversion's embedding is a bijection onto the allocation and maps every
     virtual edge (wrap edges included) to a physical link of the machine (dilation 1).
 
-    The embedding is read from the implementation's output.  If it is a
-    product — ``emb[v] = emb[0] + Σ_j f_j(v_j)`` over the virtual dimensions,
-    checked exactly for every virtual node — then a virtual edge along
-    dimension ``j`` joins two nodes whose coordinates differ only where
-    ``f_j`` moves them, so it is enough for Z3 to check the ring steps of each
-    ``f_j`` (plus the wrap step of each ring).  Otherwise every virtual edge is
-    handed to Z3 — grouped by coordinate difference, since on a torus whether
-    two nodes are linked depends only on that.  That the embedding is a bijection onto the semitorus's
-    nodes is an exact comparison of node sets, done before.
+    Assumed: nothing of the implementation but its output (the virtual shape,
+    whether it claims a torus, the embedding).  Derived here: the
+    allocation's node ids from the box (:func:`box_node_ids`), the virtual
+    edges from the definition of a torus of that shape
+    (:func:`virtual_torus_edges`: every dimension of size > 2 a ring when a
+    torus is claimed), and whether two machine nodes are linked from their
+    coordinates (:func:`node_coords`, :func:`_link_formula`: one coordinate
+    differs, by 1, or by ``n - 1`` across a wrapped machine dimension of
+    size ``n > 2``).  So a ring the job is promised without the machine's
+    wrap link fails.  The bijection and the size are exact comparisons; the
+    links go to Z3 grouped by coordinate difference, i.e. Z3 is given
+    constants: the method is exhaustive.
     """
-
     t0 = time.perf_counter()
     conv = convert(st, machine, mode)
-    emb = conv.embedding.astype(np.int64)
     name, size = f"conversion ({mode})", f"{st.describe()} -> {'x'.join(map(str, conv.shape))}"
-    M = int(emb.size)
-    coords = machine.coords
-    if M != st.size:
-        return ProofResult(name, False, time.perf_counter() - t0, size, {"property": "size", "virtual": M, "allocation": st.size})
-    # bijection onto the allocation: an exact comparison of node sets (no solver needed)
-    if not np.array_equal(np.sort(emb), machine.box_nodes(st.offset, st.sides)):
-        dup = np.flatnonzero(np.bincount(emb, minlength=machine.n_nodes) > 1)
-        return ProofResult(name, False, time.perf_counter() - t0, size, {"property": "bijection", "repeated_nodes": dup[:5].tolist()})
-    lo = np.array(st.offset)
-    hi = lo + np.array(st.sides)
-    outside = np.flatnonzero(((coords[emb] < lo) | (coords[emb] >= hi)).any(axis=1))
-    if outside.size:
-        return ProofResult(name, False, time.perf_counter() - t0, size, {"property": "inside", "virtual": int(outside[0])})
-    # product structure?
-    shape = conv.shape
-    strides = np.cumprod((1,) + shape[:-1])
-    v = np.arange(M)
-    f = [emb[np.arange(n) * stride] - emb[0] for n, stride in zip(shape, strides)]
-    rebuilt = emb[0] + sum(fj[(v // stride) % n] for fj, n, stride in zip(f, shape, strides))
-    pairs: list[tuple[int, int, tuple]] = []
-    if np.array_equal(rebuilt, emb):
-        method = "ring steps"
-        for j, (n, stride) in enumerate(zip(shape, strides)):
-            ring = [int(emb[x * stride]) for x in range(n)]
-            pairs.extend((ring[x], ring[x + 1], (j, x, x + 1)) for x in range(n - 1))
-            if n > 2 and conv.torus:  # a torus claims every virtual dimension is a ring
-                pairs.append((ring[n - 1], ring[0], (j, n - 1, 0)))
-    else:
-        method = "every edge"
-        pairs = [(int(emb[a]), int(emb[b]), (a, b)) for a, b in conv.virtual_edges()]
-        if conv.torus and len(pairs) != sum(M if n > 2 else M // 2 for n in shape if n > 1):
-            return ProofResult(name, False, time.perf_counter() - t0, size, {"property": "edges", "virtual_edges": len(pairs)})
-    bad = _prove_links(machine, np.array([p for p, _, _ in pairs], dtype=np.int64), np.array([q for _, q, _ in pairs], dtype=np.int64))
-    if bad is not None:
-        p, q, where = pairs[bad]
-        return ProofResult(name, False, time.perf_counter() - t0, size, {"property": "dilation", "virtual": where, "physical": (p, q)})
-    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"virtual_shape": shape, "torus": conv.torus, "method": method, "checked_links": len(pairs)})
+    problem, links = conversion_problem(conv, st, machine)
+    if problem is not None:
+        return ProofResult(name, False, time.perf_counter() - t0, size, problem)
+    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"virtual_shape": conv.shape, "torus": conv.torus, "method": "exhaustive", "checked_links": links})
 
 
-def prove_buddy_merge(machine: Torus, scheme: str, seed: int = 0, steps: int = 200) -> ProofResult:
-    """Random allocations and releases, then release all: the available set is again the initial one.
+def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple[dict | None, int]:
+    """What is wrong with conversion ``conv`` of ``st`` on ``machine`` (None if nothing), and how many links were checked.
 
-    Z3 proves the final free set partitions the machine exactly like the initial set
-    (same boxes): each initial piece is covered by exactly one final free piece and
-    the two lists have the same length.
+    See :func:`prove_conversion` for what is derived here.
     """
+    emb = np.asarray(conv.embedding, dtype=np.int64)
+    M = int(emb.size)
+    nodes = geometric_size(st)
+    shape_nodes = 1
+    for n in conv.shape:
+        shape_nodes *= int(n)
+    if M != nodes or shape_nodes != nodes:
+        return {"property": "size", "virtual": M, "virtual_shape_nodes": shape_nodes, "allocation": nodes}, 0
+    # bijection onto the allocation: an exact comparison of node sets (no solver needed)
+    if not np.array_equal(np.sort(emb), box_node_ids(st.offset, st.sides, machine.dims)):
+        dup = np.flatnonzero(np.bincount(np.clip(emb, 0, None), minlength=machine.n_nodes) > 1)
+        return {"property": "bijection", "repeated_nodes": dup[:5].tolist()}, 0
+    a, b, dims = virtual_torus_edges(conv.shape, conv.torus)
+    # the code's own edge list (the conformance suite checks allocations with it) must be the definition's
+    code_edges = {(min(u, v), max(u, v)) for u, v in conv.virtual_edges()}
+    def_edges = {(min(u, v), max(u, v)) for u, v in zip(a.tolist(), b.tolist())}
+    if code_edges != def_edges:
+        return {"property": "virtual_edges", "code_only": sorted(code_edges - def_edges)[:4], "definition_only": sorted(def_edges - code_edges)[:4]}, 0
+    bad = _prove_links(machine, emb[a], emb[b])
+    if bad is not None:
+        return {"property": "dilation", "virtual": (int(a[bad]), int(b[bad])), "dimension": int(dims[bad]), "physical": (int(emb[a[bad]]), int(emb[b[bad]]))}, int(a.size)
+    return None, int(a.size)
+
+
+def prove_buddy_merge(machine: Torus, scheme: str, seed: int = 0, steps: int = 200, *, convert_mode: str = "collapse", identify: str = "smallest", nep_order: str = "exhaust-largest", check_every: int = 1) -> ProofResult:
+    """The allocator's own run: every grant, every free block and the final merge, checked from geometry.
+
+    A seeded sequence of ``steps`` random allocations (any size up to the
+    largest block, rounded up by the allocator) and releases, then every
+    job released.  Checked, with everything derived in this module from
+    offsets, sides and the machine's dimensions:
+
+    * every grant: its node ids are the box of its semitorus
+      (:func:`box_node_ids`), it has the rounded size (the product of its
+      sides), its wrap flags are real rings of the machine
+      (:func:`machine_wrap_problem`), and the job's torus is a dilation-1
+      embedding in the real machine (:func:`conversion_problem`: a ring the
+      job is told it has must have its wrap link);
+    * every ``check_every`` steps: the held semitori and the free blocks (the
+      available set, pieces of pieces after several allocations) partition
+      the machine — every node in exactly one box, node ids enumerated from
+      each box's offset and sides — and every free block's wrap flags are
+      real rings;
+    * at the end: the available set is again exactly the initial one (same
+      boxes) and partitions the machine.
+
+    A grant the base allocator refuses (busy or repeated nodes) is a failed
+    proof.  Method: exhaustive along the run (exact checks of every step;
+    the run itself is one seeded sequence, not every sequence).
+    """
+    from ..errors import AllocationError
+
     t0 = time.perf_counter()
-    a = PartitionAllocator(machine, scheme=scheme)
+    opts = "" if (convert_mode, identify, nep_order) == ("collapse", "smallest", "exhaust-largest") else f", convert={convert_mode}, identify={identify}, nep_order={nep_order}"
+    name, size = f"allocator run + buddy merge ({scheme})", f"{machine.spec()}, {steps} steps, seed {seed}{opts}"
+    a = PartitionAllocator(machine, scheme=scheme, convert=convert_mode, identify=identify, nep_order=nep_order)
     initial = a.available()
     rng = random.Random(seed)
-    held = []
-    for _ in range(steps):
+    held: list = []
+    checked_conv: set = set()
+    grants = partitions = 0
+
+    def fail(ce: dict, step: int) -> ProofResult:
+        return ProofResult(name, False, time.perf_counter() - t0, size, {"step": step, **ce})
+
+    def cover_problem() -> dict | None:
+        boxes = [al.info["semitorus"] for al in held] + a.available()
+        for b in boxes[len(held):]:
+            wrap = machine_wrap_problem(b, machine)
+            if wrap is not None:
+                return {"property": "free block wrap", **wrap}
+        # every node of the machine in exactly one box: boxes enumerated node by node from their geometry
+        inside = [all(0 <= int(o) and int(o) + sd <= n for o, sd, n in zip(b.offset, b.sides, machine.dims)) for b in boxes]
+        if not all(inside):
+            return {"property": "a block outside the machine", "block": boxes[inside.index(False)].describe()}
+        ids = np.concatenate([box_node_ids(b.offset, b.sides, machine.dims) for b in boxes])
+        count = np.bincount(ids, minlength=machine.n_nodes)
+        bad = np.flatnonzero(count != 1)
+        if bad.size:
+            node = int(bad[0])
+            pt = tuple(int(c) for c in node_coords(np.array([node]), machine.dims)[0])
+            cover = [b.describe() for b in boxes if all(int(o) <= c < int(o) + sd for c, o, sd in zip(pt, b.offset, b.sides))]
+            return {"property": "held + free partition the machine", "point": pt, "covered_by": cover[:4]}
+        return None
+
+    for step in range(steps):
         if held and rng.random() < 0.4:
             a.release(held.pop(rng.randrange(len(held))))
         else:
-            got = a.allocate(Request(1 << rng.randint(0, a.max_order)))
+            want = rng.randint(1, 1 << rng.randint(0, a.max_order))
+            try:
+                got = a.allocate(Request(want))
+            except AllocationError as exc:
+                return fail({"property": "grant refused by the base allocator", "error": str(exc)}, step)
             if got is not None:
+                grants += 1
+                st = got.info["semitorus"]
+                n = geometric_size(st)
+                if any(_log2_exact(int(sd)) is None for sd in st.sides) or n < want or n != 1 << (want - 1).bit_length():
+                    return fail({"property": "size", "sides": st.sides, "requested": want}, step)
+                if not np.array_equal(np.asarray(got.nodes), box_node_ids(st.offset, st.sides, machine.dims)):
+                    return fail({"property": "nodes are not the box", "semitorus": st.describe()}, step)
+                wrap = machine_wrap_problem(st, machine)
+                if wrap is not None:
+                    return fail({"property": "granted semitorus wrap", **wrap}, step)
+                key = (st.offset, st.sides, st.wrapped)
+                if key not in checked_conv:
+                    problem, _ = conversion_problem(got.info["conversion"], st, machine)
+                    if problem is not None:
+                        return fail({"property": "job torus", "semitorus": st.describe(), **problem}, step)
+                    checked_conv.add(key)
                 held.append(got)
+        if check_every and step % check_every == 0:
+            partitions += 1
+            problem = cover_problem()
+            if problem is not None:
+                return fail(problem, step)
     for h in held:
         a.release(h)
+    held = []
     final = a.available()
-    name, size = f"buddy merge ({scheme})", f"{machine.spec()}, {steps} steps"
-    if len(final) != len(initial) or sorted(p.sides for p in final) != sorted(p.sides for p in initial):
-        return ProofResult(name, False, time.perf_counter() - t0, size, {"initial": [p.describe() for p in initial], "final": [p.describe() for p in final]})
-    res = prove_pieces_partition(final, initial, name=name, size=size)
-    return ProofResult(name, res.holds, time.perf_counter() - t0, size, res.counterexample, {"pieces": len(final)})
+    keys = lambda blocks: sorted((b.offset, b.sides, b.wrapped) for b in blocks)  # noqa: E731
+    if keys(final) != keys(initial):
+        return fail({"property": "merge", "initial": [p.describe() for p in initial], "final": [p.describe() for p in final]}, steps)
+    problem = cover_problem()
+    if problem is not None:
+        return fail(problem, steps)
+    return ProofResult(name, True, time.perf_counter() - t0, size, None, {"pieces": len(final), "grants": grants, "partitions": partitions + 1, "conversions": len(checked_conv), "method": "exhaustive"})
 
 
 def semitorus_shapes(max_dims: int = 6, max_order: int = 12, *, orientations: bool = False) -> Iterator[tuple[int, ...]]:
@@ -467,9 +871,32 @@ def semitorus_shapes(max_dims: int = 6, max_order: int = 12, *, orientations: bo
                     yield base
 
 
-def _rows(pieces: Sequence[Semitorus]) -> np.ndarray:
-    """The pieces as integer rows ``offset + sides + wrapped`` (one row per piece)."""
-    return np.array([p.offset + p.sides + p.wrapped for p in pieces], dtype=np.int64)
+def _offset_constants(p: Semitorus) -> tuple[int, ...] | None:
+    """A piece's offset as integers: itself, or ``c`` where the offset is ``o_i + c`` in every dimension ``i``.
+
+    None for any other symbolic term (such an output is never taken for an
+    image: it is proved by Z3 directly).
+    """
+    out = []
+    for i, o in enumerate(p.offset):
+        if isinstance(o, SymbolicInt):
+            if o.coefs != ((i, 1),):
+                return None
+            out.append(o.const)
+        else:
+            out.append(int(o))
+    return tuple(out)
+
+
+def _rows(pieces: Sequence[Semitorus]) -> np.ndarray | None:
+    """The pieces as integer rows ``offset + sides + wrapped`` (one row per piece); None if not representable."""
+    rows = []
+    for p in pieces:
+        off = _offset_constants(p)
+        if off is None:
+            return None
+        rows.append(off + tuple(p.sides) + tuple(bool(w) for w in p.wrapped))
+    return np.array(rows, dtype=np.int64)
 
 
 def _sorted_rows(a: np.ndarray) -> np.ndarray:
@@ -505,13 +932,17 @@ def is_permutation_image(canon_out: tuple[Sequence[Semitorus], int], oriented_ou
     d = len(canon_exps)
     if len(cp) != len(op) or not 0 <= oat < len(op) or not 0 <= cat < len(cp) or len(oriented_exps) != d:
         return None
+    if any(isinstance(o, SymbolicInt) for o in cp[0].offset) != any(isinstance(o, SymbolicInt) for o in op[0].offset):
+        return None  # one output at a symbolic offset, the other at a number: not comparable
     orows = _rows(op)
-    if orows.shape[1] != 3 * d:
+    if orows is None or orows.shape[1] != 3 * d:
         return None
     osorted = _sorted_rows(orows)
     if len(osorted) > 1 and (np.diff(osorted, axis=0) == 0).all(axis=1).any():
         return None  # a repeated piece
     crows = _rows(cp) if _canon_rows is None else _canon_rows
+    if crows is None:
+        return None
     for pi in _permutations_onto(canon_exps, oriented_exps):
         cols = list(pi) + [d + i for i in pi] + [2 * d + i for i in pi]
         img = crows[:, cols]
@@ -536,13 +967,17 @@ def prove_scheme_orientations(scheme: str, canon_exps: Sequence[int], orientatio
     """
     canon = tuple(canon_exps)
     order = sum(canon)
-    cst = Semitorus((0,) * len(canon), tuple(1 << e for e in canon), (True,) * len(canon))
+    cst = symbolic_semitorus(tuple(1 << e for e in canon), (True,) * len(canon))
     t0 = time.perf_counter()
-    cout = {k: partition(cst, k, scheme, nep_order) for k in range(order + 1)}
+    try:
+        cout = {k: partition(cst, k, scheme, nep_order) for k in range(order + 1)}
+    except NotAffine as exc:
+        r = ProofResult(f"{scheme} partition", False, time.perf_counter() - t0, _shape_str(cst), {"not_affine_in_the_offset": str(exc)})
+        return [r], {"z3_shapes": 0, "image_shapes": 0, "z3_direct_shapes": 0, "z3_direct_cases": 0, "image_cases": 0}
     crows = {k: _rows(p) for k, (p, _) in cout.items()}
-    base = prove_scheme_shape(scheme, cst, None, nep_order, outputs=cout)
+    base = prove_scheme_shape(scheme, cst, None, nep_order, outputs=cout, symbolic_offset=False)
     base_seconds = time.perf_counter() - t0
-    base = ProofResult(base.name, base.holds, base_seconds, base.size, base.counterexample, {**base.details, "method": "z3"})
+    base = ProofResult(base.name, base.holds, base_seconds, base.size, base.counterexample, {**base.details, "method": "symbolic"})
     results = [base]
     tally = {"z3_shapes": 1, "image_shapes": 0, "z3_direct_shapes": 0, "z3_direct_cases": 0, "image_cases": 0}
     for exps in orientations:
@@ -550,24 +985,28 @@ def prove_scheme_orientations(scheme: str, canon_exps: Sequence[int], orientatio
         if exps == canon:
             continue
         t1 = time.perf_counter()
-        st = Semitorus((0,) * len(exps), tuple(1 << e for e in exps), (True,) * len(exps))
+        st = symbolic_semitorus(tuple(1 << e for e in exps), (True,) * len(exps))
         direct, outs = [], {}
         for k in range(order + 1):
-            outs[k] = partition(st, k, scheme, nep_order)
+            try:
+                outs[k] = partition(st, k, scheme, nep_order)
+            except NotAffine:
+                direct.append(k)  # proved (and reported) directly
+                continue
             if is_permutation_image(cout[k], outs[k], canon, exps, _canon_rows=crows[k]) is None:
                 direct.append(k)
         n_image = order + 1 - len(direct)
         tally["image_cases"] += n_image
         if not direct:
             tally["image_shapes"] += 1
-            results.append(ProofResult(base.name, base.holds, time.perf_counter() - t1, f"{_shape_str(st)}, m=2^0..2^{order}", base.counterexample, {"cases": order + 1, "method": "image", "of": _shape_str(cst)}))
+            results.append(ProofResult(base.name, base.holds, time.perf_counter() - t1, f"{_shape_str(st)}, m=2^0..2^{order}", base.counterexample, {"cases": order + 1, "method": "exhaustive", "how": "image", "of": _shape_str(cst)}))
             continue
         tally["z3_direct_shapes"] += 1
         tally["z3_direct_cases"] += len(direct)
-        r = prove_scheme_shape(scheme, st, direct, nep_order, outputs=outs)
+        r = prove_scheme_shape(scheme, st, direct, nep_order, outputs={k: v for k, v in outs.items() if k in direct}, symbolic_offset=False)
         holds = r.holds and (base.holds or n_image == 0)
         ce = r.counterexample if not r.holds else (None if holds else base.counterexample)
-        results.append(ProofResult(r.name, holds, time.perf_counter() - t1, r.size if not r.holds else f"{_shape_str(st)}, m=2^0..2^{order}", ce, {"cases": order + 1, "method": "z3" if n_image == 0 else "image+z3", "z3_cases": direct}))
+        results.append(ProofResult(r.name, holds, time.perf_counter() - t1, r.size if not r.holds else f"{_shape_str(st)}, m=2^0..2^{order}", ce, {"cases": order + 1, "method": "symbolic" if n_image == 0 else "exhaustive", "how": "z3" if n_image == 0 else "image+z3", "z3_cases": direct}))
     return results, tally
 
 
@@ -645,28 +1084,60 @@ def _prove_conversions(shapes: Sequence[tuple[int, ...]], workers: int) -> dict[
     return out
 
 
-def torus_rows(*, full: bool = False, max_dims: int = 6, max_order: int = 12, scheme_orientations: bool = True, workers: int = 1) -> list[dict]:
+def prove_scheme_wraps(scheme: str, exps: Sequence[int], nep_order: str = "exhaust-largest") -> ProofResult:
+    """Every wrap pattern of one shape, every k: the pieces' wrap flags are those geometry allows (exact).
+
+    The main EP/NEP proof partitions a semitorus whose every side is a ring;
+    this one runs the scheme on every wrap pattern (:func:`wrap_patterns`) and
+    checks every piece's flags with :func:`expected_wrap` (and the other
+    scalar facts of :func:`scalar_problems`).
+    """
+    t0 = time.perf_counter()
+    sides = tuple(1 << e for e in exps)
+    cases = 0
+    for w in wrap_patterns(sides):
+        st = Semitorus((0,) * len(sides), sides, w)
+        for k in range(sum(exps) + 1):
+            pieces, at, problems = _scheme_case(scheme, st, k, nep_order)
+            cases += 1
+            if problems:
+                return ProofResult(f"{scheme} wrap flags", False, time.perf_counter() - t0, f"{st.describe()}, m=2^{k}", problems)
+    return ProofResult(f"{scheme} wrap flags", True, time.perf_counter() - t0, f"{_shape_str(Semitorus((0,) * len(sides), sides, (True,) * len(sides)))}", None, {"cases": cases, "method": "exhaustive"})
+
+
+#: machines whose allocator runs are proved (grants, free blocks, merging)
+RUN_MACHINES = ((2, 2, 2, 4, 4, 8), (2, 2, 2, 6, 8), (4, 4, 4), (12, 10, 7), (3, 6, 5), (6, 6, 6, 6))
+#: seeds per (machine, scheme) of the allocator runs; seed i runs with the options _RUN_OPTIONS[i % 3]
+RUN_SEEDS = 3
+_RUN_OPTIONS: tuple[dict[str, str], ...] = ({}, {"convert_mode": "pair"}, {"identify": "first", "nep_order": "balanced"})
+
+
+def torus_rows(*, full: bool = False, max_dims: int = 6, max_order: int = 12, scheme_orientations: bool = True, workers: int = 1, wrap_order: int | None = None, run_machines: Sequence[tuple[int, ...]] | None = None, run_seeds: int | None = None, run_steps: int = 200) -> list[dict]:
     """Every torus proof, summarised (``topoalloc prove torus``).
 
-    EP and NEP: every orientation of every shape, every k — Z3 on the
-    canonical orientation (non-increasing sides), exact permutation images
-    (or Z3 directly where the output is not an image) for the others
-    (``scheme_orientations=False``: the canonical orientation only).
-    Conversions: one orientation per shape and every wrap pattern; with
-    ``full``, every orientation and every wrap pattern; ``workers > 1`` proves
-    the conversions in that many processes (same results, same order).
+    EP and NEP: every orientation of every shape, every k, at every offset —
+    Z3 on the canonical orientation (non-increasing sides) at a symbolic
+    offset, exact permutation images (or Z3 directly where the output is not
+    an image) for the others (``scheme_orientations=False``: the canonical
+    orientation only).  Wrap flags of the pieces for every wrap pattern of
+    S: canonical orientations up to ``2^wrap_order`` nodes (default: 2^8, or
+    ``max_order`` with ``full``).  Conversions: one orientation per shape and
+    every wrap pattern; with ``full``, every orientation; ``workers > 1``
+    proves the conversions in that many processes (same results, same
+    order).  Allocator runs on ``run_machines``.
     """
     from .report import summarise
 
     rows = []
     groups = _orientation_groups(max_dims, max_order)
     for scheme in ("ep", "nep"):
-        prop = f"{scheme.upper()}: pieces disjoint, cover S, one allocated with 2^k nodes" + (", 1+log2(|S|/m) pieces" if scheme == "nep" else "")
+        prop = (f"{scheme.upper()}: at every offset, pieces disjoint and cover S; from geometry: the allocated piece has 2^k nodes, "
+                + ("1+log2(|S|/m) pieces" if scheme == "nep" else "|S|/m pieces of one shape") + ", wrap flags = spans a ring of S")
         res = []
         if not scheme_orientations:
             for base, _ in groups:
                 res.append(prove_scheme_shape(scheme, Semitorus((0,) * len(base), tuple(1 << e for e in base), (True,) * len(base))))
-            how = f"one orientation per shape: {len(groups):,} shapes, all by Z3"
+            how = f"one orientation per shape: {len(groups):,} shapes, all by Z3 at a symbolic offset"
         else:
             tally: dict[str, int] = {}
             for base, orients in groups:
@@ -675,25 +1146,34 @@ def torus_rows(*, full: bool = False, max_dims: int = 6, max_order: int = 12, sc
                 for key, v in t.items():
                     tally[key] = tally.get(key, 0) + v
             n = len(res)
-            how = (f"every orientation: {n:,} shapes — {tally['z3_shapes']:,} by Z3 + {tally['image_shapes']:,} by exact permutation image; "
+            how = (f"every orientation: {n:,} shapes — {tally['z3_shapes']:,} by Z3 at a symbolic offset + {tally['image_shapes']:,} by exact permutation image; "
                    f"{tally['z3_direct_shapes']:,} by Z3 directly ({tally['z3_direct_cases']:,} cases)")
         rows.append(summarise(f"{prop} [{how}]", res))
+    wo = (max_order if full else min(max_order, 8)) if wrap_order is None else wrap_order
+    wgroups = [base for base, _ in _orientation_groups(max_dims, wo)]
+    for scheme in ("ep", "nep"):
+        rows.append(summarise(f"{scheme.upper()}: every piece's wrap flags follow geometry, every wrap pattern of S [{len(wgroups):,} shapes up to 2^{wo} nodes, one orientation]",
+                              [prove_scheme_wraps(scheme, base) for base in wgroups]))
     machines = [tuple(d) for d in itertools.chain(
         ((a,) for a in range(1, 17)),
         itertools.product(range(1, 13), repeat=2),
         itertools.product(range(1, 9), repeat=3),
     )] + list(NAMED_MACHINES)
-    rows.append(summarise("preprocessing partitions the torus [by Z3]", [prove_preprocessing(Torus(m)) for m in machines], largest=lambda r: len(r.size)))
+    rows.append(summarise("preprocessing partitions the torus (Z3, every point); segments' wrap flags are the machine's rings",
+                          [prove_preprocessing(Torus(m)) for m in machines], largest=lambda r: len(r.size)))
     shapes = [o for base, orients in groups for o in (orients if full else [base])]
     conv = _prove_conversions(shapes, workers)
     for mode in ("collapse", "pair"):
         res = conv[mode]
-        how = f"{'every orientation' if full else 'one orientation per shape'}: {len(shapes):,} shapes x every wrap pattern, all by Z3"
-        rows.append(summarise(f"conversion ({mode}) is a dilation-1 embedding [{how}]", res))
+        how = f"{'every orientation' if full else 'one orientation per shape'}: {len(shapes):,} shapes x every wrap pattern"
+        rows.append(summarise(f"conversion ({mode}) is a dilation-1 embedding; every claimed ring has its wrap link [{how}]", res))
+    run_machines = RUN_MACHINES if run_machines is None else run_machines
+    run_seeds = RUN_SEEDS if run_seeds is None else run_seeds
     res = []
-    for dims in ((2, 2, 2, 4, 4, 8), (2, 2, 2, 6, 8), (4, 4, 4), (12, 10, 7)):
+    for dims in run_machines:
         for scheme in ("ep", "nep"):
-            for seed in range(3):
-                res.append(prove_buddy_merge(Torus(dims), scheme, seed=seed))
-    rows.append(summarise("buddy merging rebuilds the initial available set [by Z3]", res))
+            for seed in range(run_seeds):
+                res.append(prove_buddy_merge(Torus(dims), scheme, seed=seed, steps=run_steps, **_RUN_OPTIONS[seed % len(_RUN_OPTIONS)]))
+    rows.append(summarise(f"allocator runs: every grant is its box, real rings, a dilation-1 job torus; held + free blocks partition the machine; "
+                          f"release rebuilds the initial set [{len(run_machines)} machines x EP/NEP x {run_seeds} seeds (options varied) x {run_steps} steps]", res))
     return rows

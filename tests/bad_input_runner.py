@@ -2,7 +2,8 @@
 
 Environment: ``TOPOALLOC_PEAK_FILE`` (where to write the peak resident set size in bytes),
 ``TOPOALLOC_FSIZE_LIMIT`` (a file-size limit in bytes, as ``ulimit -f``), ``TOPOALLOC_HIDE_MODULES``
-(comma-separated modules made unimportable, e.g. ``pyarrow``).  Address space is capped at 8 GiB
+(comma-separated modules made unimportable, e.g. ``pyarrow``), ``TOPOALLOC_READY_FILE`` (created when
+CP-SAT starts a search).  Address space is capped at 8 GiB
 so a regression fails the test instead of taking the machine.
 """
 
@@ -22,6 +23,18 @@ for name in filter(None, os.environ.get("TOPOALLOC_HIDE_MODULES", "").split(",")
 peak_file = os.environ.get("TOPOALLOC_PEAK_FILE")
 if peak_file:
     atexit.register(lambda: open(peak_file, "w").write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
+
+ready_file = os.environ.get("TOPOALLOC_READY_FILE")
+if ready_file:  # say when CP-SAT starts searching (a test interrupts the search, not the start-up)
+    from ortools.sat.python import cp_model
+
+    _solve = cp_model.CpSolver.solve
+
+    def _solve_and_tell(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        open(ready_file, "w").close()
+        return _solve(self, *args, **kwargs)
+
+    cp_model.CpSolver.solve = _solve_and_tell  # type: ignore[method-assign]
 
 from topoalloc.cli import main  # noqa: E402
 

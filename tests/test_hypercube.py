@@ -373,3 +373,92 @@ def test_docstring_examples():
     for mod in (hypercube, allocators, embedding):
         res = doctest.testmod(mod)
         assert res.failed == 0 and res.attempted > 0, mod.__name__
+
+
+def _split_cubes(n: int, draws: list[int]) -> list[tuple[int, int]]:
+    """Disjoint cubes tiling the n-cube: split a cube (chosen by each draw) at one of its * bits."""
+    cubes = [((1 << n) - 1, 0)]
+    for r in draws:
+        splittable = [c for c in cubes if c[0]]
+        if not splittable:
+            break
+        free, value = splittable[r % len(splittable)]
+        bits = [b for b in range(n) if free >> b & 1]
+        b = 1 << bits[(r // 7) % len(bits)]
+        cubes.remove((free, value))
+        cubes += [(free ^ b, value), (free ^ b, value | b)]
+    return cubes
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 6), st.lists(st.integers(0, 10**6), min_size=1, max_size=14), st.integers(0, 10**6))
+def test_coalesce_keeps_the_nodes_and_leaves_no_complementary_pair(n, draws, drop):
+    """Figure 3.8 on any set of disjoint cubes: the same nodes, disjoint, and no two complementary cubes left.
+
+    (Greedy pairwise merging need not rebuild a whole tiling into one cube: cubes split
+    at different bits may end up unmergeable; the AFL release path relies only on these
+    two properties and on the mesh + leftover case, tested above.)"""
+    cubes = _split_cubes(n, draws)
+    if len(cubes) > 2:
+        cubes = [c for i, c in enumerate(cubes) if (drop >> i) & 1 == 0] or cubes[:1]
+    out = coalesce(list(cubes))
+    nodes = lambda cs: sorted(v for f, val in cs for v in Subcube(n, f, val).nodes().tolist())  # noqa: E731
+    assert nodes(out) == nodes(cubes)
+    for i, a in enumerate(out):
+        for b in out[i + 1 :]:
+            assert not (a[0] == b[0] and (a[1] ^ b[1]).bit_count() == 1), (a, b)
+    assert out == sorted(out, key=lambda c: (-c[0].bit_count(), c[1], c[0]))  # largest first, then by address
+
+
+def test_coalesce_of_nothing_is_nothing():
+    assert coalesce([]) == []
+
+
+def test_subcube_validation_names_the_argument():
+    for free, value in ((0b100, 0), (0, 0b100), (0b01, 0b01)):
+        with pytest.raises(InvalidArgument, match=r"^argument subcube=\(2, %d, %d\): expected free and value masks of 2 bits, value zero where free$" % (free, value)):
+            Subcube(2, free, value)
+    with pytest.raises(InvalidArgument, match=r"^argument subcube='1\*2': expected an address over 0, 1 and \* \(highest bit first\), e\.g\. 10\*\*$"):
+        Subcube.parse("1*2")
+
+
+def test_mesh_sides_must_be_positive():
+    from topoalloc.alloc.hypercube.embedding import mesh_dims
+
+    for x, y in ((0, 3), (3, 0)):
+        with pytest.raises(InvalidArgument, match=r"^argument mesh='%dx%d': expected positive sides X and Y$" % (x, y)):
+            mesh_dims(x, y)
+
+
+def test_hypercube_arguments_are_named_in_errors():
+    q = Hypercube(3)
+    for call in (q.distance, q.route):
+        with pytest.raises(InvalidArgument, match=r"^argument a=8: expected a node id in 0\.\.7$"):
+            call(8, 0)
+        with pytest.raises(InvalidArgument, match=r"^argument b=9: expected a node id in 0\.\.7$"):
+            call(0, 9)
+    with pytest.raises(InvalidArgument, match=r"^argument subcube='1\*': expected 3 symbols over 0, 1 and \*$"):
+        q.subcube("1*")
+    for bad in (25, -1, True, 2.0):
+        with pytest.raises(InvalidArgument, match=r"^argument n=.*: expected a hypercube dimension in 0\.\.24$"):
+            Hypercube(bad)
+    assert Hypercube(24).n_nodes == 1 << 24 and Hypercube(0).address(0) == "" and Hypercube(0).whole() == Subcube(0, 0, 0)
+
+
+def test_subcube_relations_from_their_definitions():
+    """adjacent (complementary), intersects, channels and whole, against node sets and routes by definition."""
+    from topoalloc.proofs.hypercube import definition_channels
+
+    n = 3
+    cubes = [Subcube(n, f, v) for f in range(8) for v in range(8) if v & f == 0]
+    nodes = {c: set(c.nodes().tolist()) for c in cubes}
+    for a in cubes:
+        assert {tuple(ch) for ch in a.channels()} == definition_channels(nodes[a], n)
+        for b in cubes:
+            assert a.intersects(b) == bool(nodes[a] & nodes[b])
+            assert a.adjacent(b) == (a.free == b.free and (a.value ^ b.value).bit_count() == 1)
+            assert a.contains_cube(b) == (nodes[b] <= nodes[a])
+    assert not Subcube(3, 0, 0b110).adjacent(Subcube(3, 0, 0b011))  # two bits apart, one bit in common
+    q = Hypercube(n)
+    assert q.whole() == Subcube(n, 7, 0) and set(q.whole().nodes().tolist()) == set(range(8))
+    assert [q.adjacent(0, v) for v in range(8)] == [(v.bit_count() == 1) for v in range(8)]

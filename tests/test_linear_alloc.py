@@ -188,3 +188,18 @@ def test_bad_options():
         LinearAllocator(parse_machine("flat:6"), curve="gray")
     with pytest.raises(InvalidArgument, match="16 nodes"):
         LinearAllocator(top, curve=Ordering([0, 1], "tiny"))
+
+
+def test_sum_of_squares_prefers_a_common_interval_size():
+    """Free intervals 2, 2, 2 and 5 (Σ N(i)² = 3² + 1² = 10): taking 2 from a 2-interval leaves {2, 2, 5}
+    (5), from the 5 leaves {2, 2, 2, 3} (10); Sum of Squares must take ranks 0..1, as the brute force does."""
+    top = parse_machine("mesh:16")
+    a = LinearAllocator(top, strategy="sum_of_squares", curve="row_major")
+    blocks = [a.allocate(Request(k)) for k in (2, 1, 2, 1, 2, 1, 5, 2)]
+    for i in (0, 2, 4, 6):
+        a.release(blocks[i])
+    assert a.free_intervals() == [(0, 2), (3, 2), (6, 2), (9, 5)]
+    free = np.zeros(16, dtype=bool)
+    free[[0, 1, 3, 4, 6, 7, 9, 10, 11, 12, 13]] = True
+    assert reference_choice(free, 2, "sum_of_squares", False) == [0, 1]
+    assert a.allocate(Request(2)).nodes.tolist() == [0, 1]

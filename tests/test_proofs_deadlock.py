@@ -13,6 +13,7 @@ from topoalloc.proofs.deadlock import (
     deadlock_rows,
     dor_route,
     grid_shapes,
+    mixed_wrap_cases,
     prove_grid_deadlock_free,
     prove_hypercube_deadlock_free,
     simulator_routes_agree,
@@ -25,9 +26,12 @@ SLOW = {2: 12, 3: 6, 4: 3}
 
 def test_default_family_holds():
     rows = deadlock_rows(max_side=DEFAULT, max_cube=8)
-    assert [r["holds"] for r in rows] == [True] * 4, rows
-    assert rows[0]["cases"] == 16 + 64 + 64 and rows[3]["cases"] == 9
+    assert [r["holds"] for r in rows] == [True] * 6, rows
+    assert rows[0]["cases"] == 16 + 64 + 64 and rows[5]["cases"] == 9
     assert rows[0]["largest"] == "mesh:4x4x4"  # most channels: 288 (8x8 has 224)
+    # partially wrapped tori: 2-D sides <= 6 (two mixed patterns), 3-D sides <= 3 (six)
+    assert rows[3]["cases"] == rows[4]["cases"] == 36 * 2 + 27 * 6
+    assert {r["method"] for r in rows} == {"exhaustive"}
 
 
 def test_torus_without_dateline_has_a_cycle():
@@ -59,8 +63,18 @@ def test_simulator_routes_are_the_proved_routes(spec):
     assert r.details["cases"] == n * (n - 1)
 
 
+def test_partially_wrapped_torus_needs_dateline_only_on_long_wrapped_sides():
+    """torus:4x5,wrap=01 (the simulator runs such machines): the wrapped side of 5 alone makes a cycle."""
+    assert not prove_grid_deadlock_free((4, 5), (False, True)).holds
+    assert prove_grid_deadlock_free((4, 5), (False, True), dateline=True).holds
+    assert prove_grid_deadlock_free((5, 3), (False, True)).holds  # the wrapped side is 3: one hop at most
+
+
 @pytest.mark.slow
 def test_larger_family_holds():
+    for dims, wrap in mixed_wrap_cases(SLOW):
+        assert prove_grid_deadlock_free(dims, wrap, dateline=True).holds, (dims, wrap)
+        assert prove_grid_deadlock_free(dims, wrap).holds == (not any(w and k >= 4 for w, k in zip(wrap, dims))), (dims, wrap)
     for dims in grid_shapes(SLOW):
         assert prove_grid_deadlock_free(dims).holds, dims
         assert prove_grid_deadlock_free(dims, (True,) * len(dims), dateline=True).holds, dims

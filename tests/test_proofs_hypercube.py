@@ -10,8 +10,16 @@ from __future__ import annotations
 
 import pytest
 
+import numpy as np
+
 from topoalloc.proofs.hypercube import (
     afl_output,
+    channel_set_cases,
+    definition_channels,
+    ecube_definition,
+    prove_channel_sets,
+    prove_ecube_code,
+    prove_gray_code_link,
     hypercube_rows,
     mesh_shapes,
     prove_brgc_dilation,
@@ -25,17 +33,19 @@ def test_hypercube_proofs_every_mesh_up_to_q7():
     rows = hypercube_rows(max_n=7, symbolic_n=64)
     failed = [r for r in rows if not r["holds"]]
     assert not failed, failed
-    assert rows[0]["cases"] == rows[1]["cases"] == len(mesh_shapes(7))
-    assert rows[2]["cases"] == rows[3]["cases"] == 64
+    assert rows[0]["cases"] == rows[1]["cases"] == rows[2]["cases"] == len(mesh_shapes(7))
+    assert [r["method"] for r in rows] == ["symbolic", "symbolic", "exhaustive", "model", "exhaustive", "model", "exhaustive"]
+    assert rows[3]["method_counts"]["model"] == 64 and rows[3]["method_counts"]["exhaustive"] > 65536
+    assert rows[5]["cases"] == 16
 
 
 @pytest.mark.slow
 def test_hypercube_proofs_every_mesh_up_to_q10():
-    rows = hypercube_rows(max_n=10, symbolic_n=64)
+    rows = hypercube_rows(max_n=10, symbolic_n=64, lemma_n=24, route_n=8, channel_n=7)
     failed = [r for r in rows if not r["holds"]]
     assert not failed, failed
     assert rows[0]["cases"] == rows[1]["cases"] == len(mesh_shapes(10)) == 6144
-    assert rows[2]["cases"] == rows[3]["cases"] == 64
+    assert rows[5]["cases"] == 24
 
 
 def test_thesis_example_proved():
@@ -67,3 +77,73 @@ def test_mesh_list_must_match_allocation():
 
 def test_symbolic_lemmas_small_widths():
     assert all(prove_brgc_dilation(n) and prove_lemma1(n) for n in (1, 2, 3, 16))
+
+
+# ---------------------------------------------------------------- planted bugs
+
+
+def test_gray_code_change_in_the_code_is_caught(monkeypatch):
+    """A different Gray code in the code: the BRGC lemma (about the formula) still holds, the link to the code does not."""
+    from topoalloc.alloc.hypercube import embedding
+
+    monkeypatch.setattr(embedding, "embed_mesh", lambda x, y: (lambda t, m: ((np.arange(x)[:, None] ^ (np.arange(x)[:, None] >> 2)) << m) | (np.arange(y) ^ (np.arange(y) >> 1))[None, :])(*embedding.mesh_dims(x, y)))
+    assert prove_brgc_dilation(8).holds
+    r = prove_gray_code_link(5)
+    assert not r.holds and r.size.startswith("embed_mesh")
+    monkeypatch.undo()
+    monkeypatch.setattr(embedding, "brgc", lambda i: i ^ (i >> 2))
+    assert not prove_gray_code_link(5).holds
+
+
+def test_ecube_highest_bit_first_is_caught(monkeypatch):
+    from topoalloc.topology import hypercube as hmod
+
+    def highest_first(a, b):
+        path, v, diff = [a], a, a ^ b
+        while diff:
+            high = 1 << (diff.bit_length() - 1)
+            v ^= high
+            diff ^= high
+            path.append(v)
+        return path
+
+    monkeypatch.setattr(hmod, "ecube_route", highest_first)
+    r = prove_ecube_code(3)
+    assert not r.holds and r.counterexample["definition"] != r.counterexample["code"]
+
+
+def test_channel_set_off_by_one_is_caught(monkeypatch):
+    """The receivers' low part taken over bits <= d instead of < d (an off-by-one in Lemma 1's sets)."""
+    from topoalloc.topology import hypercube as hmod
+
+    def off_by_one(nodes, n):
+        out = []
+        for d in range(n):
+            bit = (nodes >> d) & 1
+            hi = nodes >> d
+            lo = nodes & ((1 << (d + 1)) - 1)
+            out.append((set(hi[bit == 0].tolist()), set(hi[bit == 1].tolist()), set(lo[bit == 0].tolist()), set(lo[bit == 1].tolist())))
+        return out
+
+    monkeypatch.setattr(hmod, "_channel_sets", off_by_one)
+    n, sets, label = channel_set_cases(4)[0]
+    assert not prove_channel_sets(n, sets, label=label).holds
+
+
+def test_ecube_definition_examples():
+    assert ecube_definition(0b0100, 0b1010) == [(4, 1, 1), (6, 2, -1), (2, 3, 1)]
+    assert ecube_definition(5, 5) == []
+    assert definition_channels([0, 3], 2) == {(0, 0, 1), (1, 1, 1), (3, 0, -1), (2, 1, -1)}
+
+
+def test_every_row_is_reported_as_it_is_proved() -> None:
+    """The command's progress display hears of each row once, in table order."""
+    from topoalloc.proofs.report import on_row, run_family
+
+    seen: list[str] = []
+    with on_row(lambda row: seen.append(row["property"])):
+        rows = run_family("hypercube", max_order=3)
+    assert seen == [r["property"] for r in rows]
+    n = len(seen)
+    run_family("hypercube", max_order=2)
+    assert len(seen) == n  # the listener is gone once the block ends

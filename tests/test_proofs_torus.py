@@ -35,11 +35,14 @@ def _check(rows):
 
 def test_torus_proofs_every_theorem_small():
     """Every torus theorem at <= 2^8 nodes: EP/NEP in every orientation, conversions, preprocessing, merging."""
-    rows = torus_rows(full=False, max_order=8)
+    rows = torus_rows(full=False, max_order=8, run_seeds=1, run_steps=120)
     _check(rows)
-    by = {r["property"].split(":")[0]: r for r in rows}
-    assert by["EP"]["cases"] == by["NEP"]["cases"] > 1000
-    assert len(rows) == 6 and all(r["cases"] > 0 for r in rows)
+    assert rows[0]["property"].startswith("EP: at every offset") and rows[1]["property"].startswith("NEP: at every offset")
+    assert rows[0]["cases"] == rows[1]["cases"] > 1000
+    assert len(rows) == 8 and all(r["cases"] > 0 for r in rows)
+    # each row names how it was decided
+    assert [r["method"] for r in rows] == ["exhaustive", "exhaustive", "exhaustive", "exhaustive", "symbolic", "exhaustive", "exhaustive", "exhaustive"]
+    assert rows[0]["method_counts"]["symbolic"] > 0 and rows[0]["method_counts"]["exhaustive"] > 0
 
 
 @pytest.mark.slow
@@ -47,16 +50,15 @@ def test_torus_proofs_every_shape_every_orientation():
     """EP/NEP at the full sizes (<= 2^12 nodes), every orientation, every k; conversions one orientation per shape."""
     rows = torus_rows(full=False)
     _check(rows)
-    by = {r["property"].split(":")[0]: r for r in rows}
-    assert by["EP"]["cases"] == by["NEP"]["cases"] == 29328  # (shape in every orientation, k) pairs
-    for scheme in ("EP", "NEP"):
-        assert "every orientation: 2,509 shapes — 226 by Z3 + " in by[scheme]["property"]
-    assert rows[3]["cases"] == rows[4]["cases"] == 1516  # shapes up to orientation x wrap patterns
-    assert rows[-1]["cases"] == 24
+    assert rows[0]["cases"] == rows[1]["cases"] == 29328  # (shape in every orientation, k) pairs
+    for r in rows[:2]:
+        assert "every orientation: 2,509 shapes — 226 by Z3 at a symbolic offset + " in r["property"]
+    assert rows[5]["cases"] == rows[6]["cases"] == 1516  # shapes up to orientation x wrap patterns
+    assert rows[-1]["cases"] == 36
 
 
 def test_canonical_orientation_only_by_z3():
-    rows = torus_rows(max_order=8, scheme_orientations=False)
+    rows = torus_rows(max_order=6, scheme_orientations=False, run_machines=((2, 2, 2, 6, 8),), run_seeds=1)
     _check(rows)
     assert "one orientation per shape" in rows[0]["property"] and "all by Z3" in rows[0]["property"]
 
@@ -66,10 +68,9 @@ def test_torus_proofs_every_orientation():
     """Conversions too in every orientation and every wrap pattern (``topoalloc prove torus --full``)."""
     rows = torus_rows(full=True, workers=2)
     _check(rows)
-    by = {r["property"].split(":")[0]: r for r in rows}
-    assert by["EP"]["cases"] == by["NEP"]["cases"] == 29328
-    assert rows[3]["cases"] == rows[4]["cases"] == 21224  # every orientation x wrap patterns
-    assert "every orientation: 2,509 shapes" in rows[3]["property"]
+    assert rows[0]["cases"] == rows[1]["cases"] == 29328
+    assert rows[5]["cases"] == rows[6]["cases"] == 21224  # every orientation x wrap patterns
+    assert "every orientation: 2,509 shapes" in rows[5]["property"]
 
 
 def test_scheme_proof_paper_example():
@@ -102,20 +103,24 @@ def test_broken_conversion_is_caught(monkeypatch):
 def test_buddy_merge_on_named_machines():
     for dims in ((2, 2, 2, 4, 4, 8), (2, 2, 2, 6, 8)):
         for scheme in ("ep", "nep"):
-            assert prove_buddy_merge(Torus(dims), scheme, seed=5, steps=400).holds
+            assert prove_buddy_merge(Torus(dims), scheme, seed=5, steps=400, check_every=4).holds
 
 
-def test_prove_cli(capsys):
+def test_prove_cli(capsys, monkeypatch):
     import json
+
+    monkeypatch.setattr(torus_mod, "RUN_MACHINES", ((2, 2, 2, 6, 8),))
+    monkeypatch.setattr(torus_mod, "RUN_SEEDS", 1)
 
     from topoalloc.cli import main
 
     assert main(["prove", "torus", "--json", "--max-order", "5", "--max-dims", "3"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert all(r["holds"] for r in rows) and len(rows) == 6
+    assert all(r["holds"] for r in rows) and len(rows) == 8
+    assert {r["method"] for r in rows} <= {"symbolic", "exhaustive", "model"}
     assert main(["prove", "torus", "--max-order", "4"]) == 0
     out = capsys.readouterr().out
-    assert "holds" in out and "buddy merging" in out
+    assert "holds" in out and "rebuilds" in out and "symbolic" in out and "exhaustive" in out
     assert main(["prove", "torus", "--workers", "0"]) == 2
     assert "--workers=0" in capsys.readouterr().err
 
@@ -165,11 +170,11 @@ def _orientation_fault(monkeypatch, sides, k, make):
 
 def test_non_equivariant_but_correct_partition_is_proved_by_z3_directly(monkeypatch):
     """In orientation 2x4 EP cuts 2x1 pieces, not the image (1x2) of the canonical 4x2's: Z3 proves it directly."""
-    _orientation_fault(monkeypatch, (2, 4), 1, lambda s, pieces, at: ([Semitorus((0, y), (2, 1), (False, False)) for y in range(4)], 0))
+    _orientation_fault(monkeypatch, (2, 4), 1, lambda s, pieces, at: ([Semitorus((s.offset[0], s.offset[1] + y), (2, 1), (False, False)) for y in range(4)], 0))
     results, tally = prove_scheme_orientations("ep", (2, 1), [(2, 1), (1, 2)])
     assert all(r.holds for r in results)
     assert tally["z3_direct_shapes"] == 1 and tally["z3_direct_cases"] == 1 and tally["image_cases"] == 3
-    assert results[1].details["method"] == "image+z3" and results[1].details["z3_cases"] == [1]
+    assert results[1].details["how"] == "image+z3" and results[1].details["z3_cases"] == [1]
 
 
 def test_broken_partition_in_one_orientation_is_caught(monkeypatch):
@@ -188,12 +193,12 @@ def test_broken_partition_in_one_orientation_is_caught(monkeypatch):
     assert "point" in failed[0].counterexample or "dimension" in failed[0].counterexample
     assert tally["z3_direct_shapes"] == 1
     rows_ok = [r for r in results if r.holds]
-    assert {r.details["method"] for r in rows_ok} == {"z3", "image"}
+    assert {r.details["method"] for r in rows_ok} == {"symbolic", "exhaustive"}
 
 
 def test_every_orientation_small_sizes():
-    """The every-orientation proof (``--full``) at up to 2^7 nodes, run by default; the full size is in the slow tier."""
-    rows = torus_rows(full=True, max_order=7)
+    """The every-orientation proof (``--full``) at up to 2^6 nodes, run by default; the full size is in the slow tier."""
+    rows = torus_rows(full=True, max_order=6, wrap_order=5, run_machines=((4, 4, 4),), run_seeds=1)
     _check(rows)
     ep = rows[0]
     assert "every orientation" in ep["property"] and "by exact permutation image" in ep["property"]
@@ -207,3 +212,153 @@ def test_conversions_in_processes_match_one_process():
     for mode in ("collapse", "pair"):
         assert [(r.size, r.holds, r.details) for r in one[mode]] == [(r.size, r.holds, r.details) for r in two[mode]]
         assert len(one[mode]) == 11  # wrap patterns: 2+2+1+2+2+2
+
+
+# ---------------------------------------------------------------- planted bugs
+# Each test below plants one plausible bug in a copy of the implementation's
+# behaviour (monkeypatch) and shows that a proof, or the grant check, fails.
+
+
+def test_allocated_size_is_computed_from_geometry(monkeypatch):
+    """NEP's "the allocated piece has 2^k nodes" is the product of its sides, not the cached size.
+
+    The planted output keeps the kept half and its last sibling as one box
+    of 2^(k+1) nodes whose cached ``size`` still says 2^k (the loop counter);
+    the old check read that field and passed.
+    """
+    from topoalloc.alloc.partition import schemes
+
+    def merged_last(s, k, order="exhaust-largest"):
+        pieces = real_nep(s, k, order)
+        kept, sibling = pieces[-1], pieces[-2]  # the kept half has the lower coordinates
+        cut = _cut_dim(kept, sibling)
+        sides = tuple(2 * a if j == cut else a for j, a in enumerate(kept.sides))
+        return pieces[:-2] + [Semitorus._unchecked(kept.offset, sides, kept.wrapped, k)]
+
+    real_nep = schemes.nep_partition
+    monkeypatch.setattr(schemes, "nep_partition", merged_last)
+    st = Semitorus((0, 0, 0, 0), (2, 4, 4, 8), (True,) * 4)
+    pieces, at = torus_mod.partition(st, 4, "nep")
+    assert pieces[at].size == 16  # the cached field: what the old check compared, so it passed
+    r = prove_scheme("nep", st, 4)
+    assert not r.holds
+    assert r.counterexample["allocated_piece_size"] == {"product_of_sides": 32, "expected": 16}
+
+
+def _cut_dim(a: Semitorus, b: Semitorus) -> int:
+    """The one dimension in which two NEP halves differ (offsets compared as terms)."""
+    return next(i for i, (x, y) in enumerate(zip(a.offset, b.offset)) if torus_mod._key(x) != torus_mod._key(y))
+
+
+def test_ep_offset_forgetting_the_base_is_caught(monkeypatch):
+    """EP pieces placed from the origin instead of the semitorus's own offset: every offset is proved, so it fails."""
+    from topoalloc.alloc.partition import schemes
+
+    real = schemes.ep_partition
+
+    def at_origin(s, k):
+        return [Semitorus(tuple(o - b for o, b in zip(p.offset, s.offset)), p.sides, p.wrapped) for p in real(s, k)]
+
+    monkeypatch.setattr(schemes, "ep_partition", at_origin)
+    st = Semitorus((0, 0, 0), (4, 4, 2), (True,) * 3)
+    r = prove_scheme("ep", st, 2)
+    assert not r.holds and r.counterexample["offset"] != (0, 0, 0)
+    # at the origin alone (what was proved before) the bug is invisible
+    assert prove_scheme("ep", st, 2, symbolic_offset=False).holds
+
+
+def test_planted_ep_offset_bug_raises_at_grant_time(monkeypatch):
+    """The same bug in a running allocator: the second semitorus of JLAB is cut into pieces at the
+    origin, and the grant of nodes another job holds raises at once (the base's busy-node check)."""
+    from topoalloc.alloc.base import Request
+    from topoalloc.alloc.partition import PartitionAllocator, schemes
+    from topoalloc.errors import AllocationError
+
+    real = schemes.ep_partition
+
+    def at_origin(s, k):
+        return [Semitorus(tuple(o - b for o, b in zip(p.offset, s.offset)), p.sides, p.wrapped) for p in real(s, k)]
+
+    monkeypatch.setattr(schemes, "ep_partition", at_origin)
+    a = PartitionAllocator(Torus((2, 2, 2, 6, 8)), scheme="ep")
+    first = a.allocate(Request(8))  # the 2x2x2x4x8 semitorus at the origin, cut: job on nodes 0..7-ish
+    assert first is not None and 0 in first.node_set
+    with pytest.raises(AllocationError, match="busy"):
+        for _ in range(64):  # fill the rest; sooner or later the 2x2x2x2x8 semitorus at x3 = 4 is cut
+            a.allocate(Request(8))
+    # and the allocator-run proof reports it instead of "holds"
+    r = prove_buddy_merge(Torus((2, 2, 2, 6, 8)), "ep", seed=0, steps=100)
+    assert not r.holds and r.counterexample["property"] in ("grant refused by the base allocator", "held + free partition the machine")
+
+
+def test_wrap_flags_kept_on_pieces_that_do_not_span_are_caught(monkeypatch):
+    """NEP halves that keep the parent's ring in the cut dimension claim a ring without its wrap link."""
+    from topoalloc.alloc.partition import schemes
+
+    def keeps_wrap(s, dim):
+        half = s.sides[dim] // 2
+        sides = s.sides[:dim] + (half,) + s.sides[dim + 1 :]
+        lo = Semitorus._unchecked(s.offset, sides, s.wrapped, s.order - 1)
+        hi_off = s.offset[:dim] + (s.offset[dim] + half,) + s.offset[dim + 1 :]
+        return lo, Semitorus._unchecked(hi_off, sides, s.wrapped, s.order - 1)
+
+    monkeypatch.setattr(schemes, "_halve", keeps_wrap)
+    st = Semitorus((0, 0), (8, 8), (True, True))
+    r = prove_scheme("nep", st, 2)
+    assert not r.holds and r.counterexample["wrap"]["claimed_ring"] is True
+    # the allocator's own run: a granted semitorus claims a ring the machine does not have there
+    r = prove_buddy_merge(Torus((8, 8)), "nep", seed=0, steps=50)
+    assert not r.holds and r.counterexample["property"] in ("granted semitorus wrap", "free block wrap", "job torus")
+
+
+def test_conversion_claiming_a_missing_ring_is_caught():
+    """A semitorus inside a larger machine that claims a ring it does not span: the job torus fails dilation 1."""
+    bad = Semitorus((0, 4), (8, 4), (True, True))  # spans dimension 0 of 8x12, not dimension 1
+    r = prove_conversion(bad, Torus((8, 12)), "pair")
+    assert not r.holds and r.counterexample["property"] == "dilation" and r.counterexample["dimension"] == 1
+    assert prove_conversion(Semitorus((0, 4), (8, 4), (True, False)), Torus((8, 12)), "pair").holds
+
+
+def test_preprocessing_wrap_flags_follow_the_machine():
+    from topoalloc.proofs.torus import machine_wrap_problem, prove_preprocessing
+
+    assert prove_preprocessing(Torus((2, 2, 2, 6, 8))).holds
+    machine = Torus((2, 2, 2, 6, 8))
+    assert machine_wrap_problem(Semitorus((0, 0, 0, 0, 0), (2, 2, 2, 4, 8), (True, True, True, False, True)), machine) is None
+    assert machine_wrap_problem(Semitorus((0, 0, 0, 0, 0), (2, 2, 2, 4, 8), (True,) * 5), machine)["dimension"] == 3
+
+
+def test_symbolic_offsets_allow_only_addition_and_scaling():
+    from topoalloc.proofs.torus import NotAffine, SymbolicInt
+
+    o = SymbolicInt.var(0)
+    assert (o + 2 - o).smt() == "2" and (3 * o + 1).smt() == "(+ (* 3 o0) 1)"
+    for op in (lambda: bool(o), lambda: o < 3, lambda: o // 2, lambda: o % 2, lambda: hash(o), lambda: o == o):
+        with pytest.raises(NotAffine):
+            op()
+
+
+def test_a_scheme_that_branches_on_the_offset_fails_the_proof(monkeypatch):
+    """"Every offset at once" needs the scheme to only add to offsets; code that compares them is reported."""
+    from topoalloc.alloc.partition import schemes
+
+    real = schemes.nep_partition
+
+    def branching(s, k, order="exhaust-largest"):
+        if s.offset[0] > 0:
+            return real(s, k, order)
+        return real(s, k, order)
+
+    monkeypatch.setattr(schemes, "nep_partition", branching)
+    r = prove_scheme("nep", Semitorus((0, 0), (4, 4), (True, True)), 2)
+    assert not r.holds and "not_affine_in_the_offset" in r.counterexample
+
+
+def test_method_column():
+    from topoalloc.proofs.base import ProofResult
+    from topoalloc.proofs.report import method_label, summarise
+
+    rows = summarise("p", [ProofResult("a", True, 0.0, "", None, {"method": "symbolic", "cases": 3}), ProofResult("b", True, 0.0, "", None, {"method": "exhaustive"})])
+    assert rows["method"] == "exhaustive" and rows["method_counts"] == {"symbolic": 3, "exhaustive": 1}
+    assert method_label(rows) == "exhaustive (3 symbolic, 1 exhaustive)"
+    assert summarise("q", [ProofResult("a", True, 0.0, "", None, {"method": "symbolic"})])["method"] == "symbolic"

@@ -17,7 +17,7 @@ from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
 from .topology import Topology, parse_machine
 from .workload import Workload, default_trace_path, read_swf
-from .workload.clean import FILTERS, STANDARD_CLEAN, FilterReport, apply_filter
+from .workload.clean import FILTERS, STANDARD_CLEAN, FilterReport, PendingDrops, apply_filter
 from .workload.transform import estimates as estimate_fn
 from .workload.transform import round_pow2 as round_pow2_fn
 from .workload.transform import scale_sizes as scale_sizes_fn
@@ -118,7 +118,20 @@ def prepare_workload(
     if not len(workload):
         raise WorkloadError(f"{workload.source!r} has no jobs to simulate")
     w = workload
+    drops: PendingDrops | None = None  # consecutive dropping filters, applied with one copy
     for step in PIPELINE_ORDER:
+        if step in wanted and PendingDrops.handles(step):
+            if drops is None:
+                drops = PendingDrops(w, machine_nodes)
+            before = drops.left
+            rep = drops.add(step)
+            if before and not drops.left:
+                raise WorkloadError(f"nothing to simulate: filter {step} removed the last {before} jobs of {workload.source!r} ({rep.reason})")
+            reports.append(rep)
+            continue
+        if drops is not None:
+            w = drops.workload()
+            drops = None
         if step == "scale-sizes" and scale_sizes is not None and scale_sizes != 1:
             w, rep = scale_sizes_fn(w, scale_sizes)
         elif step == "round-pow2" and round_pow2:
@@ -162,6 +175,7 @@ def simulate(
     service: str = "communication",
     contention: bool = True,
     locality: bool | None = None,
+    engine: str = "auto",
 ) -> SimulationResult:
     """Simulate a workload on a machine with an allocator and a scheduler.
 
@@ -212,6 +226,12 @@ def simulate(
         that plus its trace run time (computation after communication).
     contention : bool
         With ``network``: also run each job alone for its contention slowdown.
+    engine : {"auto", "python", "compiled"}
+        Which simulation engine runs (see :class:`topoalloc.sched.Simulation`):
+        the compiled kernel when it applies, else the general engine
+        (``"auto"``); always the general engine (``"python"``); or the
+        kernel, raising if it cannot do this run (``"compiled"``).  The
+        results are the same.
 
     Returns
     -------
@@ -251,6 +271,8 @@ def simulate(
         work_multiple=work_multiple,
         scale_estimates=scale_estimates,
     )
+    source, jobs_in_trace = workload.source, len(workload)
+    del workload  # a trace read here is no longer needed: only the prepared jobs are simulated
     if record_allocations is None:
         record_allocations = False
     if locality is None:
@@ -281,16 +303,17 @@ def simulate(
         runtime_model=model,
         network=coupling,
         locality=stream,
+        engine=engine,
     )
     result = sim.run()
     result.ordering = getattr(alloc, "ordering", None)
     result.reports = reports
     result.params = {
-        "trace": workload.source,
+        "trace": source,
         "estimate": estimate,
         "clean": bool(clean),
         "seed": seed,
-        "jobs_in_trace": len(workload),
+        "jobs_in_trace": jobs_in_trace,
     }
     if model is not None:
         result.params["runtime_model"] = repr(model) if not isinstance(runtime_model, str) else runtime_model

@@ -92,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--max-order", type=int, default=None, help="torus: largest semitorus, 2^ORDER nodes (default 12, at most 20); hypercube: largest cube dimension the meshes fit (default 10, at most 16)")
     pr.add_argument("--workers", type=int, default=1, help="torus: processes for the conversion proofs (default 1; results do not depend on it)")
     pr.add_argument("--json", action="store_true")
+    pr.add_argument("--quiet", action="store_true", help="no progress display on stderr")
 
     cv = sub.add_parser("curve", help="print or write a curve ordering of a machine", description="Build a curve ordering and print it as 'node rank' lines (or write it to a file), with its non-unit step fraction on stderr.")
     cv.add_argument("curve", metavar="CURVE", help="row_major, snake, hilbert, hilbert_nd, zorder, gray, or an ordering file")
@@ -176,33 +177,6 @@ def _version() -> str:
     from . import __version__
 
     return f"topoalloc {__version__}"
-
-
-class _Progress:
-    """A progress bar on stderr (rich), shown only for runs that take a while."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled and sys.stderr.isatty()
-        self._bar: Any = None
-        self._task: Any = None
-        self._t0 = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self._bar is None:
-            if time.perf_counter() - self._t0 < 0.5:
-                return
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
-
-            self._bar = Progress(TextColumn("simulating"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(), transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task("jobs", total=total)
-        self._bar.update(self._task, completed=done)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -355,18 +329,32 @@ def _prove(args: argparse.Namespace) -> int:
     max_dims = 6 if args.max_dims is None else args.max_dims
     if not 1 <= max_dims <= 8:
         raise InvalidArgument("--max-dims", max_dims, "a number of dimensions in 1..8")
-    rows = run_family(fam, full=args.full, max_dims=max_dims, max_order=max_order or 12, workers=args.workers)
+    from .progress import Progress
+    from .proofs.report import on_row
+
+    with Progress(f"proving {fam}", enabled=not args.quiet, delay=0) as bar:
+        done = [0]
+
+        def row_done(row: dict) -> None:
+            done[0] += 1
+            bar.update(done[0], None, note=f"{done[0]} rows; last: {row['property'][:60]} ({'holds' if row['holds'] else 'FAILS'})")
+
+        bar.update(0, None, note="first row")
+        with on_row(row_done):
+            rows = run_family(fam, full=args.full, max_dims=max_dims, max_order=max_order or 12, workers=args.workers)
     if args.json:
         print_json(rows)
     else:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"topoalloc proofs: {args.family}")
-        for col in ("property", "cases", "largest case", "seconds", "result"):
+        from .proofs.report import method_label
+
+        table = Table(title=f"topoalloc proofs: {args.family}", caption="method: symbolic = Z3 over all values; exhaustive = every case, checked exactly; model = a lemma about a formula in the proof module")
+        for col in ("property", "method", "cases", "largest case", "seconds", "result"):
             table.add_column(col)
         for r in rows:
-            table.add_row(r["property"], str(r["cases"]), r["largest"], f"{r['seconds']:.2f}", "holds" if r["holds"] else f"FAILS: {r['counterexample']}")
+            table.add_row(r["property"], method_label(r), str(r["cases"]), r["largest"], f"{r['seconds']:.2f}", "holds" if r["holds"] else f"FAILS: {r['counterexample']}")
         Console().print(table)
     return 0 if all(r["holds"] for r in rows) else 1
 
@@ -453,6 +441,18 @@ class Interrupted(Exception):
         super().__init__(message)
 
 
+def _interrupted_import(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while a KeyboardInterrupt was being handled (its context chain)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.monotonic()
     try:
@@ -499,6 +499,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s", file=sys.stderr)
         return 130
+    except ImportError as exc:
+        # Ctrl-C while a compiled library initialises (OR-Tools, Z3) surfaces as its ImportError
+        if _interrupted_import(exc):
+            print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s (while loading {exc.name or 'a library'})", file=sys.stderr)
+            return 130
+        raise
     except MemoryError:
         print("topoalloc: error: out of memory (the size checks did not foresee this run: please report it, with the command)", file=sys.stderr)
         return 2

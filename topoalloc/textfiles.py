@@ -6,7 +6,9 @@ where there is one) when it is missing, a folder, unreadable, binary (a NUL
 byte, or not the expected encoding), a truncated or corrupt gzip stream, or
 larger than this machine can parse — checked before the file is read whole,
 so a device that never ends (``/dev/zero``) or a gzip bomb costs at most the
-parse budget (:mod:`topoalloc.limits`).
+parse budget (:mod:`topoalloc.limits`).  :func:`read_bytes` and
+:func:`decode_text` are its two halves, for a reader that can parse the
+bytes without decoding them (the SWF reader's compiled path).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from .errors import TraceFormatError
 from .limits import format_bytes, memory_budget
 
-__all__ = ["read_text", "PARSE_BYTES_PER_BYTE"]
+__all__ = ["read_text", "read_bytes", "decode_text", "PARSE_BYTES_PER_BYTE"]
 
 #: parsing holds about this many bytes per byte of text (the text, its lines, the table)
 PARSE_BYTES_PER_BYTE = 24
@@ -106,10 +108,25 @@ def read_text(path: str | os.PathLike[str], *, encoding: str = "utf-8", what: st
     ``encoding`` is ``"ascii"`` (SWF) or ``"utf-8"``; ``what`` names the
     expected kind of file in messages ("an SWF file").
     """
-    p = Path(path)
-    data = _read_bytes(p, encoding, what)
+    return decode_text(read_bytes(path, encoding=encoding, what=what), path, encoding=encoding, what=what)
+
+
+def read_bytes(path: str | os.PathLike[str], *, encoding: str = "utf-8", what: str = "a text file") -> bytes:
+    """The bytes of ``path`` (gzip decompressed), with every check of :func:`read_text` but the decoding.
+
+    Raises
+    ------
+    TraceFormatError
+        As :func:`read_text`, except for an encoding error after the first
+        64 KiB (that is :func:`decode_text`'s).
+    """
+    return _read_bytes(Path(path), encoding, what)
+
+
+def decode_text(data: bytes, path: str | os.PathLike[str], *, encoding: str = "utf-8", what: str = "a text file") -> str:
+    """``data`` (the bytes :func:`read_bytes` returned for ``path``) decoded, or :class:`TraceFormatError` naming the line."""
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise TraceFormatError(str(p), line, f"byte {data[exc.start]:#04x} is not {encoding.upper()}: not {what} (is this a binary file?)") from None
+        raise TraceFormatError(str(path), line, f"byte {data[exc.start]:#04x} is not {encoding.upper()}: not {what} (is this a binary file?)") from None

@@ -139,6 +139,10 @@ def summarize(result: "SimulationResult") -> dict[str, Any]:
         out.update(locality_summary(result))
     if result.network is not None:
         out["network"] = {**result.network["spec"], **result.network["summary"]}
+    if result.blocks is not None or bool((result.allocated_size != result.size).any()):
+        from .blocks import block_summary  # blocks per job (the allocator's own) and internal fragmentation
+
+        out.update(block_summary(result))
     out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
     out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
     if result.params:

@@ -66,6 +66,9 @@ class SimulationResult:
     network: dict[str, Any] | None = None
     #: locality aggregates streamed while the jobs finished (see :class:`~topoalloc.metrics.locality.LocalityStream`)
     locality: dict[str, Any] | None = None
+    #: blocks per job as the allocator counts them (``Allocation.info["blocks"]``: sub-meshes, buddies,
+    #: pages), -1 for jobs whose allocation records none; None when no allocation recorded blocks
+    blocks: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.workload)
@@ -138,12 +141,14 @@ class SimulationResult:
         }
         if self.network is not None:
             table.update(self.network["per_job"])
+        if self.blocks is not None:
+            table["blocks"] = self.blocks
         return table
 
     @property
     def columns(self) -> tuple[str, ...]:
         """Columns of the per-job table, in output order."""
-        return JOB_COLUMNS + (NETWORK_COLUMNS if self.network is not None else ())
+        return JOB_COLUMNS + (NETWORK_COLUMNS if self.network is not None else ()) + (("blocks",) if self.blocks is not None else ())
 
     def to_csv(self, path: str | Path | None = None) -> str | None:
         """Write the per-job table as CSV (or return it as text when ``path`` is None)."""

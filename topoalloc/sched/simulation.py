@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from ..metrics.locality import LocalityStream
     from ..network.coupling import CommunicatingJobs
 
-__all__ = ["Simulation"]
+__all__ = ["Simulation", "ENGINES"]
+
+#: Values of ``Simulation(engine=...)``: see :class:`Simulation`.
+ENGINES = ("auto", "python", "compiled")
 
 
 class Simulation:
@@ -40,6 +43,7 @@ class Simulation:
     _start: list[float]
     _end: list[float]
     _alloc_size: list[int]
+    _blocks: list[int]
     _nodes_of: list[np.ndarray | None]
     _heap: list[tuple[float, int, int]]
     _pending_wakeups: set[float]
@@ -67,6 +71,13 @@ class Simulation:
         Keep every reservation the scheduler makes (for tests and analysis).
     progress : callable(done_jobs, total_jobs), optional
         Called now and then while the simulation runs.
+    engine : {"auto", "python", "compiled"}
+        ``"auto"`` runs the compiled kernel when it applies (a counting
+        allocator whose placement nobody needs, a built-in scheduler: see
+        :func:`topoalloc.sched.fastpath.why_not`) and the general engine
+        otherwise; ``"python"`` always runs the general engine (the
+        reference); ``"compiled"`` requires the kernel and raises if it
+        does not apply.  Results are the same either way.
     """
 
     def __init__(
@@ -82,7 +93,10 @@ class Simulation:
         runtime_model: Callable | None = None,
         network: "CommunicatingJobs | None" = None,
         locality: "LocalityStream | None" = None,
+        engine: str = "auto",
     ):
+        if engine not in ENGINES:
+            raise InvalidArgument("engine", engine, f"one of {', '.join(ENGINES)}")
         if allocator.allocations:
             raise InvalidArgument("allocator", allocator, "a fresh allocator holding no allocation")
         n = len(workload)
@@ -99,6 +113,7 @@ class Simulation:
         self.runtime_model = runtime_model  # (job, run, allocation) -> run time on that allocation
         self.network = network  # jobs that communicate: service time from the network (see topoalloc.network.coupling)
         self.locality = locality  # locality metrics of jobs as they finish (streamed: memory bounded by a batch)
+        self.engine = engine
         if network is not None and runtime_model is not None:
             raise InvalidArgument("runtime_model", runtime_model, "no run-time model when jobs communicate on a network (the network sets service times)")
         if network is not None and network.topology != allocator.topology:
@@ -153,7 +168,25 @@ class Simulation:
         are timed) and :meth:`_schedule_wakeups` (instants the scheduler asked
         to be woken at).  With a network, jobs that finish communicating
         before the next of those instants end first (:meth:`_network_ends`).
+
+        With ``engine="auto"`` or ``"compiled"`` the compiled kernel runs the
+        same steps instead when it applies (:mod:`topoalloc.sched.fastpath`).
+
+        Raises
+        ------
+        InvalidArgument
+            ``engine="compiled"`` for a run the kernel cannot do (saying why).
+        SimulationError
+            Jobs that never started.
         """
+        if self.engine != "python":
+            from . import fastpath
+
+            why = fastpath.why_not(self)
+            if why is None:
+                return fastpath.run(self)
+            if self.engine == "compiled":
+                raise InvalidArgument("engine", "compiled", f"a run the compiled kernel can do: {why}")
         self._setup()
         ctx = self._ctx
         submit = self._submit
@@ -229,6 +262,7 @@ class Simulation:
         self._end = [math.nan] * n
         self._alloc_size = [0] * n
         self._nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
+        self._blocks = [-1] * n  # blocks per job as the allocator counts them (info["blocks"]), -1: not recorded
         #: (time, sequence, job) for a completion, (time, sequence, -1) for a wake-up
         self._heap: list[tuple[float, int, int]] = []
         self._pending_wakeups: set[float] = set()
@@ -309,8 +343,12 @@ class Simulation:
         heap = self._heap
         seq = self._seq
         network = self.network
+        blocks = self._blocks
         for j in started:
             start[j] = now
+            b = allocation[j].info.get("blocks")
+            if b is not None:
+                blocks[j] = len(b)
             if network is not None:
                 alloc = allocation[j]
                 alloc_size[j] = alloc.size
@@ -359,6 +397,7 @@ class Simulation:
             actual_run=None if self.runtime_model is None and self.network is None else np.array(self._actual, dtype=np.float64),
             network=None if self.network is None else self._network_result(),
             locality=None if self.locality is None else self.locality.summary(),
+            blocks=np.array(self._blocks, dtype=np.int64) if max(self._blocks, default=-1) >= 0 else None,
         )
 
     def _network_result(self) -> dict[str, Any]:

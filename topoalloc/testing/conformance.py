@@ -37,6 +37,7 @@ from ..alloc.base import Allocation, Allocator, Request
 from ..errors import AllocationError, ConformanceError, RequestNeverFits
 from ..registry import ALLOCATORS
 from ..topology import Grid, Subcubes, Topology, parse_machine
+from .mesh2d_claims import MESH2D_CLAIMS
 
 __all__ = [
     "small_topologies",
@@ -196,6 +197,7 @@ CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "mesh_embedding": _mesh_embedding,
     "contention_free": _contention_free,
 }
+CLAIM_CHECKS.update(MESH2D_CLAIMS)  # blocks, contiguous, max_blocks, aligned_squares, rounded_size (2-D meshes)
 
 
 # ------------------------------------------------------------ basic checks

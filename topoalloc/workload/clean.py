@@ -72,22 +72,44 @@ def _examples(w: Workload, mask: np.ndarray) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _wider(w: Workload, machine_nodes: int) -> tuple[np.ndarray, str]:
+    return w.size > machine_nodes, f"size > {machine_nodes} processors of the machine"
+
+
+def _nonpositive_runtime(w: Workload, machine_nodes: int) -> tuple[np.ndarray, str]:
+    return w.run <= 0, "run time missing or <= 0"
+
+
+def _no_size(w: Workload, machine_nodes: int) -> tuple[np.ndarray, str]:
+    return w.size <= 0, "requested and allocated processors both missing or <= 0"
+
+
+def _drop(name: str, w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
+    bad, reason = DROPS[name](w, machine_nodes)
+    return w.take(~bad), FilterReport(name, reason, int(bad.sum()), 0, _examples(w, bad), w.source)
+
+
 def drop_wider(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     """Drop jobs asking for more processors than the machine has."""
-    bad = w.size > machine_nodes
-    return w.take(~bad), FilterReport("drop-wider", f"size > {machine_nodes} processors of the machine", int(bad.sum()), 0, _examples(w, bad), w.source)
+    return _drop("drop-wider", w, machine_nodes)
 
 
 def drop_nonpositive_runtime(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     """Drop jobs whose run time is missing (-1) or <= 0."""
-    bad = w.run <= 0
-    return w.take(~bad), FilterReport("drop-nonpositive-runtime", "run time missing or <= 0", int(bad.sum()), 0, _examples(w, bad), w.source)
+    return _drop("drop-nonpositive-runtime", w, machine_nodes)
 
 
 def drop_no_size(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     """Drop jobs with neither a requested nor an allocated processor count (> 0)."""
-    bad = w.size <= 0
-    return w.take(~bad), FilterReport("drop-no-size", "requested and allocated processors both missing or <= 0", int(bad.sum()), 0, _examples(w, bad), w.source)
+    return _drop("drop-no-size", w, machine_nodes)
+
+
+#: The filters that only drop jobs, each as (the jobs it drops, why) from the workload and the machine size.
+DROPS: dict[str, Callable[[Workload, int], tuple[np.ndarray, str]]] = {
+    "drop-no-size": _no_size,
+    "drop-wider": _wider,
+    "drop-nonpositive-runtime": _nonpositive_runtime,
+}
 
 
 def cap_runtime(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
@@ -144,3 +166,51 @@ def apply_filter(name: str, w: Workload, machine_nodes: int) -> tuple[Workload, 
     except KeyError:
         raise InvalidArgument("filter", name, f"one of {', '.join(FILTERS)}") from None
     return fn(w, machine_nodes)
+
+
+class PendingDrops:
+    """Several dropping filters applied in turn with one copy of the workload at the end.
+
+    :meth:`add` reports exactly what :func:`apply_filter` would (the same
+    counts and the same example jobs, in the same order) but only marks the
+    jobs; :meth:`workload` then takes the survivors once.  On a trace of
+    hundreds of thousands of jobs this saves a full copy of every column
+    per filter.
+
+    >>> from topoalloc.workload import Workload
+    >>> w = Workload(job_id=[1, 2, 3], submit=[0, 1, 2], run=[5, 0, 5], size=[1, 2, 9], requested_time=[-1, -1, -1])
+    >>> d = PendingDrops(w, 8)
+    >>> [d.add(name).removed for name in ("drop-wider", "drop-nonpositive-runtime")], d.left
+    ([1, 1], 1)
+    >>> d.workload().job_id.tolist()
+    [1]
+    """
+
+    def __init__(self, w: Workload, machine_nodes: int):
+        self._w = w
+        self._nodes = machine_nodes
+        self._keep: np.ndarray | None = None
+        self.left = len(w)  #: jobs still kept
+
+    @staticmethod
+    def handles(name: str) -> bool:
+        """Whether ``name`` is a built-in dropping filter (not replaced in :data:`FILTERS`)."""
+        builtin = {"drop-no-size": drop_no_size, "drop-wider": drop_wider, "drop-nonpositive-runtime": drop_nonpositive_runtime}
+        return name in builtin and FILTERS.get(name) is builtin[name]
+
+    def add(self, name: str) -> FilterReport:
+        """Drop the jobs filter ``name`` drops from those still kept; its report."""
+        w = self._w
+        bad, reason = DROPS[name](w, self._nodes)
+        if self._keep is not None:
+            bad &= self._keep
+        self._keep = ~bad if self._keep is None else self._keep & ~bad
+        removed = int(bad.sum())
+        self.left -= removed
+        return FilterReport(name, reason, removed, 0, _examples(w, bad), w.source)
+
+    def workload(self) -> Workload:
+        """The workload of the jobs still kept (the same object if none was dropped)."""
+        if self._keep is None or self.left == len(self._w):
+            return self._w
+        return self._w.take(self._keep)

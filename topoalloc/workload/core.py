@@ -41,6 +41,9 @@ SWF_FIELDS: tuple[str, ...] = (
 )
 F = {name: i for i, name in enumerate(SWF_FIELDS)}
 
+#: the array fields of a Workload (see Workload._adopting)
+_ALL_ARRAYS = frozenset({"job_id", "submit", "run", "size", "requested_time", "shape", "line", "swf"})
+
 
 @dataclass(frozen=True, slots=True)
 class Job:
@@ -114,6 +117,33 @@ class Workload:
         source: str = "<memory>",
         warnings: Sequence[str] = (),
     ):
+        self._init(job_id, submit, run, size, requested_time, shape, line, swf, header, source, warnings, adopt=frozenset())
+
+    @classmethod
+    def _adopting(cls, adopt: frozenset[str], **fields: Any) -> "Workload":
+        """A workload that takes the arrays named in ``adopt`` as they are, without a copy.
+
+        For arrays nobody else holds (freshly computed) or that are already
+        another workload's (read-only): they are frozen and shared.  Every
+        check of the constructor still runs.
+        """
+        self = object.__new__(cls)
+        self._init(
+            fields["job_id"], fields["submit"], fields["run"], fields["size"], fields["requested_time"],
+            fields.get("shape"), fields.get("line"), fields.get("swf"), fields.get("header"),
+            fields.get("source", "<memory>"), fields.get("warnings", ()), adopt=adopt,
+        )
+        return self
+
+    def _init(
+        self, job_id: Any, submit: Any, run: Any, size: Any, requested_time: Any, shape: Any, line: Any, swf: Any,
+        header: Mapping[str, str] | None, source: str, warnings: Sequence[str], *, adopt: frozenset[str],
+    ) -> None:
+        def column(name: str, value: Any, dtype: type) -> np.ndarray:
+            if name in adopt and isinstance(value, np.ndarray) and value.dtype == dtype:
+                return value
+            return np.array(value, dtype=dtype)
+
         n = len(np.asarray(submit))
         cols = {
             "job_id": (job_id, np.int64),
@@ -123,18 +153,18 @@ class Workload:
             "requested_time": (requested_time, np.float64),
         }
         for name, (value, dtype) in cols.items():
-            arr = np.array(value, dtype=dtype)
+            arr = column(name, value, dtype)
             if arr.shape != (n,):
                 raise InvalidArgument(name, f"array of shape {arr.shape}", f"a 1-D array of {n} entries")
             arr.flags.writeable = False
             object.__setattr__(self, name, arr)
-        line = np.zeros(n, np.int64) if line is None else np.array(line, dtype=np.int64)
+        line = np.zeros(n, np.int64) if line is None else column("line", line, np.int64)
         if line.shape != (n,):
             raise InvalidArgument("line", f"array of shape {line.shape}", f"{n} entries")
         line.flags.writeable = False
         object.__setattr__(self, "line", line)
         if shape is not None:
-            shp = np.array(shape, dtype=np.int64)
+            shp = column("shape", shape, np.int64)
             if shp.ndim != 2 or shp.shape[0] != n:
                 raise InvalidArgument("shape", f"array of shape {shp.shape}", f"an array of shape ({n}, d)")
             if n and not np.array_equal(np.prod(shp, axis=1), self.size):
@@ -144,7 +174,7 @@ class Workload:
             shape = shp
         object.__setattr__(self, "shape", shape)
         if swf is not None:
-            raw = np.array(swf, dtype=np.float64)
+            raw = column("swf", swf, np.float64)
             if raw.shape != (n, 18):
                 raise InvalidArgument("swf", f"array of shape {raw.shape}", f"an array of shape ({n}, 18)")
             raw.flags.writeable = False
@@ -229,7 +259,8 @@ class Workload:
     def take(self, index: np.ndarray) -> "Workload":
         """A workload of the jobs at ``index`` (a boolean mask or integer positions)."""
         idx = np.asarray(index)
-        return Workload(
+        return Workload._adopting(
+            _ALL_ARRAYS,
             job_id=self.job_id[idx],
             submit=self.submit[idx],
             run=self.run[idx],
@@ -244,14 +275,14 @@ class Workload:
         )
 
     def replace(self, **changes: Any) -> "Workload":
-        """A copy with some columns replaced."""
+        """A copy with some columns replaced (the others are shared: they are read-only)."""
         fields = {
             name: getattr(self, name)
             for name in ("job_id", "submit", "run", "size", "requested_time", "shape", "line", "header", "source", "warnings")
         }
         fields["swf"] = self._swf
         fields.update(changes)
-        return Workload(**fields)
+        return Workload._adopting(_ALL_ARRAYS - set(changes), **fields)
 
     def to_swf_array(self) -> np.ndarray:
         """The (n, 18) SWF records, with this workload's columns written in."""

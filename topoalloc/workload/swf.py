@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import TraceFormatError
 from ..outputs import atomic_write
-from ..textfiles import read_text
+from ..textfiles import decode_text, read_bytes
 from .core import F, SWF_FIELDS, Workload
 
 __all__ = ["read_swf", "write_swf", "parse_header", "default_trace_path", "job_sizes"]
@@ -66,10 +66,41 @@ def read_swf(path: str | os.PathLike) -> Workload:
         Naming the file and line: a missing or unreadable file, a truncated
         gzip stream, an empty or header-only file, a line without 18 fields,
         a non-numeric field.
+
+    Notes
+    -----
+    A plain file (ASCII, space-separated numbers, the comments all in the
+    header) is parsed from its bytes by a compiled tokenizer when one was
+    built at install time: no text, line list or intermediate table is made.
+    It gives the same table as the pure-Python reader (numbers converted the
+    same way) and hands anything else to it, which reads it or names the
+    line that is wrong.
     """
     path = Path(path)
-    text = read_text(path, encoding="ascii", what="an SWF file")
+    data = read_bytes(path, encoding="ascii", what="an SWF file")
+    fast = _parse_compiled(data, str(path))
+    if fast is not None:
+        return fast
+    text = decode_text(data, path, encoding="ascii", what="an SWF file")
+    del data
     return _parse(text, str(path))
+
+
+def _parse_compiled(data: bytes, name: str) -> Workload | None:
+    """The plain case, parsed by the compiled tokenizer (``_cswf``), or None (not built, or not plain)."""
+    try:
+        from . import _cswf  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    got = _cswf.parse(data)
+    if got is None:
+        return None
+    hbytes, h, rows, buf = got
+    table = np.frombuffer(buf, dtype=np.float64).reshape(rows, 18)
+    head = data[:hbytes].decode("ascii").split("\n")[:h]
+    header = parse_header([ln for ln in head if ln.lstrip().startswith(";")])
+    line_no = np.arange(h + 1, h + 1 + rows, dtype=np.int64)
+    return _to_workload(table, line_no, header, name)
 
 
 def _parse(text: str, name: str) -> Workload:
@@ -196,12 +227,14 @@ def _show(v: float) -> str:
 
 def _to_workload(table: np.ndarray, line_no: np.ndarray, header: dict[str, str], name: str) -> Workload:
     warnings = check_values(table, line_no, name)
-    return Workload(
+    # every array is new and this reader's own: the workload takes them without a copy
+    return Workload._adopting(
+        frozenset({"job_id", "submit", "run", "size", "requested_time", "line", "swf"}),
         job_id=table[:, F["job_id"]].astype(np.int64),
-        submit=table[:, F["submit_time"]],
-        run=table[:, F["run_time"]],
+        submit=np.ascontiguousarray(table[:, F["submit_time"]]),
+        run=np.ascontiguousarray(table[:, F["run_time"]]),
         size=job_sizes(table),
-        requested_time=table[:, F["requested_time"]],
+        requested_time=np.ascontiguousarray(table[:, F["requested_time"]]),
         line=line_no,
         swf=table,
         header=header,

@@ -24,16 +24,18 @@ leftover cubes the mesh's partition produced.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Any, Self
 from itertools import combinations
 
 import numpy as np
 
-from ...errors import InvalidArgument
+from ...errors import InternalError, InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
 from ..base import Allocation, Allocator, Grant, Request
+from ..probes import ReservationGuard
 from .embedding import ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
 __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
@@ -72,6 +74,7 @@ class _SubcubeBase(Allocator):
     def __init__(self, topology: Hypercube):
         super().__init__(topology)
         self.dim = topology.n
+        self._levels: tuple[tuple[int, int], list[int]] | None = None
 
     @classmethod
     def accepts(cls, topology: Any) -> bool:
@@ -79,7 +82,7 @@ class _SubcubeBase(Allocator):
         return isinstance(topology, Hypercube)
 
     def _copy_state(self, clone: Self) -> None:
-        pass  # the busy mask is the whole state
+        clone._levels = None  # the busy mask is the whole state; the search levels are recomputed
 
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
@@ -87,6 +90,71 @@ class _SubcubeBase(Allocator):
     def _grant(self, nodes: np.ndarray) -> Grant:
         nodes = np.sort(nodes)
         return Grant(nodes, {"cube": cube_of(nodes)})
+
+    # Buddy and Gray code place a request by a pure function of the busy mask (``_place``),
+    # so every probe is exact and cheap: a mask, no snapshot.  The search is bit-parallel on
+    # one Python integer of free positions (in address order for the buddy, in Gray order for
+    # Gray code): ``runs[l]`` has bit p set iff the 2**l positions from p are all free, and
+    # ``runs[l + 1] = runs[l] & (runs[l] >> 2**l)``; a level costs one shift and one AND.
+    # The levels of the allocator's own mask are kept until its state changes; the pair
+    # (allocation serial, free count) names a state (a grant raises the serial, and between
+    # grants every release raises the free count).
+    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:  # pragma: no cover - both subclasses define it
+        raise InternalError(f"{type(self).__name__} does not define _place")
+
+    def _free_bits(self, busy: np.ndarray) -> int:  # pragma: no cover - both subclasses define it
+        raise InternalError(f"{type(self).__name__} does not define _free_bits")
+
+    def _runs(self, busy: np.ndarray, k: int) -> int:
+        """Bit p set iff the 2**k positions from p are free (positions as ``_free_bits`` orders them)."""
+        if busy is self._busy:
+            stamp = (self._serial, self._free_count)
+            cached = getattr(self, "_levels", None)
+            if cached is None or cached[0] != stamp:
+                cached = (stamp, [self._free_bits(busy)])
+                self._levels = cached
+            levels = cached[1]
+        else:
+            levels = [self._free_bits(busy)]
+        while len(levels) <= k:
+            z = levels[-1]
+            levels.append(z & (z >> (1 << (len(levels) - 1))))
+        return levels[k]
+
+    def _allocate(self, request: Request) -> Grant | None:
+        k = _request_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return None
+        nodes = self._place(self._busy, k)
+        return None if nodes is None else self._grant(nodes)
+
+    def can_allocate(self, request: Request) -> bool:
+        k = _request_dim(request)
+        return k <= self.dim and (1 << k) <= self._free_count and self._place(self._busy, k) is not None
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        """One pass, no replay: each node gets the number of the release that frees it
+        (0: free now; never: busy and not released); a block is free after the largest
+        number among its nodes, and the answer is the smallest such number over the blocks."""
+        k = _request_dim(request)
+        if k > self.dim:
+            return None
+        never = np.iinfo(np.int64).max
+        rank = np.where(self._busy, never, 0)
+        for n, alloc in enumerate(releases, 1):
+            rank[alloc.nodes] = n
+        best = int(self._block_ranks(rank, k).min())
+        return None if best == never else best
+
+    def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - both subclasses define it
+        raise InternalError(f"{type(self).__name__} does not define _block_ranks")
+
+    def fit_key(self, request: Request) -> int:
+        """Requests needing a cube of the same dimension are placed alike."""
+        return _request_dim(request)
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        return _MaskGuard(self, head, releases)
 
 
 class BuddyAllocator(_SubcubeBase):
@@ -104,17 +172,20 @@ class BuddyAllocator(_SubcubeBase):
 
     name = "buddy"
 
-    def _allocate(self, request: Request) -> Grant | None:
-        k = _request_dim(request)
-        if k > self.dim or (1 << k) > self._free_count:
-            return None
+    def _free_bits(self, busy: np.ndarray) -> int:
+        return _bits(~busy)
+
+    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
         size = 1 << k
-        # aligned blocks of 2**k addresses: one row each of the busy mask (no node table)
-        hit = np.flatnonzero(~self._busy.reshape(-1, size).any(axis=1))
-        if hit.size == 0:
+        # aligned blocks of 2**k addresses: a free run of 2**k starting at a multiple of 2**k
+        hit = self._runs(busy, k) & _multiples(1 << self.dim, size)
+        if not hit:
             return None
-        start = int(hit[0]) * size
-        return self._grant(np.arange(start, start + size, dtype=np.int64))
+        start = (hit & -hit).bit_length() - 1
+        return np.arange(start, start + size, dtype=np.int64)
+
+    def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
+        return rank.reshape(-1, 1 << k).max(axis=1)
 
 
 class GrayCodeAllocator(_SubcubeBase):
@@ -133,24 +204,83 @@ class GrayCodeAllocator(_SubcubeBase):
 
     name = "gray_code"
 
-    def _allocate(self, request: Request) -> Grant | None:
-        k = _request_dim(request)
-        if k > self.dim or (1 << k) > self._free_count:
-            return None
-        size = 1 << k
+    def _free_bits(self, busy: np.ndarray) -> int:
+        free = _bits(~busy[_gray_order(self.dim)])  # free, in Gray order
+        return free | (free << (1 << self.dim))  # twice round: windows are cyclic
+
+    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
+        size, n_pos = 1 << k, 1 << self.dim
         order = _gray_order(self.dim)
-        busy = self._busy[order]  # busy in Gray order
-        if k == self.dim:
-            return None if busy.any() else self._grant(order.copy())
-        # windows of 2**k positions starting at multiples of 2**(k-1), cyclic: busy counts by prefix sums
-        step = max(1, size // 2)
-        c = np.concatenate([[0], np.cumsum(np.concatenate([busy, busy[:size]]), dtype=np.int64)])
-        starts = np.arange(0, busy.size, step)
-        hit = np.flatnonzero(c[starts + size] == c[starts])
-        if hit.size == 0:
+        # windows of 2**k positions starting at multiples of 2**(k-1) (the whole cube: at 0), cyclic
+        step = n_pos if k == self.dim else max(1, size // 2)
+        hit = self._runs(busy, k) & _multiples(n_pos, step)
+        if not hit:
             return None
-        s = int(starts[hit[0]])
-        return self._grant(order[(s + np.arange(size)) % busy.size])
+        start = (hit & -hit).bit_length() - 1
+        return order[(start + np.arange(size)) % n_pos]
+
+    def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
+        g = rank[_gray_order(self.dim)]
+        if k == self.dim:
+            return g.max(keepdims=True)
+        if k == 0:
+            return g
+        half = g.reshape(-1, 1 << (k - 1)).max(axis=1)  # windows are two consecutive halves, cyclically
+        return np.maximum(half, np.roll(half, -1))
+
+
+class _MaskGuard(ReservationGuard):
+    """EASY's guard for buddy and Gray code: the busy mask at the shadow time, kept up to date.
+
+    The shadow mask is the busy mask less the releases; a candidate that ends
+    by the shadow time leaves it as it is (its nodes are free then again); one
+    that runs past it adds its nodes, and is admitted iff the head still has a
+    place in the result.  ``may_admit`` asks the same about where the
+    candidate would go now, before it is allocated.
+    """
+
+    allocator: "_SubcubeBase"
+
+    def __init__(self, allocator: "_SubcubeBase", head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        self.k = _request_dim(head)
+        shadow = allocator._busy.copy()
+        for alloc in self.releases:
+            shadow[alloc.nodes] = False
+        self.shadow = shadow
+
+    def _head_fits_with(self, nodes: np.ndarray) -> bool:
+        trial = self.shadow.copy()
+        trial[nodes] = True
+        return self.allocator._place(trial, self.k) is not None
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            return True
+        a = self.allocator
+        k = _request_dim(request)
+        nodes = a._place(a._busy, k) if k <= a.dim else None
+        return nodes is None or self._head_fits_with(nodes)  # None: allocate will refuse it anyway
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            self.releases.append(allocation)
+            return True
+        if not self._head_fits_with(allocation.nodes):
+            return False
+        self.shadow[allocation.nodes] = True
+        return True
+
+
+def _bits(mask: np.ndarray) -> int:
+    """A boolean mask as one integer: bit i is ``mask[i]``."""
+    return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
+
+
+@lru_cache(maxsize=256)
+def _multiples(n: int, step: int) -> int:
+    """Bits 0, step, 2·step, … below n set (step a power of two dividing n): the allowed starts."""
+    return ((1 << n) - 1) // ((1 << step) - 1)
 
 
 @lru_cache(maxsize=4)
@@ -310,16 +440,22 @@ class FreeListAllocator(Allocator):
                 break
         fl[free.bit_count()][(free, value)] = None
 
-    def _recognise(self, k: int) -> Cube | None:
-        """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
+    def _recognisable(self, k: int) -> Cube | None:
+        """The first free, safe k-subcube of the machine that complete recognition would take (read only)."""
         if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
             return None
         frees, values, table = _all_subcubes(self.dim, k)
         ok = np.flatnonzero(~self._busy[table].any(axis=1))
         for i in ok.tolist():
             cube = (int(frees[i]), int(values[i]))
-            if self._live and not self._safe(cube):
-                continue
+            if not self._live or self._safe(cube):
+                return cube
+        return None
+
+    def _recognise(self, k: int) -> Cube | None:
+        """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
+        cube = self._recognisable(k)
+        if cube is not None:
             for lists in (self._fl, self._aux):
                 for d in range(self.dim + 1):
                     group = lists[d]
@@ -328,8 +464,25 @@ class FreeListAllocator(Allocator):
                         del group[c]
                         for piece in _difference(c, cube):
                             lists[piece[0].bit_count()][piece] = None
-            return cube
-        return None
+        return cube
+
+    def _cube_dim(self, request: Request) -> int:
+        """Dimension of the cube a request takes."""
+        return _request_dim(request)
+
+    def can_allocate(self, request: Request) -> bool:
+        """Read only: a cube of at least the dimension on the AFL (if used) or the FL, else a recognisable one."""
+        k = self._cube_dim(request)
+        if k > self.dim or (1 << k) > self._free_count:
+            return False
+        lists = (self._aux, self._fl) if self.auxiliary else (self._fl,)
+        if any(group for ls in lists for group in ls[k:]):
+            return True
+        return self._recognisable(k) is not None
+
+    def fit_key(self, request: Request) -> Hashable:
+        """Requests taking a cube of the same dimension are placed alike."""
+        return self._cube_dim(request)
 
     def _find_cube(self, k: int) -> Cube | None:
         cube = None
@@ -417,6 +570,14 @@ class AFLAllocator(FreeListAllocator):
         x, y = self._shape(request)
         t, m = mesh_dims(x, y)
         return t + m <= self.dim
+
+    def _cube_dim(self, request: Request) -> int:
+        t, m = mesh_dims(*self._shape(request))
+        return t + m
+
+    def fit_key(self, request: Request) -> Hashable:
+        """Requests of the same mesh shape are placed alike (the shape, not only its cube, sets the leftovers)."""
+        return self._shape(request)
 
     def _allocate(self, request: Request) -> Grant | None:
         x, y = self._shape(request)

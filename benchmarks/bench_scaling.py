@@ -1,0 +1,222 @@
+"""Performance at scale: the targets of the performance issue, each printed with its measured value and met/missed.
+
+Every run is a new process (``--one``) so that its peak memory is its own
+(``wait4``'s maximum resident set size); times are the wall time of
+``topoalloc.simulate`` inside it (reading the trace included), so interpreter
+start-up is left out of ratios between runs.
+
+Targets
+  conservative    conservative backfilling <= 3 x EASY: CTC-SP2 on flat:338, and on mesh:26x13 with best_fit
+  probes          SDSC-SP2, sizes rounded to powers of two, hypercube:7: every hypercube allocator under
+                  EASY <= 3 x flat EASY, under conservative <= 10 x flat EASY (flat EASY measured both with
+                  the compiled kernel and with the general engine, engine="python")
+  locality        SDSC-BLUE on mesh:48x24, best_fit:curve=hilbert, all metrics <= 2 x without metrics and
+                  <= 400 MB; NASA scaled to mesh:256x256, torus:24x24x24x12 and hypercube:17 with all
+                  metrics <= 60 s and <= 2 GB each
+  jobs            time against jobs (SDSC-BLUE prefixes): log-log slope <= 1.1 for every scheduler on
+                  flat, mesh, torus and hypercube machines
+  size            time against machine size (NASA scaled to 32x32 ... 256x256 meshes, all metrics):
+                  slope <= 0.5
+
+Usage: python benchmarks/bench_scaling.py [--only GROUP ...] [--quick] [--plot PNG]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TRACES = Path(os.environ.get("TOPOALLOC_TRACES", HERE.parents[0].parent / "shared" / "traces"))
+CTC, SP2, BLUE, NASA = "CTC-SP2-1996-3.1-cln.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz", "SDSC-BLUE-2000-4.2-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz"
+
+
+def one(spec: dict) -> dict:
+    """Run one simulation in this process; spec keys: trace, jobs, and simulate()'s keyword arguments."""
+    import numpy as np
+
+    import topoalloc
+    from topoalloc.workload import read_swf
+
+    t0 = time.perf_counter()
+    w = read_swf(TRACES / spec.pop("trace"))
+    jobs = spec.pop("jobs", None)
+    if jobs is not None:
+        w = w.take(np.arange(min(len(w), jobs)))
+    r = topoalloc.simulate(w, **spec)
+    s = r.summary()
+    return {"seconds": time.perf_counter() - t0, "jobs": s["jobs"], "mean_wait": s["mean_wait"]}
+
+
+def run(spec: dict) -> dict:
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen([sys.executable, __file__, "--one", json.dumps(spec)], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status):
+            lines = err.read().strip().splitlines()
+            return {"error": lines[-1] if lines else f"exit status {os.waitstatus_to_exitcode(status)}", "mb": usage.ru_maxrss / 1024}
+        res = json.loads(out.read())
+        res["mb"] = usage.ru_maxrss / 1024
+        return res
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def show(label: str, res: dict) -> None:
+    if "error" in res:
+        print(f"  {label:58s} FAILED: {res['error']}")
+    else:
+        print(f"  {label:58s} {res['seconds']:8.2f} s  {res['mb']:7.0f} MB  ({res['jobs']:,} jobs, mean wait {res['mean_wait']:.1f})")
+
+
+def conservative() -> None:
+    print("conservative <= 3 x EASY")
+    for label, kw in (("CTC-SP2 flat:338", {"machine": "flat:338", "allocator": "flat"}), ("CTC-SP2 mesh:26x13 best_fit", {"machine": "mesh:26x13", "allocator": "best_fit", "locality": False})):
+        e = run({"trace": CTC, "scheduler": "easy", "clean": True, **kw})
+        c = run({"trace": CTC, "scheduler": "conservative", "clean": True, **kw})
+        show(f"{label} easy", e)
+        show(f"{label} conservative", c)
+        if "error" not in e and "error" not in c:
+            ratio = c["seconds"] / e["seconds"]
+            print(f"  -> ratio {ratio:.2f} (target <= 3): {verdict(ratio <= 3)}")
+
+
+def probes() -> None:
+    print("hypercube allocators on SDSC-SP2 (round-pow2), hypercube:7, vs flat EASY")
+    base = {"trace": SP2, "clean": True, "round_pow2": True, "locality": False}
+    flat_c = run({**base, "machine": "flat:128", "allocator": "flat", "scheduler": "easy"})
+    flat_p = run({**base, "machine": "flat:128", "allocator": "flat", "scheduler": "easy", "engine": "python"})
+    show("flat EASY (compiled kernel)", flat_c)
+    show("flat EASY (general engine)", flat_p)
+    for alloc in ("buddy", "gray_code", "free_list", "afl"):
+        for sched, target in (("easy", 3), ("conservative", 10)):
+            r = run({**base, "machine": "hypercube:7", "allocator": alloc, "scheduler": sched})
+            show(f"hypercube:7 {alloc} {sched}", r)
+            if "error" not in r:
+                a, b = r["seconds"] / flat_c["seconds"], r["seconds"] / flat_p["seconds"]
+                print(f"  -> {a:.1f} x flat (kernel), {b:.1f} x flat (general engine); target <= {target}: {verdict(a <= target)} / {verdict(b <= target)}")
+
+
+def locality() -> None:
+    print("locality metrics streamed")
+    kw = {"trace": BLUE, "machine": "mesh:48x24", "allocator": "best_fit:curve=hilbert", "scheduler": "easy", "clean": True}
+    off, on = run({**kw, "locality": False}), run({**kw, "locality": True})
+    show("SDSC-BLUE mesh:48x24 hilbert, no metrics", off)
+    show("SDSC-BLUE mesh:48x24 hilbert, all metrics", on)
+    if "error" not in off and "error" not in on:
+        ratio = on["seconds"] / off["seconds"]
+        print(f"  -> ratio {ratio:.2f} (target <= 2): {verdict(ratio <= 2)}; memory {on['mb']:.0f} MB (target <= 400): {verdict(on['mb'] <= 400)}")
+    for machine, alloc, nodes in (("mesh:256x256", "best_fit:curve=hilbert", 65536), ("torus:24x24x24x12", "best_fit:curve=hilbert", 165888), ("hypercube:17", "buddy", 131072)):
+        r = run({"trace": NASA, "machine": machine, "allocator": alloc, "scheduler": "easy", "scale_sizes": nodes / 128, "locality": True})
+        show(f"NASA x{nodes // 128} on {machine} {alloc}, all metrics", r)
+        if "error" not in r:
+            print(f"  -> {verdict(r['seconds'] <= 60)} (<= 60 s), {verdict(r['mb'] <= 2048)} (<= 2 GB)")
+
+
+def slope(xs: list[float], ys: list[float]) -> float:
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
+
+
+def jobs_scaling(quick: bool, curves: dict) -> None:
+    print("time against jobs (SDSC-BLUE prefixes; log-log slope <= 1.1)")
+    sizes = [25_000, 60_000, 120_000, 243_306] if not quick else [25_000, 60_000]
+    machines = [("flat:1152", "flat"), ("mesh:48x24", "best_fit:curve=hilbert"), ("torus:12x12x8", "best_fit:curve=hilbert"), ("hypercube:10", "buddy")]
+    for machine, alloc in machines:
+        for sched in ("fcfs", "easy", "conservative"):
+            xs, ys = [], []
+            for n in sizes:
+                r = run({"trace": BLUE, "jobs": n, "machine": machine, "allocator": alloc, "scheduler": sched, "clean": True, "round_pow2": machine.startswith("hypercube"), "locality": False})
+                if "error" in r:
+                    show(f"{machine} {alloc} {sched} {n:,} jobs", r)
+                    break
+                xs.append(r["jobs"])
+                ys.append(r["seconds"])
+            if len(xs) >= 2:
+                s = slope(xs, ys)
+                curves[f"{machine} {sched}"] = (xs, ys)
+                print(f"  {machine:14s} {alloc:24s} {sched:13s} " + " ".join(f"{y:7.2f}" for y in ys) + f"  slope {s:.2f}: {verdict(s <= 1.1)}")
+
+
+def size_scaling(quick: bool, curves: dict) -> None:
+    print("time against machine size (NASA scaled, all metrics; slope <= 0.5)")
+    sides = [32, 64, 128, 256] if not quick else [32, 64]
+    xs, ys = [], []
+    for side in sides:
+        r = run({"trace": NASA, "machine": f"mesh:{side}x{side}", "allocator": "best_fit:curve=hilbert", "scheduler": "easy", "scale_sizes": side * side / 128, "locality": True})
+        show(f"mesh:{side}x{side}", r)
+        if "error" in r:
+            break
+        xs.append(side * side)
+        ys.append(r["seconds"])
+    if len(xs) >= 2:
+        s = slope(xs, ys)
+        curves["NASA, mesh size"] = (xs, ys)
+        print(f"  slope {s:.2f} (target <= 0.5): {verdict(s <= 0.5)}")
+
+
+def plot(curves: dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for label, (xs, ys) in curves.items():
+        ax = axes[1] if label.startswith("NASA") else axes[0]
+        ax.loglog(xs, ys, marker="o", label=label)
+    axes[0].set(xlabel="jobs (SDSC-BLUE prefix)", ylabel="seconds", title="time against jobs")
+    axes[1].set(xlabel="nodes (NASA scaled)", ylabel="seconds", title="time against machine size, all metrics")
+    for ax in axes:
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plot: {path}")
+
+
+def main() -> int:
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        print(json.dumps(one(json.loads(sys.argv[2]))))
+        return 0
+    groups = {"conservative": conservative, "probes": probes, "locality": locality}
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
+    ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
+    ap.add_argument("--plot", default=None, metavar="PNG", help="write the scaling curves here")
+    args = ap.parse_args()
+    import numpy
+
+    import topoalloc
+
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')}  {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, topoalloc {topoalloc.__version__}; load average {os.getloadavg()[0]:.2f}")
+    want = args.only or [*groups, "jobs", "size"]
+    curves: dict = {}
+    for g in want:
+        if g in groups:
+            groups[g]()
+        elif g == "jobs":
+            jobs_scaling(args.quick, curves)
+        else:
+            size_scaling(args.quick, curves)
+        print(f"# load average {os.getloadavg()[0]:.2f}")
+    if args.plot and curves:
+        plot(curves, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,385 @@
+"""The common base of the 2-D mesh allocators and the contiguous submesh searches they share.
+
+Every allocator of this package keeps which cells are free as one bit set
+(:mod:`~topoalloc.alloc.mesh2d.geometry`), records the rectangles it granted
+as ``Allocation.info["blocks"]`` (a :class:`~topoalloc.alloc.mesh2d.geometry.Blocks`)
+and gives them back on release.  The searches — First Fit, Best Fit, Frame
+Sliding — are methods here, so the request-partitioning allocators (ANCA,
+PALD) use the same code for each sub-frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from ...errors import InternalError, InvalidArgument
+from ...topology.base import Topology
+from ..base import Allocation, Allocator, Grant, Request
+from .geometry import SHAPE_RULES, Blocks, Layers, Rect, _runs, accepts_grid, frame_for, free_bases, layers_of, request_frame
+
+__all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter"]
+
+#: Best Fit keeps row and column prefix sums (:class:`Perimeter`) on machines with more bits than this
+#: (about 45 x 45): there a search often has hundreds of candidates; below, each candidate is scored by
+#: one AND on the busy bit set, with nothing to keep up to date on allocate and release
+PREFIX_SUMS_ABOVE = 2048
+
+#: Best Fit criteria (Bani-Ahmad uses Best Fit without defining its criterion):
+#: ``"perimeter"`` — most cells along the frame's outside perimeter that are busy
+#: or beyond the mesh boundary; ``"busy"`` — most busy cells only.
+CRITERIA = ("perimeter", "busy")
+
+
+class Perimeter:
+    """Row and column prefix sums of the busy grid, in the free mask's padded layout.
+
+    The layout of :mod:`~topoalloc.alloc.mesh2d.geometry` (bit ``b = x + S·p``)
+    is shifted by one padded row and one column (index ``e = b + S + 1``),
+    so every cell has its four neighbours in the array; padding cells (mesh
+    boundaries, layer boundaries) count as busy under the ``"perimeter"``
+    criterion and as free under ``"busy"``.  ``Q`` holds, per row, the busy
+    cells up to and including each position; ``R`` the same per column.  A
+    rectangle taken or given back changes ``l`` rows of ``Q`` and ``w``
+    columns of ``R`` (two slice updates), and the busy count along each side
+    of any candidate is one difference: a candidate costs eight look-ups,
+    done for all candidates at once.
+    """
+
+    __slots__ = ("g", "QR", "Q2", "R2", "rowsE", "_ramps", "_offsets")
+    QR: np.ndarray
+    rowsE: int
+    _ramps: dict[int, tuple[np.ndarray, np.ndarray]]
+    _offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]
+
+    def __init__(self, g: Layers, criterion: str = "perimeter", _copy: "Perimeter | None" = None):
+        self.g = g
+        S = g.S
+        if _copy is not None:
+            self.QR = _copy.QR.copy()
+            self.rowsE = _copy.rowsE
+            self._ramps = _copy._ramps  # read-only memos, shared
+            self._offsets = _copy._offsets
+        else:
+            self.rowsE = -(-(g.nbits + S + 1) // S) + 1
+            G = np.full(self.rowsE * S, 1 if criterion == "perimeter" else 0, dtype=np.int32)
+            G[g.bit_of_node + S + 1] = 0
+            G2 = G.reshape(self.rowsE, S)
+            # Q then R, one flat buffer, so one gather serves both
+            self.QR = np.concatenate([G2.cumsum(axis=1).ravel(), G2.cumsum(axis=0).ravel()]).astype(np.int32)
+            self._ramps = {}
+            self._offsets = {}
+        E = self.rowsE
+        self.Q2 = self.QR[: E * S].reshape(E, S)
+        self.R2 = self.QR[E * S :].reshape(E, S)
+
+    def copy(self) -> "Perimeter":
+        return Perimeter(self.g, _copy=self)
+
+    def _ramp(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``min(1.., k)`` as a row and as a column (read-only, memoised)."""
+        r = self._ramps.get(k)
+        if r is None:
+            row = np.minimum(np.arange(1, max(self.g.S, self.rowsE) + 1, dtype=np.int32), k)
+            row.flags.writeable = False
+            r = self._ramps[k] = (row, row[:, None])
+        return r
+
+    def add(self, rect: Rect, sign: int) -> None:
+        """Mark ``rect`` busy (``sign`` 1) or free (``sign`` -1)."""
+        x, r, w, l = rect
+        q0, c0 = r + r // self.g.Y + 1, x + 1
+        qv = self.Q2[q0 : q0 + l, c0:]
+        rv = self.R2[q0:, c0 : c0 + w]
+        rq = self._ramp(w)[0][: qv.shape[1]]
+        rr = self._ramp(l)[1][: rv.shape[0]]
+        if sign > 0:
+            qv += rq
+            rv += rr
+        else:
+            qv -= rq
+            rv -= rr
+
+    def scores(self, bits: np.ndarray, w: int, l: int) -> np.ndarray:
+        """The busy (or busy and boundary) cells along the outside of a ``w × l`` rectangle at each base bit."""
+        off = self._offsets.get((w, l))
+        if off is None:
+            S = self.g.S
+            n = self.rowsE * S  # R starts here in the buffer
+            sh = S + 1
+            o = np.array([
+                -S + w - 1, -S - 1, l * S + w - 1, l * S - 1,  # bottom row, top row (Q)
+                n + (l - 1) * S - 1, n - 1 - S, n + w + (l - 1) * S, n + w - S,  # left column, right column (R)
+            ], dtype=np.int64) + sh
+            sg = np.array([1, -1, 1, -1, 1, -1, 1, -1], dtype=np.int32)
+            off = self._offsets[(w, l)] = (o, sg)
+        o, sg = off
+        return self.QR.take(bits[:, None] + o) @ sg
+
+
+class MeshAllocator(Allocator):
+    """Base of the 2-D mesh allocators (see the module notes).
+
+    Parameters
+    ----------
+    topology : Torus
+        A mesh or torus of two or more dimensions; its first two sides make
+        the 2-D layers (wrap links unused).
+    shape_rule : {"square", "square_strict"}
+        How a request without a shape gets a frame (:func:`~topoalloc.alloc.mesh2d.geometry.frame_for`).
+
+    Notes
+    -----
+    Subclasses choose rectangles and call :meth:`_take` / :meth:`_grant`;
+    release gives the grant's rectangles (its token) back.  All the state is
+    the free bit set (an immutable int, shared by snapshots until changed),
+    plus, for allocators that score perimeters, a :class:`Perimeter`.
+    """
+
+    claims: ClassVar[frozenset[str]] = frozenset({"blocks", "rounded_size"})
+    #: whether a size with no fitting factor pair gets a padded frame (one-rectangle allocators)
+    pads: ClassVar[bool] = True
+
+    def __init__(self, topology: Topology, *, shape_rule: str = "square"):
+        super().__init__(topology)
+        if shape_rule not in SHAPE_RULES:
+            raise InvalidArgument("shape_rule", shape_rule, f"one of {', '.join(SHAPE_RULES)}")
+        self.shape_rule = shape_rule
+        self.geom = layers_of(topology)
+        self._free = self.geom.all_free
+        self._perim: Perimeter | None = None
+        self.criterion = "perimeter"
+        self._version = 0
+        self._cache: tuple[int, int] = (-1, 0)
+        self._ring_src: tuple[int, int] = (-1, 0)
+        self._frames: dict[tuple[int, tuple[int, ...] | None], tuple[int, int]] = {}
+
+    @classmethod
+    def accepts(cls, topology: Topology) -> bool:
+        """Meshes and tori of two or more dimensions (2-D layers: the first two sides; wrap links unused)."""
+        return accepts_grid(topology)
+
+    def _enable_best_fit(self, criterion: str) -> None:
+        """Score Best Fit candidates by ``criterion``; keep prefix sums on machines where many candidates are usual."""
+        if criterion not in CRITERIA:
+            raise InvalidArgument("criterion", criterion, f"one of {', '.join(CRITERIA)}")
+        self.criterion = criterion
+        if self.geom.nbits > PREFIX_SUMS_ABOVE:
+            self._perim = Perimeter(self.geom, criterion)
+
+    # ----------------------------------------------------------------- frames
+    def frame_for(self, request: Request) -> tuple[int, int]:
+        """The frame ``(W, L)`` of ``request``: its shape, else the shape rule's."""
+        key = (request.size, request.shape)
+        f = self._frames.get(key)
+        if f is None:
+            g = self.geom
+            f = request_frame(request) or frame_for(request.size, g.X, g.Y, self.shape_rule, self.pads)
+            self._frames[key] = f
+        return f
+
+    def granted_size(self, request: Request) -> int:
+        """Processors granted for ``request`` when it is placed (the documented rounding, if any)."""
+        w, l = self.frame_for(request)
+        return w * l
+
+    # ------------------------------------------------------------------ state
+    def _take(self, rects: Sequence[Rect]) -> None:
+        g = self.geom
+        m = 0
+        for rect in rects:
+            m |= g.rect_mask(rect)
+        self._free &= ~m
+        if self._perim is not None:
+            for rect in rects:
+                self._perim.add(rect, 1)
+        self._version += 1
+
+    def _give(self, rects: Sequence[Rect]) -> None:
+        g = self.geom
+        m = 0
+        for rect in rects:
+            m |= g.rect_mask(rect)
+        self._free |= m
+        if self._perim is not None:
+            for rect in rects:
+                self._perim.add(rect, -1)
+        self._version += 1
+
+    def _grant(self, rects: Sequence[Rect], info: dict[str, Any]) -> Grant:
+        rects = tuple(rects)
+        info["blocks"] = Blocks(rects)
+        nodes = self.geom.rects_nodes(rects)
+        return Grant(nodes if len(rects) == 1 else np.sort(nodes), info, rects)
+
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        self._give(token)
+
+    def process_order(self, allocation: Allocation) -> np.ndarray:
+        """The job's processes on its nodes: block by block in the order granted, row-major within each block.
+
+        (Bani-Ahmad does not say how processes map; this keeps each block's
+        part of the job's logical order in one piece.)
+        """
+        blocks = allocation.info.get("blocks")
+        if blocks is None or len(blocks) <= 1:
+            return allocation.nodes
+        g = self.geom
+        a = blocks.array if isinstance(blocks, Blocks) else np.array(list(blocks), dtype=np.int64).reshape(-1, 4)
+        w, l = int(a[0, 2]), int(a[0, 3])
+        if (a[:, 2] == w).all() and (a[:, 3] == l).all():  # pages, single processors: all at once
+            return ((a[:, 0] + g.X * a[:, 1])[:, None] + g.rect_nodes((0, 0, w, l))).ravel()
+        return g.rects_nodes([(int(x), int(r), int(ww), int(ll)) for x, r, ww, ll in a.tolist()])
+
+    def _copy_state(self, clone: Self) -> None:
+        # the free set is an int (immutable) and the frame memo is a pure function: shared
+        if self._perim is not None:
+            clone._perim = self._perim.copy()
+
+    def _layer_free_max(self) -> int:
+        """The most free cells in one layer (the free count on a 2-D machine)."""
+        g = self.geom
+        if g.Z == 1:
+            return self._free_count
+        v, val = self._cache
+        if v != self._version:
+            per = g.S * g.LS
+            low = (1 << per) - 1
+            f = self._free
+            val = max(((f >> (per * z)) & low).bit_count() for z in range(g.Z))
+            self._cache = (self._version, val)
+        return val
+
+    # --------------------------------------------------------------- searches
+    def _first_fit(self, w: int, l: int) -> Rect | None:
+        """Zhu's First Fit: the free ``w × l`` submesh whose base comes first in row-major order."""
+        v = free_bases(self.geom, self._free, w, l)
+        if not v:
+            return None
+        x, r = self.geom.base_of_bit((v & -v).bit_length() - 1)
+        return (x, r, w, l)
+
+    def _best_fit(self, w: int, l: int) -> Rect | None:
+        """Best Fit: the free ``w × l`` submesh with the highest perimeter score (ties: row-major first).
+
+        Only candidates with some busy or padding cell along their outside
+        can score above 0; they are found bit-parallel (the runs of free
+        cells beside each side), and only they are scored: each by one AND
+        of the busy bit set with the ring of cells around it, or, on large
+        machines with many such candidates, all at once from the prefix sums
+        of :class:`Perimeter`.  If none scores above 0, every candidate ties
+        at 0 and the first one wins.
+        """
+        g = self.geom
+        f = self._free
+        if w > g.X or l > g.Y:
+            return None
+        S = g.S
+        rh = _runs(f, w, 1) if w > 1 else f
+        v = _runs(rh, l, S) if l > 1 else rh
+        if not v:
+            return None
+        if v & (v - 1):  # more than one candidate
+            rv = _runs(f, l, S) if l > 1 else f
+            touch = v & ~((rv << 1) & (rv >> w) & (rh << S) & (rh >> (l * S)))
+            if touch:
+                bits = g.set_bits(touch)
+                if self._perim is not None and bits.size > 32:
+                    sc = self._perim.scores(bits, w, l)
+                    i = int(np.argmax(sc))
+                    best, b = int(sc[i]), int(bits[i])
+                else:
+                    src = self._busy_shifted()
+                    ring = g.ring_mask(w, l)
+                    best, b = -1, -1
+                    for c in bits.tolist():
+                        sc_c = ((src >> c) & ring).bit_count()
+                        if sc_c > best:
+                            best, b = sc_c, c
+                if best > 0:
+                    x, r = g.base_of_bit(b)
+                    return (x, r, w, l)
+        x, r = g.base_of_bit((v & -v).bit_length() - 1)
+        return (x, r, w, l)
+
+    def _busy_shifted(self) -> int:
+        """The cells that count for Best Fit (busy; and padding, under ``"perimeter"``), shifted up by one
+        padded row and one column so the ring of a candidate at bit ``b`` starts at bit ``b``."""
+        v, src = self._ring_src
+        if v != self._version:
+            g = self.geom
+            sh = g.S + 1
+            if self.criterion == "perimeter":
+                src = ((~self._free & ((1 << g.nbits) - 1)) << sh) | ((1 << sh) - 1)
+            else:
+                src = (~self._free & g.all_free) << sh
+            self._ring_src = (self._version, src)
+        return src
+
+    def _frame_slide(self, w: int, l: int) -> Rect | None:
+        """Frame Sliding (Chuang & Tzeng 1994): candidate bases on the lattice of strides ``w`` and ``l``
+        anchored at the lowest leftmost free cell of each layer, in row-major order."""
+        g = self.geom
+        v = free_bases(g, self._free, w, l)
+        if not v:
+            return None
+        xs, rs = g.bits_to_cells(v)
+        z = rs // g.Y
+        f = self._free
+        anchors: dict[int, tuple[int, int]] = {}
+        for zz in np.unique(z).tolist():
+            lay = f & g.layer_mask(zz)
+            anchors[zz] = g.base_of_bit((lay & -lay).bit_length() - 1)
+        ax = np.array([anchors[zz][0] for zz in z.tolist()], dtype=np.int64)
+        ar = np.array([anchors[zz][1] for zz in z.tolist()], dtype=np.int64)
+        ok = np.flatnonzero(((xs - ax) % w == 0) & ((rs - ar) % l == 0))
+        if ok.size == 0:
+            return None
+        i = int(ok[0])
+        return (int(xs[i]), int(rs[i]), w, l)
+
+
+class ContiguousAllocator(MeshAllocator):
+    """An allocator that grants one free ``W × L`` (or, if it rotates, ``L × W``) submesh.
+
+    Probes are exact and copy nothing: ``can_allocate`` runs the search
+    without taking the submesh; a request's ``fit_key`` is its frame.
+    """
+
+    claims: ClassVar[frozenset[str]] = frozenset({"blocks", "rounded_size", "contiguous"})
+    #: whether the search also tries the rotated frame
+    rotates: ClassVar[bool] = False
+
+    def _search(self, w: int, l: int) -> Rect | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _locate(self, request: Request) -> Rect | None:
+        w, l = self.frame_for(request)
+        rect = self._search(w, l)
+        if rect is None and self.rotates and w != l:
+            rect = self._search(l, w)
+        return rect
+
+    def _allocate(self, request: Request) -> Grant | None:
+        rect = self._locate(request)
+        if rect is None:
+            return None
+        self._take((rect,))
+        return self._grant((rect,), {"frame": (rect[2], rect[3])})
+
+    def can_allocate(self, request: Request) -> bool:
+        return request.size <= self._free_count and self._locate(request) is not None
+
+    def _fits_empty(self, request: Request) -> bool:
+        w, l = self.frame_for(request)
+        X, Y = self.geom.X, self.geom.Y
+        return (w <= X and l <= Y) or (self.rotates and l <= X and w <= Y)
+
+    def fit_key(self, request: Request) -> Hashable:
+        w, l = self.frame_for(request)
+        return (min(w, l), max(w, l)) if self.rotates else (w, l)
+
+    def max_request_now(self) -> int:
+        return self._layer_free_max()

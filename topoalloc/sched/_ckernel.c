@@ -1,0 +1,853 @@
+/*
+ * A whole simulation over processor counts, for counting allocators whose
+ * placement nobody needs (see fastpath.py, which decides when it applies).
+ *
+ * This is a translation of the pure-Python engine, which stays the reference
+ * and documents the model: simulation.py (the clock: completions, arrivals,
+ * one pass, wake-ups), base.py (the running jobs by expected end, the "next
+ * instant" rule), fcfs.py, easy.py (heads, shadow time, extra nodes, the
+ * arrivals-only pass, the "room" shortcut), conservative.py and plan.py
+ * (reservations, compression, stale plans, ZERO_LENGTH, wake-ups).  Every
+ * floating-point value is computed by the same operations in the same order
+ * (now + run, now + estimate, shadow - now, t + span), so the decisions are
+ * the same to the last bit; the differential tests compare the two job by job.
+ *
+ * The Python side owns every array; this file keeps no state between calls.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int64_t i64;
+typedef int32_t i32;
+typedef uint64_t u64;
+
+enum { K_FCFS = 0, K_EASY = 1, K_CONSERVATIVE = 2 };
+/* status codes returned to Python (with one job position) */
+enum { ST_OK = 0, ST_NEVER_STARTED = 1, ST_HEAD_NEVER_FITS = 2, ST_PROFILE_NEVER_FITS = 3 };
+
+/* plan.ZERO_LENGTH: a reservation holds its processors for at least this long */
+#define ZERO_LENGTH 1e-6
+
+/* ------------------------------------------------------------ growable arrays */
+
+static int grow(void **p, i64 *cap, i64 need, size_t item) {
+    if (need <= *cap) return 0;
+    i64 c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * item);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* ------------------------------------------------------------ the event heap */
+/* (time, sequence, job): a completion, or a wake-up (job -1), as simulation.py's heap */
+
+typedef struct { double t; i64 seq; i64 job; } Event;
+typedef struct { Event *a; i64 n, cap; } Heap;
+
+static inline int ev_less(const Event *x, const Event *y) {
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int heap_push(Heap *h, double t, i64 seq, i64 job) {
+    if (grow((void **)&h->a, &h->cap, h->n + 1, sizeof(Event)) < 0) return -1;
+    i64 i = h->n++;
+    Event e = {t, seq, job};
+    while (i > 0) {
+        i64 p = (i - 1) / 2;
+        if (!ev_less(&e, &h->a[p])) break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = e;
+    return 0;
+}
+
+static Event heap_pop(Heap *h) {
+    Event top = h->a[0];
+    Event last = h->a[--h->n];
+    i64 i = 0, n = h->n;
+    for (;;) {
+        i64 c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ev_less(&h->a[c + 1], &h->a[c])) c++;
+        if (!ev_less(&h->a[c], &last)) break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (n) h->a[i] = last;
+    return top;
+}
+
+/* ------------------------------------------------- pending wake-up instants */
+/* simulation.py's set of wake-up times on the heap: an open-addressing set of doubles */
+
+typedef struct { double *t; unsigned char *used; i64 cap, n, filled; } TimeSet; /* used: 0 empty, 1 full, 2 deleted */
+
+static u64 hash_time(double t) {
+    t += 0.0; /* -0.0 and 0.0 are one key, as in a Python set */
+    u64 b;
+    memcpy(&b, &t, sizeof b);
+    b ^= b >> 33; b *= 0xff51afd7ed558ccdULL; b ^= b >> 33; b *= 0xc4ceb9fe1a85ec53ULL; b ^= b >> 33;
+    return b;
+}
+
+static i64 ts_find(const TimeSet *s, double t) {
+    if (!s->cap) return -1;
+    u64 mask = (u64)s->cap - 1;
+    for (u64 i = hash_time(t) & mask;; i = (i + 1) & mask) {
+        if (!s->used[i]) return -1;
+        if (s->used[i] == 1 && s->t[i] == t) return (i64)i;
+    }
+}
+
+static void ts_put(TimeSet *s, double t) {
+    u64 mask = (u64)s->cap - 1;
+    for (u64 i = hash_time(t) & mask;; i = (i + 1) & mask) {
+        if (s->used[i] != 1) {
+            if (!s->used[i]) s->filled++;
+            s->used[i] = 1;
+            s->t[i] = t;
+            s->n++;
+            return;
+        }
+    }
+}
+
+/* add t (not present): rehash first while more than 3/4 of the slots are full or deleted */
+static int ts_add(TimeSet *s, double t) {
+    if (4 * (s->filled + 1) > 3 * s->cap) {
+        i64 cap = 64;
+        while (4 * (s->n + 1) > cap) cap *= 2;
+        TimeSet m = {calloc((size_t)cap, sizeof(double)), calloc((size_t)cap, 1), cap, 0, 0};
+        if (!m.t || !m.used) { free(m.t); free(m.used); return -1; }
+        for (i64 i = 0; i < s->cap; i++)
+            if (s->used[i] == 1) ts_put(&m, s->t[i]);
+        free(s->t); free(s->used);
+        *s = m;
+    }
+    ts_put(s, t);
+    return 0;
+}
+
+static void ts_discard(TimeSet *s, double t) {
+    i64 i = ts_find(s, t);
+    if (i >= 0) { s->used[i] = 2; s->n--; }
+}
+
+/* ------------------------------------------------------------ the wait queue */
+/* Queued jobs in queue order (a permutation rank: the scheduler's queue key),
+ * as a doubly linked list over job positions, with a bit set over ranks to
+ * find where an arrival goes. */
+
+typedef struct {
+    i32 *next, *prev;
+    i32 head, tail;
+    i64 len;
+    const i64 *rank;   /* job -> rank, or NULL: rank = position (FCFS order) */
+    i32 *job_at;       /* rank -> job (NULL with rank NULL) */
+    int levels;
+    u64 *bits[8];      /* bits[0]: one bit per rank; bits[l+1]: one per nonzero word of bits[l] */
+    i64 words[8];
+} Queue;
+
+static inline i64 q_rank(const Queue *q, i64 j) { return q->rank ? q->rank[j] : j; }
+static inline i64 q_job(const Queue *q, i64 r) { return q->job_at ? q->job_at[r] : r; }
+
+static int q_init(Queue *q, i64 n, const i64 *rank) {
+    memset(q, 0, sizeof *q);
+    q->head = q->tail = -1;
+    q->rank = rank;
+    q->next = malloc((size_t)(n ? n : 1) * sizeof(i32));
+    q->prev = malloc((size_t)(n ? n : 1) * sizeof(i32));
+    if (!q->next || !q->prev) return -1;
+    if (rank) {
+        q->job_at = malloc((size_t)(n ? n : 1) * sizeof(i32));
+        if (!q->job_at) return -1;
+        for (i64 j = 0; j < n; j++) q->job_at[j] = -1;
+        for (i64 j = 0; j < n; j++) {
+            if (q->job_at[rank[j]] >= 0) return -2; /* not a permutation */
+            q->job_at[rank[j]] = (i32)j;
+        }
+    }
+    i64 m = n ? n : 1;
+    do {
+        i64 w = (m + 63) / 64;
+        q->words[q->levels] = w;
+        q->bits[q->levels] = calloc((size_t)w, sizeof(u64));
+        if (!q->bits[q->levels]) return -1;
+        q->levels++;
+        m = w;
+    } while (m > 1 && q->levels < 8);
+    return 0;
+}
+
+static void q_free(Queue *q) {
+    free(q->next); free(q->prev); free(q->job_at);
+    for (int l = 0; l < q->levels; l++) free(q->bits[l]);
+}
+
+static void bits_set(Queue *q, i64 r) {
+    for (int l = 0; l < q->levels; l++) {
+        u64 *w = &q->bits[l][r >> 6];
+        int was = *w != 0;
+        *w |= 1ULL << (r & 63);
+        if (was) break;
+        r >>= 6;
+    }
+}
+
+static void bits_clear(Queue *q, i64 r) {
+    for (int l = 0; l < q->levels; l++) {
+        u64 *w = &q->bits[l][r >> 6];
+        *w &= ~(1ULL << (r & 63));
+        if (*w) break;
+        r >>= 6;
+    }
+}
+
+/* the largest set rank < r, or -1 */
+static i64 bits_prev(const Queue *q, i64 r) {
+    int l = 0;
+    i64 x = r;
+    for (;;) {
+        if (l >= q->levels) return -1;
+        i64 wi = x >> 6;
+        int b = (int)(x & 63);
+        u64 w = q->bits[l][wi] & ((1ULL << b) - 1);
+        if (w) { x = (wi << 6) + 63 - __builtin_clzll(w); break; }
+        if (wi == 0) return -1;
+        x = wi; /* look at the words before wi, one level up */
+        l++;
+    }
+    while (l > 0) {
+        l--;
+        x = (x << 6) + 63 - __builtin_clzll(q->bits[l][x]);
+    }
+    return x;
+}
+
+static void q_insert(Queue *q, i64 j) {
+    i64 r = q_rank(q, j);
+    i64 after = -1;
+    if (q->tail < 0) after = -1;
+    else if (q_rank(q, q->tail) < r) after = q->tail;
+    else {
+        i64 pr = bits_prev(q, r);
+        after = pr < 0 ? -1 : q_job(q, pr);
+    }
+    i32 nx = after < 0 ? q->head : q->next[after];
+    q->prev[j] = (i32)after;
+    q->next[j] = nx;
+    if (after < 0) q->head = (i32)j; else q->next[after] = (i32)j;
+    if (nx < 0) q->tail = (i32)j; else q->prev[nx] = (i32)j;
+    bits_set(q, r);
+    q->len++;
+}
+
+static void q_remove(Queue *q, i64 j) {
+    i32 p = q->prev[j], nx = q->next[j];
+    if (p < 0) q->head = nx; else q->next[p] = nx;
+    if (nx < 0) q->tail = p; else q->prev[nx] = p;
+    bits_clear(q, q_rank(q, j));
+    q->len--;
+}
+
+/* ------------------------------------------ sizes of queued jobs (Fenwick) */
+/* base.WaitingSizes: "could any queued job fit in `free` processors?" */
+
+typedef struct { i32 *t; i64 n; } Fenwick;
+
+static void fw_add(Fenwick *f, i64 size, i32 d) {
+    for (i64 i = size; i <= f->n; i += i & -i) f->t[i] += d;
+}
+
+static i64 fw_at_most(const Fenwick *f, i64 limit) {
+    if (limit > f->n) limit = f->n;
+    i64 s = 0;
+    for (i64 i = limit; i > 0; i -= i & -i) s += f->t[i];
+    return s;
+}
+
+/* ----------------------------------------------------------- running jobs */
+/* Sorted by (expected end, start number), as SchedulingContext.running. */
+
+typedef struct { double ee; i64 serial; i64 job; i64 size; } Run;
+typedef struct { Run *a; i64 n, cap; } Running;
+
+static int run_insert(Running *r, double ee, i64 serial, i64 job, i64 size) {
+    if (grow((void **)&r->a, &r->cap, r->n + 1, sizeof(Run)) < 0) return -1;
+    /* after every entry with ee' <= ee: the new start number is the largest */
+    i64 lo = 0, hi = r->n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) / 2;
+        if (r->a[mid].ee <= ee) lo = mid + 1; else hi = mid;
+    }
+    memmove(&r->a[lo + 1], &r->a[lo], (size_t)(r->n - lo) * sizeof(Run));
+    r->a[lo] = (Run){ee, serial, job, size};
+    r->n++;
+    return 0;
+}
+
+static void run_remove(Running *r, double ee, i64 job) {
+    i64 lo = 0, hi = r->n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) / 2;
+        if (r->a[mid].ee < ee) lo = mid + 1; else hi = mid;
+    }
+    while (lo < r->n && r->a[lo].job != job) lo++;
+    if (lo < r->n) {
+        memmove(&r->a[lo], &r->a[lo + 1], (size_t)(r->n - lo - 1) * sizeof(Run));
+        r->n--;
+    }
+}
+
+/* SchedulingContext.expected_end: a job past its estimate ends at the next instant */
+static inline double expected_end(double ee, double now) {
+    return ee > now ? ee : nextafter(now, INFINITY);
+}
+
+/* ------------------------------------------------ conservative's profile */
+/* plan.CountingProfile answers from the step function of free processors
+ * over time alone: a start is feasible iff the function is >= the size over
+ * its whole span, the earliest feasible start is always a breakpoint, and
+ * breakpoints where the function does not change alter no answer.  So the
+ * profile here is built differently but is the same function: each pass
+ * merges the running jobs' expected releases (as plan.py's constructor
+ * does) with the reservations' load, kept from pass to pass as a step
+ * function of its own and changed only where a reservation is made, moved
+ * or dropped. */
+
+/* A step function: v[k] on [t[k], t[k+1]), the last segment unbounded. */
+typedef struct { double *t; i64 *v; i64 n, cap_t, cap_v; } Steps;
+
+static int steps_reserve(Steps *s, i64 need) {
+    if (grow((void **)&s->t, &s->cap_t, need, sizeof(double)) < 0) return -1;
+    return grow((void **)&s->v, &s->cap_v, need, sizeof(i64));
+}
+
+/* index of the first breakpoint >= t */
+static inline i64 steps_lower(const Steps *s, double t) {
+    const double *base = s->t;
+    i64 len = s->n;
+    if (!len) return 0;
+    while (len > 1) {
+        i64 half = len / 2;
+        base = base[half - 1] < t ? base + half : base;
+        len -= half;
+    }
+    return (base - s->t) + (*base < t);
+}
+
+/* make t a breakpoint (its value: the segment's it falls in, `outside` before the first); its index */
+static i64 steps_split(Steps *s, double t, i64 outside) {
+    i64 lo = steps_lower(s, t);
+    if (lo < s->n && s->t[lo] == t) return lo;
+    if (steps_reserve(s, s->n + 1) < 0) return -1;
+    i64 before = lo > 0 ? s->v[lo - 1] : outside;
+    memmove(&s->t[lo + 1], &s->t[lo], (size_t)(s->n - lo) * sizeof(double));
+    memmove(&s->v[lo + 1], &s->v[lo], (size_t)(s->n - lo) * sizeof(i64));
+    s->t[lo] = t;
+    s->v[lo] = before;
+    s->n++;
+    return lo;
+}
+
+/* plan.CountingProfile._change: add delta on [t, end) (nothing if end == t, as there) */
+static int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) {
+    i64 i = steps_split(s, t, outside);
+    if (i < 0) return -1;
+    i64 j = steps_split(s, end, outside);
+    if (j < 0) return -1;
+    for (i64 k = i; k < j; k++) s->v[k] += delta;
+    return 0;
+}
+
+static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
+
+/* the profile at `now`: free processors now, plus the running jobs' releases at their
+ * expected ends (the "next instant" mapping keeps the running list's order), minus the
+ * reservations' load; a breakpoint wherever the result changes.  Returns 1 if it
+ * is feasible (never negative), 0 if not, -1 on no memory. */
+static int prof_build(Steps *p, double now, i64 free_now, const Running *r, const Steps *load) {
+    if (steps_reserve(p, 1 + r->n + load->n) < 0) return -1;
+    i64 ri = 0;
+    while (ri < load->n && load->t[ri] <= now) ri++;
+    i64 cur = ri > 0 ? load->v[ri - 1] : 0;
+    i64 base = free_now, k = 0, n = 1;
+    int ok = base - cur >= 0;
+    p->t[0] = now;
+    p->v[0] = base - cur;
+    while (k < r->n || ri < load->n) {
+        double tr = k < r->n ? expected_end(r->a[k].ee, now) : INFINITY;
+        double tl = ri < load->n ? load->t[ri] : INFINITY;
+        double t = tr < tl ? tr : tl;
+        while (k < r->n && expected_end(r->a[k].ee, now) == t) base += r->a[k++].size;
+        while (ri < load->n && load->t[ri] == t) cur = load->v[ri++];
+        if (base - cur == p->v[n - 1]) continue; /* no change here: no breakpoint */
+        p->t[n] = t;
+        p->v[n] = base - cur;
+        if (base - cur < 0) ok = 0;
+        n++;
+    }
+    p->n = n;
+    return ok;
+}
+
+/* plan.CountingProfile.earliest for a job whose own reservation, if it has one
+ * (`old` to `old_end`), is taken out first.  It is read as taken out rather than
+ * removed and added back, so a job that keeps its time changes nothing: the plan is
+ * feasible (never negative), so with the job taken out its own segments hold it, and
+ * `old` itself is a feasible start: no later start is looked at.  The same scan as
+ * plan.py: a candidate fails at the first segment in its span short of processors,
+ * and the next candidate is the first sufficient segment after that one.  Candidates
+ * are the breakpoints from index `from` on and, for a job with a reservation, before
+ * `limit` <= `old` (see conservative_pass for when the others are known to fail: the
+ * answer is then `old`).  Returns 0 and the start in *out, or 1 if the job never fits. */
+static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
+    const double *t = p->t;
+    const i64 *v = p->v;
+    i64 n = p->n, i = from;
+    for (;;) {
+        if (has) while (i < n && t[i] < limit && v[i] < size) i++;
+        else while (i < n && v[i] < size) i++;
+        if (i >= n || (has && !(t[i] < limit))) break;
+        double end = t[i] + span;
+        i64 k = i + 1;
+        if (has) {
+            while (k < n && t[k] < end && t[k] < old && v[k] >= size) k++;
+            if (k < n && t[k] < end && !(t[k] < old))      /* the job's own segments: they hold it */
+                while (k < n && t[k] < end && t[k] < old_end) k++;
+        }
+        while (k < n && t[k] < end && v[k] >= size) k++;
+        if (k >= n || !(t[k] < end)) { *out = t[i]; return 0; }
+        i = k + 1;
+    }
+    if (has) { *out = old; return 0; }
+    return 1;
+}
+
+/* ------------------------------------------------------------- the kernel */
+
+typedef struct {
+    /* inputs */
+    i64 n, nodes;
+    const double *submit, *run, *est;
+    const i64 *size;
+    int kind, incremental;
+    /* outputs */
+    double *start, *end;
+    /* state */
+    Heap heap;
+    TimeSet pending;
+    Queue q;
+    Fenwick waiting;
+    Running running;
+    i64 free, seq, serial;
+    double now;
+    int released;
+    /* EASY */
+    int reserved;
+    i64 head;
+    double shadow;
+    i64 extra;
+    /* conservative */
+    double *res; /* NaN: no reservation */
+    Steps prof;  /* free processors over time, this pass */
+    Steps load;  /* processors reserved over time, kept between passes */
+    i64 live;    /* queued jobs holding a reservation */
+    /* where the free processors may have grown since a job's earliest start was last
+     * found (see conservative_pass): the earliest such time ... */
+    double *later;   /* ... through moves of the jobs after it in the last pass */
+    double *moved;   /* the old start of a job that moved in this pass (else +inf) */
+    double grown;    /* ... between the last pass and this one */
+    double *later_end, *moved_end, grown_end; /* and the latest time it grew until */
+    double wake;  /* the wake-up this pass asked for, or NaN */
+    /* error */
+    i64 err_job;
+} Sim;
+
+static int start_job(Sim *s, i64 j) {
+    i64 sz = s->size[j];
+    q_remove(&s->q, j);
+    fw_add(&s->waiting, sz, -1);
+    s->free -= sz;
+    s->serial++;
+    if (run_insert(&s->running, s->now + s->est[j], s->serial, j, sz) < 0) return -1;
+    s->start[j] = s->now;
+    double e = s->end[j] = s->now + s->run[j];
+    s->seq++;
+    return heap_push(&s->heap, e, s->seq, j);
+}
+
+/* heads start, strictly in order, while they fit (FCFS, and the start of an EASY pass) */
+static int start_heads(Sim *s) {
+    while (s->q.head >= 0 && s->size[s->q.head] <= s->free)
+        if (start_job(s, s->q.head) < 0) return -1;
+    return 0;
+}
+
+/* EASY._backfill_counting over candidates from `first` (following the queue, at most
+ * `count` of them that are no wider than the free processors at the start; -1: no bound)
+ * or, with `last` >= 0, the arrivals first..last-1. */
+static int easy_backfill(Sim *s, i64 first, i64 room, i64 last) {
+    if (!s->free) return 0;
+    double latest_end = s->shadow - s->now; /* a job ends by the shadow iff its estimate <= this */
+    i64 limit = s->free;
+    for (i64 j = first; j >= 0 && (last < 0 || j < last);) {
+        i64 nx = last < 0 ? s->q.next[j] : j + 1;
+        i64 sz = s->size[j];
+        if (sz <= s->free) {
+            int ok = 1;
+            if (s->est[j] > latest_end) {
+                if (sz > s->extra) ok = 0;
+                else s->extra -= sz;
+            }
+            if (ok) {
+                if (start_job(s, j) < 0) return -1;
+                if (!s->free) break;
+            }
+        }
+        /* once every queued job no wider than `limit` was seen, the rest are too wide */
+        if (room >= 0 && sz <= limit && --room == 0) break;
+        j = nx;
+    }
+    return 0;
+}
+
+static int easy_pass(Sim *s, i64 arrived_first, i64 arrived_last) {
+    Queue *q = &s->q;
+    if (s->incremental && s->reserved && !s->released && q->head >= 0 && s->now < s->shadow && q->head == s->head)
+        return easy_backfill(s, arrived_first, -1, arrived_last); /* EASY._backfill_arrivals */
+    if (start_heads(s) < 0) return -1;
+    s->reserved = 0;
+    if (q->head < 0) return 0;
+    i64 head = q->head;
+    i64 need = s->size[head];
+    /* the head does not fit, so it is not counted among those no wider than free */
+    i64 room = fw_at_most(&s->waiting, s->free);
+    if (!room) return 0;
+    /* the shadow time: running jobs by expected end until the head fits (counting_earliest_fit) */
+    Running *r = &s->running;
+    i64 avail = s->free, k = 0;
+    while (k < r->n && avail < need) avail += r->a[k++].size;
+    if (avail < need) { s->err_job = head; return ST_HEAD_NEVER_FITS; }
+    double t = expected_end(r->a[k - 1].ee, s->now);
+    while (k < r->n && expected_end(r->a[k].ee, s->now) <= t) avail += r->a[k++].size;
+    s->head = head;
+    s->shadow = t;
+    s->extra = avail - need;
+    s->reserved = 1;
+    return easy_backfill(s, q->next[head], room, -1);
+}
+
+/* the free processors may have grown on [a, c) since the last pass */
+static inline void grew(Sim *s, double a, double c) {
+    if (a < s->grown) s->grown = a;
+    if (c > s->grown_end) s->grown_end = c;
+}
+
+/* reserve `size` processors on [t, end) (delta > 0) or give them back (delta < 0) */
+static inline int load_add(Sim *s, double t, double end, i64 delta) {
+    return steps_add(&s->load, t, end, delta, 0);
+}
+
+/* res.clear(): every reservation dropped (every job then looks from now on) */
+static void drop_reservations(Sim *s) {
+    for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) s->res[j] = NAN;
+    s->load.n = 0;
+    s->live = 0;
+}
+
+static int cmp_event(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the load rebuilt from the live reservations alone (given-back ones leave breakpoints) */
+static int compact_load(Sim *s) {
+    i64 m = 0;
+    double *ev = malloc((size_t)(2 * s->live + 1) * 2 * sizeof(double));
+    if (!ev) return -1;
+    for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) {
+        double t = s->res[j];
+        if (isnan(t)) continue;
+        ev[2 * m] = t; ev[2 * m + 1] = (double)s->size[j]; m++;
+        ev[2 * m] = t + span_of(s->est[j]); ev[2 * m + 1] = -(double)s->size[j]; m++;
+    }
+    qsort(ev, (size_t)m, 2 * sizeof(double), cmp_event);
+    Steps *l = &s->load;
+    l->n = 0;
+    if (steps_reserve(l, m + 1) < 0) { free(ev); return -1; }
+    i64 cur = 0;
+    for (i64 e = 0; e < m;) {
+        double t = ev[2 * e];
+        while (e < m && ev[2 * e] == t) { cur += (i64)ev[2 * e + 1]; e++; }
+        l->t[l->n] = t;
+        l->v[l->n] = cur;
+        l->n++;
+    }
+    free(ev);
+    return 0;
+}
+
+static int conservative_pass(Sim *s) {
+    Queue *q = &s->q;
+    s->wake = NAN;
+    if (q->head < 0) return 0;
+    double now = s->now;
+    /* a reservation whose time passed without a start (a job overran): remake them all */
+    int stale = 0;
+    for (i64 j = q->head; j >= 0; j = q->next[j])
+        if (s->res[j] < now) { stale = 1; break; } /* NaN: no reservation, never < */
+    if (stale) drop_reservations(s);
+    else if (s->load.n > 3 * s->live + 32 && compact_load(s) < 0) return -1;
+    Steps *p = &s->prof;
+    int ok = prof_build(p, now, s->free, &s->running, &s->load);
+    if (ok < 0) return -1;
+    if (!ok) {
+        drop_reservations(s);
+        if (prof_build(p, now, s->free, &s->running, &s->load) < 0) return -1;
+    }
+    /* Compression: each job in queue order gives up its reservation and takes the earliest.
+     * Its last earliest start `old` was found on a profile f'; it is still the earliest on
+     * this one, f, wherever f <= f'.  f can only have grown where a reservation it held
+     * moved away (a move in this pass before the job, or in the last pass after it), a job
+     * ended before its expected end, or a zero-length job started (its reservation's span
+     * is longer than the instant it is expected to end at): each from a time `a` on.  A
+     * start b earlier than `old` was infeasible on f' and can become feasible only if its
+     * span reaches past such an `a` and it starts before that growth ends (`c`); so the
+     * candidates are the breakpoints from the first whose span reaches past the least `a`
+     * to the greatest `c` (none: the job keeps `old`). */
+    double grown = s->grown, grown_end = s->grown_end;
+    s->grown = INFINITY;
+    s->grown_end = -INFINITY;
+    for (i64 j = q->head; j >= 0; j = q->next[j]) {
+        double old = s->res[j];
+        i64 sz = s->size[j];
+        double span = span_of(s->est[j]);
+        int has = !isnan(old);
+        double old_end = old + span;
+        i64 from = 0;
+        double limit = old;
+        s->moved[j] = INFINITY;
+        s->moved_end[j] = -INFINITY;
+        if (has) {
+            double a = s->later[j] < grown ? s->later[j] : grown;
+            double c = s->later_end[j] > grown_end ? s->later_end[j] : grown_end;
+            if (!(a < INFINITY)) continue;
+            if (c < limit) limit = c;
+            /* the first breakpoint whose span reaches past a (t + span is monotone in t) */
+            i64 lo = 0, hi = p->n;
+            while (lo < hi) {
+                i64 mid = (lo + hi) / 2;
+                if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
+            }
+            if (lo >= p->n || !(p->t[lo] < limit)) continue;
+            from = lo;
+        }
+        double t;
+        if (prof_earliest(p, from, limit, sz, span, has, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
+        if (has && t == old) continue; /* given up and taken again: the same profile */
+        if (has && (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0 || load_add(s, old, old_end, -sz) < 0)) return -1;
+        if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0 || load_add(s, t, t + span, sz) < 0) return -1;
+        if (has) {
+            s->moved[j] = old;
+            s->moved_end[j] = old_end;
+            if (old < grown) grown = old;
+            if (old_end > grown_end) grown_end = old_end;
+        } else s->live++;
+        s->res[j] = t;
+    }
+    /* for the next pass: where the jobs after each one moved from */
+    double after = INFINITY, after_end = -INFINITY;
+    for (i64 j = q->tail; j >= 0; j = q->prev[j]) {
+        s->later[j] = after;
+        s->later_end[j] = after_end;
+        if (s->moved[j] < after) after = s->moved[j];
+        if (s->moved_end[j] > after_end) after_end = s->moved_end[j];
+    }
+    /* jobs whose reservation is now start now, in queue order */
+    for (i64 j = q->head; j >= 0;) {
+        i64 nx = q->next[j];
+        double t = s->res[j];
+        if (t <= now) {
+            /* started, or (an allocator not monotone in free space) refused: no reservation either way */
+            if (load_add(s, t, t + span_of(s->est[j]), -s->size[j]) < 0) return -1;
+            s->live--;
+            s->res[j] = NAN;
+            if (s->size[j] <= s->free) {
+                if (start_job(s, j) < 0) return -1;
+                /* a zero-length job is expected to end at the next instant, before its reservation did */
+                if (!(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
+            } else grew(s, t, t + span_of(s->est[j])); /* refused: its reservation is dropped */
+        }
+        j = nx;
+    }
+    int overrunning = s->running.n > 0 && s->running.a[0].ee <= now;
+    if (!overrunning) {
+        double m = INFINITY;
+        int any = 0;
+        for (i64 j = q->head; j >= 0; j = q->next[j]) {
+            double t = s->res[j];
+            if (t > now && (!any || t < m)) { m = t; any = 1; } /* NaN: no reservation, never > */
+        }
+        if (any) s->wake = m;
+    }
+    return 0;
+}
+
+static int simulate(Sim *s) {
+    const double inf = INFINITY;
+    i64 next = 0, n = s->n, tick = 0;
+    for (;;) {
+        double t_end = s->heap.n ? s->heap.a[0].t : inf;
+        double t_arr = next < n ? s->submit[next] : inf;
+        double now = t_end <= t_arr ? t_end : t_arr;
+        if (now == inf) break;
+        if (++tick == 4096) {
+            tick = 0;
+            if (PyErr_CheckSignals() < 0) return -1;
+        }
+        s->now = now;
+        s->released = 0;
+        if (t_end <= now) {
+            while (s->heap.n && s->heap.a[0].t <= now) {
+                Event e = heap_pop(&s->heap);
+                if (e.job < 0) { ts_discard(&s->pending, now); continue; }
+                i64 j = e.job;
+                double ee = s->start[j] + s->est[j];
+                s->free += s->size[j];
+                run_remove(&s->running, ee, j);
+                s->released = 1;
+                if (ee > now) grew(s, now, ee); /* ended before its expected end */
+            }
+        }
+        i64 first = next;
+        if (t_arr <= now) {
+            while (next < n && s->submit[next] <= now) {
+                q_insert(&s->q, next);
+                fw_add(&s->waiting, s->size[next], 1);
+                next++;
+            }
+        }
+        int st;
+        if (s->kind == K_FCFS) st = start_heads(s);
+        else if (s->kind == K_EASY) st = easy_pass(s, first, next);
+        else st = conservative_pass(s);
+        if (st) return st;
+        if (s->kind == K_CONSERVATIVE && !isnan(s->wake) && s->wake > now && ts_find(&s->pending, s->wake) < 0) {
+            if (ts_add(&s->pending, s->wake) < 0) return -1;
+            s->seq++;
+            if (heap_push(&s->heap, s->wake, s->seq, -1) < 0) return -1;
+        }
+    }
+    if (s->q.len) { s->err_job = s->q.head; return ST_NEVER_STARTED; }
+    return 0;
+}
+
+/* ------------------------------------------------------------ the binding */
+
+static int get_buf(PyObject *obj, Py_buffer *v, int itemsize, i64 n, int writable, const char *name) {
+    if (PyObject_GetBuffer(obj, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) return -1;
+    if (v->itemsize != itemsize || v->len != (Py_ssize_t)(n * itemsize)) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %lld items of %d bytes", name, (long long)n, itemsize);
+        PyBuffer_Release(v);
+        v->obj = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(run_doc,
+"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end) -> (status, job)\n\n"
+"Simulate every job on a counting allocator of `nodes` processors: kind 0 FCFS,\n"
+"1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
+"is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
+"1 jobs never started, 2 an EASY head never fits, 3 a job never fits the\n"
+"conservative profile (job: the first such job position).");
+
+static PyObject *py_run(PyObject *self, PyObject *args) {
+    (void)self;
+    int kind, incremental;
+    long long nodes;
+    PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end;
+    if (!PyArg_ParseTuple(args, "iLOOOOOpOO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end))
+        return NULL;
+    if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
+    Py_buffer b[7];
+    memset(b, 0, sizeof b);
+    PyObject *result = NULL;
+    Sim s;
+    memset(&s, 0, sizeof s);
+    Py_ssize_t n = PyObject_Length(o_submit);
+    if (n < 0) return NULL;
+    if (n >= INT32_MAX) return PyErr_Format(PyExc_ValueError, "at most %d jobs", INT32_MAX - 1);
+    if (get_buf(o_submit, &b[0], 8, n, 0, "submit") < 0 || get_buf(o_run, &b[1], 8, n, 0, "run") < 0 ||
+        get_buf(o_est, &b[2], 8, n, 0, "estimate") < 0 || get_buf(o_size, &b[3], 8, n, 0, "size") < 0 ||
+        get_buf(o_start, &b[4], 8, n, 1, "start") < 0 || get_buf(o_end, &b[5], 8, n, 1, "end") < 0 ||
+        (o_rank != Py_None && get_buf(o_rank, &b[6], 8, n, 0, "rank") < 0))
+        goto done;
+    s.n = n;
+    s.nodes = nodes;
+    s.submit = b[0].buf; s.run = b[1].buf; s.est = b[2].buf; s.size = b[3].buf;
+    s.start = b[4].buf; s.end = b[5].buf;
+    s.kind = kind;
+    s.incremental = incremental;
+    s.free = nodes;
+    for (i64 j = 0; j < n; j++)
+        if (s.size[j] < 1 || s.size[j] > nodes) {
+            PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, expected 1..%lld", (long long)j, (long long)s.size[j], nodes);
+            goto done;
+        }
+    const i64 *rank = o_rank != Py_None ? b[6].buf : NULL;
+    if (rank) {
+        for (i64 j = 0; j < n; j++)
+            if (rank[j] < 0 || rank[j] >= n) { PyErr_SetString(PyExc_ValueError, "rank: expected a permutation of 0..n-1"); goto done; }
+    }
+    s.waiting.n = nodes;
+    s.waiting.t = calloc((size_t)nodes + 1, sizeof(i32));
+    int qi = s.waiting.t ? q_init(&s.q, n, rank) : -1;
+    if (qi == -2) { PyErr_SetString(PyExc_ValueError, "rank: expected a permutation of 0..n-1"); goto done; }
+    if (qi < 0) { PyErr_NoMemory(); goto done; }
+    s.grown = INFINITY;
+    s.grown_end = -INFINITY;
+    if (kind == K_CONSERVATIVE) {
+        s.res = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.later = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.moved = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.later_end = malloc((size_t)(n ? n : 1) * sizeof(double));
+        s.moved_end = malloc((size_t)(n ? n : 1) * sizeof(double));
+        if (!s.res || !s.later || !s.moved || !s.later_end || !s.moved_end) { PyErr_NoMemory(); goto done; }
+        for (i64 j = 0; j < n; j++) s.res[j] = NAN;
+    }
+    int st = simulate(&s);
+    if (st < 0) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(iL)", st, (long long)(st ? s.err_job : -1));
+done:
+    for (int i = 0; i < 7; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+    free(s.heap.a); free(s.pending.t); free(s.pending.used);
+    q_free(&s.q);
+    free(s.waiting.t); free(s.running.a); free(s.res); free(s.later); free(s.moved); free(s.later_end); free(s.moved_end);
+    free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"run", py_run, METH_VARARGS, run_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "Compiled counting-allocator simulation (see fastpath.py).", -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__ckernel(void) { return PyModule_Create(&module); }

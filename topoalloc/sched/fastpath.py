@@ -1,0 +1,161 @@
+"""The compiled path: whole simulations over processor counts, when nothing else is needed.
+
+On a counting allocator (a request fits iff ``size <= free``, see
+:class:`~topoalloc.alloc.probes.CountingProbes`) that grants exactly the
+size asked for, a schedule depends on processor counts only.  When nobody
+needs the placement either — no per-job nodes recorded, no locality
+metrics, no run-time model or network that reads the nodes, no reservation
+log — the compiled kernel (``_ckernel``, built at install time if a C
+compiler is there) runs the whole simulation on arrays of counts.  It is a
+translation of the general engine (:mod:`.simulation`, :mod:`.fcfs`,
+:mod:`.easy`, :mod:`.conservative`, :mod:`.plan`), which stays the
+reference: the differential tests compare the two job by job, and every
+:class:`~.result.SimulationResult` field the general engine fills is filled
+the same way.
+
+:func:`why_not` says why a simulation cannot take this path (``None``: it
+can); :meth:`Simulation.run <topoalloc.sched.simulation.Simulation.run>`
+asks it and otherwise runs the general engine unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import InternalError, SimulationError
+from .conservative import Conservative
+from .easy import EASY
+from .fcfs import FCFS
+from .result import SimulationResult
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+__all__ = ["compiled_available", "why_not", "run", "queue_ranks"]
+
+#: the schedulers the kernel implements, by exact type (a subclass may change the policy)
+_KINDS: dict[type, int] = {FCFS: 0, EASY: 1, Conservative: 2}
+
+
+def compiled_available() -> bool:
+    """True when the compiled kernel was built at install time."""
+    try:
+        from . import _ckernel  # type: ignore[attr-defined]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def why_not(sim: "Simulation") -> str | None:
+    """Why ``sim`` cannot run on the compiled kernel, or ``None`` if it can.
+
+    The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
+    queue order); a counting allocator that grants exactly the requested
+    size; and nothing that needs the nodes or the scheduler's inner
+    decisions (recorded allocations or reservations, locality metrics, a
+    run-time model, a network).
+    """
+    allocator = sim.allocator
+    if type(sim.scheduler) not in _KINDS:
+        return f"scheduler {type(sim.scheduler).__name__} is not one of the built-in FCFS, EASY, conservative"
+    if not allocator.counting:
+        return f"allocator {allocator.describe()} is not a counting allocator"
+    if "exact_size" not in allocator.claims:
+        return f"allocator {allocator.describe()} does not grant exactly the requested size"
+    needs = [
+        ("record_allocations", sim.record_allocations),
+        ("record_reservations", sim.record_reservations),
+        ("locality metrics", sim.locality is not None),
+        ("a run-time model", sim.runtime_model is not None),
+        ("a network", sim.network is not None),
+    ]
+    wanted = [name for name, on in needs if on]
+    if wanted:
+        return f"the run asks for {', '.join(wanted)}"
+    if not compiled_available():
+        return "the compiled kernel was not built when this copy was installed"
+    return None
+
+
+def queue_ranks(order: str, submit: np.ndarray, estimate: np.ndarray, size: np.ndarray) -> np.ndarray | None:
+    """Each job's place in the queue order (a permutation), or ``None`` for FCFS order.
+
+    The same total order as :meth:`Scheduler.queue_key <topoalloc.sched.base.Scheduler.queue_key>`:
+    ``sjf`` by (estimate, submit, position), ``lpt`` by (−estimate, submit,
+    position), ``cplant`` by (size, estimate, submit, position).
+
+    >>> queue_ranks("sjf", np.array([0.0, 0.0, 1.0]), np.array([5.0, 2.0, 2.0]), np.array([1, 1, 1])).tolist()
+    [2, 0, 1]
+    """
+    if order == "fcfs":
+        return None
+    pos = np.arange(len(submit))
+    if order == "sjf":
+        keys: tuple[np.ndarray, ...] = (pos, submit, estimate)
+    elif order == "lpt":
+        keys = (pos, submit, -estimate)
+    elif order == "cplant":
+        keys = (pos, submit, estimate, size)
+    else:
+        raise InternalError(f"queue order {order!r} has no rank rule")
+    by_rank = np.lexsort(keys)
+    rank = np.empty(len(submit), dtype=np.int64)
+    rank[by_rank] = pos
+    return rank
+
+
+def run(sim: "Simulation") -> SimulationResult:
+    """Simulate ``sim`` on the compiled kernel (:func:`why_not` must have said ``None``).
+
+    Returns the result the general engine returns for the same run: the
+    same start and end of every job, allocated sizes equal to the sizes,
+    no allocations or reservations recorded.
+
+    Raises
+    ------
+    SimulationError
+        As the general engine does: jobs that never start, or a job that
+        never fits (neither can happen for requests validated to fit the
+        empty machine).
+    """
+    from . import _ckernel  # type: ignore[attr-defined]
+
+    w = sim.workload
+    sched = sim.scheduler
+    n = len(w)
+    submit = np.ascontiguousarray(w.submit, dtype=np.float64)
+    run_time = np.ascontiguousarray(w.run, dtype=np.float64)
+    est = np.ascontiguousarray(sim.estimates, dtype=np.float64)
+    size = np.ascontiguousarray(w.size, dtype=np.int64)
+    rank = queue_ranks(sched.order, submit, est, size)
+    incremental = isinstance(sched, EASY) and sched.incremental and sched.order == "fcfs"
+    start = np.full(n, np.nan)
+    end = np.full(n, np.nan)
+    status, job = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, size, rank, incremental, start, end)
+    if status == 1:
+        raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
+    if status == 2:
+        raise SimulationError(f"queue head (job position {job}) cannot fit even after every running job ends")
+    if status == 3:
+        raise SimulationError(f"job position {job} (size {int(size[job])}) never fits the profile")
+    if status:
+        raise InternalError(f"the compiled kernel returned status {status}")
+    if sim.progress is not None:
+        sim.progress(n, n)
+    return SimulationResult(
+        workload=w,
+        estimate=sim.estimates,
+        start=start,
+        end=end,
+        allocated_size=size.copy(),
+        topology=sim.allocator.topology,
+        allocator=sim.allocator.describe(),
+        scheduler=sched.describe(),
+        allocations=None,
+        reservations=None,
+        actual_run=None,
+        network=None,
+        locality=None,
+    )
