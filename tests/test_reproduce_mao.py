@@ -1,31 +1,33 @@
-"""The quick reproduction of Mao, Chen & Watson §4 (NASA log, five values of c) runs in CI."""
+"""The quick reproduction of Mao, Chen & Watson §4 (NASA log, five values of c) runs in CI: `topoalloc reproduce mao --quick`."""
 
 from __future__ import annotations
 
-import csv
-
 import pytest
 
-from .conftest import load_benchmark_script, shared_trace
+from topoalloc.cli import main
+
+from .conftest import SHARED_TRACES
 
 
-def load_script():
-    return load_benchmark_script("reproduce_mao")
-
-
-def test_quick_reproduction(tmp_path):
+def test_quick_reproduction(tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    shared_trace("NASA-iPSC-1993-3.1-cln.swf")
-    mod = load_script()
-    assert mod.main(["--quick", "--out", str(tmp_path)]) == 0
-    for name in ("results.csv", "saturation.csv", "fig3.png", "fig4.png", "fig7.png"):
-        assert (tmp_path / name).stat().st_size > 0
-    rows = list(csv.DictReader(open(tmp_path / "results.csv")))
-    assert len(rows) == 60
-    sat = {(r["log"], r["machine"], r["scheduler"], r["allocator"]): float(r["max_utilization"]) for r in csv.DictReader(open(tmp_path / "saturation.csv"))}
+    out = tmp_path / "mao"
+    assert main(["reproduce", "mao", "--quick", "--out", str(out), "--workers", "1", "--quiet", "--traces", str(SHARED_TRACES)]) == 0
+    assert (out / "report.html").stat().st_size > 0
+    assert len(list((out / "figures").glob("*.png"))) == 2
+    from topoalloc.experiments import load
+    from topoalloc.experiments.claims import claim_rows, mao_saturation
+
+    df = load(out)
+    assert len(df) == 60 and set(df["status"]) == {"ok"}
+    sat = {(r["log"], r["machine"], r["scheduler"], r["allocator"]): r["max_utilization"] for r in mao_saturation(df)}
     q = lambda s, a: sat[("NASA", "QCDOC", s, a)]  # noqa: E731
     # the paper's ordering (§4.4): fragmentation costs EP more than NEP, and both more than the flat machine
-    assert q("FCFS", "EP") < q("FCFS", "NEP") < q("FCFS", "flat")
+    assert q("fcfs", "ep") < q("fcfs", "nep") < q("fcfs", "flat")
     # backfilling raises the saturation point well above FCFS, NEP close to the flat machine
-    assert q("EASY", "NEP") > q("FCFS", "NEP") + 0.1
-    assert q("EASY", "NEP") > 0.9 * q("EASY", "flat")
+    assert q("easy", "nep") > q("fcfs", "nep") + 0.1
+    assert q("easy", "nep") > 0.9 * q("easy", "flat")
+    claims = {c["claim"]: c["holds"] for c in claim_rows("mao", df)}
+    assert claims["NASA on QCDOC, FCFS: saturation EP < NEP < flat"] is True
+    assert all(v is None for k, v in claims.items() if k.startswith("SDSC"))  # not run in the quick grid
+    assert "[holds] NASA on QCDOC, FCFS: saturation EP < NEP < flat" in capsys.readouterr().out

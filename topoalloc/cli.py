@@ -127,9 +127,50 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_ilp_parsers(sub)
 
+    sw = sub.add_parser("sweep", help="run every cell of an experiment spec (TOML) on Dask, storing each result as it finishes", description="Run every cell of an experiment spec not yet in the results folder: on a local Dask cluster sized to the cores (default), in this process (--workers 1), on a running Dask scheduler (--cluster tcp://HOST:PORT) or on batch jobs (--cluster slurm|pbs|sge). Re-running the same command resumes.")
+    sw.add_argument("spec", metavar="SPEC", help="the experiment spec, a TOML file")
+    sw.add_argument("--out", required=True, metavar="DIR", help="the results folder (created; a Parquet dataset, one file per cell)")
+    _add_engine_options(sw)
+    sw.add_argument("--quick", action="store_true", help="apply the spec's [quick] overrides (a smaller grid)")
+    sw.add_argument("--report", action="store_true", help="write DIR/report.html when the sweep is done")
+
+    rp = sub.add_parser("report", help="write a self-contained HTML report of a results folder", description="Write DIR/report.html (figures embedded) and the figures as PNG and SVG beside it.")
+    rp.add_argument("dir", metavar="DIR", help="a results folder written by topoalloc sweep or reproduce")
+    rp.add_argument("--out", metavar="HTML", help="where to write the report (default DIR/report.html)")
+
+    rr = sub.add_parser("reproduce", help="reproduce a paper's experiments (a built-in spec) and write its report", description="Run a built-in experiment spec with the same engine as sweep, then write the report with the table of the paper's claims.")
+    rr.add_argument("paper", choices=_papers(), help="which paper")
+    rr.add_argument("--quick", action="store_true", help="a small grid that runs in a minute or two")
+    rr.add_argument("--out", metavar="DIR", help="the results folder (default topoalloc-PAPER, or topoalloc-PAPER-quick)")
+    _add_engine_options(rr)
+
+    an = sub.add_parser("animate", help="animate a simulation: the machine's occupancy over time (GIF and an HTML player)", description="Simulate, then draw the machine at each event: a 2-D mesh as a grid, a 3-D mesh or torus as slices, a hypercube as its Gray-code grid; each job a colour. Writes a GIF (--out x.gif) or an HTML player with a time slider (--out x.html).")
+    an.add_argument("--trace", metavar="PATH", help="SWF trace (default: the bundled NASA iPSC/860 log)")
+    an.add_argument("--machine", required=True, metavar="SPEC", help="mesh:AxB, mesh:AxBxC, torus:..., hypercube:N")
+    an.add_argument("--allocator", default="flat", metavar="NAME")
+    an.add_argument("--scheduler", default="easy", metavar="NAME")
+    an.add_argument("--clean", action="store_true", help="apply the standard filters")
+    an.add_argument("--jobs", type=int, default=200, metavar="N", help="animate the first N jobs (default 200)")
+    an.add_argument("--frames", type=int, default=120, metavar="F", help="at most F frames, evenly spaced in time (default 120)")
+    an.add_argument("--out", required=True, metavar="FILE", help="animation.gif or animation.html")
+
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)
     return p
+
+
+def _papers() -> list[str]:
+    from .experiments.reproduce import PAPERS
+
+    return list(PAPERS)
+
+
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="worker processes (default: one per core; 1 runs in this process without Dask; with slurm|pbs|sge: batch jobs)")
+    p.add_argument("--cluster", metavar="ADDRESS", help="tcp://HOST:PORT of a running Dask scheduler, or slurm, pbs, sge (needs dask-jobqueue: pip install 'topoalloc[cluster]')")
+    p.add_argument("--cluster-option", action="append", default=[], metavar="KEY=VALUE", help="an option of the batch cluster (cores=4, memory=8GB, queue=..., walltime=01:00:00, account=...); repeatable")
+    p.add_argument("--traces", action="append", default=[], metavar="DIR", help="a folder to look for traces named in the spec (repeatable; also $TOPOALLOC_TRACES)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _version() -> str:
@@ -417,6 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # the exact command, for reports
         import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
     except KeyboardInterrupt:
         print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s", file=sys.stderr)
@@ -435,6 +477,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _curve(args)
         if args.command == "afl":
             return _afl(args)
+        if args.command in ("sweep", "report", "reproduce", "animate"):
+            from .experiments.cli import run as _run_experiments
+
+            return _run_experiments(args)
         if args.command == "network":
             from .network.cli import run as _run_network  # imported only for this command
 

@@ -1,0 +1,1 @@
+"""Built-in experiment specs (TOML): the papers `topoalloc reproduce` knows."""
