@@ -61,6 +61,7 @@ EXAMPLES = 15
 SMALL_MACHINES = (
     "flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2",
     "torus:2x2x2x6x8", "mesh:5x3", "hypercube:3", "hypercube:4", "hypercube:5",
+    "tpu:4x2x3,cube=1", "tofu:3x2x2", "bgq:6x4x2x2x2,midplane=2x2x2x2x2",
 )
 
 
@@ -186,6 +187,28 @@ def _contention_free(alloc: Allocation, allocator: Allocator) -> str | None:
     return None
 
 
+def _whole_units(alloc: Allocation, allocator: Allocator) -> str | None:
+    """The nodes are whole units of a machine of units (``info["units"]`` of them); a static slice is the box in its info."""
+    from ..topology.units import UnitTorus
+
+    top = allocator.topology
+    if not isinstance(top, UnitTorus):
+        return f"whole_units claimed on {top.spec()}, which is not a machine of units"
+    units = np.unique(top.unit_of[alloc.nodes])
+    got = np.sort(top.unit_nodes[units].ravel())
+    if not np.array_equal(got, alloc.nodes) or units.size != alloc.info.get("units"):
+        return f"whole_units claimed, but {alloc.size} nodes are not {alloc.info.get('units')} whole units"
+    if "offset" in alloc.info:
+        grid = np.array(top.grid)
+        coords = (units[:, None] // np.array(top.unit_strides)[None, :]) % grid[None, :]
+        rel = (coords - np.array(alloc.info["offset"])[None, :]) % grid[None, :]
+        sides = tuple(alloc.info["shape"])
+        shape = np.array(sides + (1,) * (len(grid) - len(sides)))
+        if (rel >= shape[None, :]).any() or units.size != int(shape.prod()):
+            return f"the units {units.tolist()[:8]} are not the box {alloc.info['shape']} at {alloc.info['offset']}"
+    return None
+
+
 #: claim name -> check(allocation, allocator) returning an error message or None
 CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "exact_size": _exact_size,
@@ -195,6 +218,7 @@ CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "subcube": _subcube,
     "mesh_embedding": _mesh_embedding,
     "contention_free": _contention_free,
+    "whole_units": _whole_units,
 }
 
 
@@ -380,7 +404,7 @@ def check_snapshot(factory: Factory, *, seed: int = 0, steps: int = 60) -> None:
         _fail("one-node", "a request for one node must fit an empty machine")
     snap = t.snapshot()
     snap.release(y)
-    if not t.holds(y) or t.free_count != t.n_nodes - 1:
+    if not t.holds(y) or t.free_count != t.n_nodes - y.size:
         _fail("snapshot", "releasing in a snapshot changed the original")
 
 
