@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import random
+from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -65,6 +66,7 @@ SMALL_MACHINES = (
     "flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2",
     "torus:2x2x2x6x8", "mesh:5x3", "hypercube:3", "hypercube:4", "hypercube:5",
     "tpu:4x2x3,cube=1", "tofu:3x2x2", "dragonfly:p=2,a=2,h=1", "fattree:k=2,n=3", "bgq:6x4x2x2x2,midplane=2x2x2x2x2",
+    "slurm-tree:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-example.conf"),
 )
 
 
