@@ -63,11 +63,31 @@ def row(name: str, s: dict) -> str:
 HEAD = "| trace | jobs | mean wait (s) | mean bounded slowdown | utilization | mean pairwise hops | seconds |\n|---|---:|---:|---:|---:|---:|---:|"
 
 
+ROUTER_MACHINES = [("dragonfly:p=4,a=8,h=4", "a dragonfly of 33 groups × 8 routers × 4 nodes (1,056 nodes)"), ("fattree:k=8,n=3", "an 8-ary 3-tree (512 nodes)")]
+POLICIES = ["contiguous", "random_nodes", "random_routers", "round_robin"]
+
+
+def routers(jobs: int) -> None:
+    """Placement policies on router networks: NASA and SDSC-SP2, first ``jobs`` jobs, sizes scaled proportionally."""
+    print(f"first {jobs:,} jobs, sizes scaled proportionally, EASY, --clean\n")
+    for machine, what in ROUTER_MACHINES:
+        print(f"### `{machine}`: {what}\n")
+        print("| trace | policy | jobs | mean wait (s) | utilization | mean pairwise hops | seconds |\n|---|---|---:|---:|---:|---:|---:|")
+        for label, file in LOGS[:2]:
+            for policy in POLICIES:
+                s = run(TRACES / file, jobs, machine, policy)
+                print(f"| {label} | {policy} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['utilization']:.3f} | {s['mean_pairwise_l1']:.2f} | {s['seconds']:.1f} |", flush=True)
+        print()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--only", choices=["ocs", "families"], default=None)
+    p.add_argument("--only", choices=["ocs", "families", "routers"], default=None)
     args = p.parse_args()
+    if args.only == "routers":
+        routers(args.jobs)
+        return
     print(f"first {args.jobs:,} jobs of each trace, sizes scaled proportionally, EASY, --clean\n")
     results: dict[tuple[str, str], dict] = {}
     families = FAMILIES[:2] if args.only == "ocs" else FAMILIES
