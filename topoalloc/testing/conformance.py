@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import random
+from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -58,10 +59,15 @@ Factory = Callable[[], Allocator]
 #: Hypothesis examples per probe check (random states); the slow tier runs more
 EXAMPLES = 15
 
+#: counting_promise tries every size up to this many free processors, a sample above
+PROMISE_ALL_SIZES = 64
+
 #: The fixed set of small machines every registered allocator runs on (those it accepts).
 SMALL_MACHINES = (
     "flat:1", "flat:7", "flat:16", "flat:64", "torus:8", "torus:2x3x4", "mesh:4x4", "torus:4x4x2",
     "torus:2x2x2x6x8", "mesh:5x3", "hypercube:3", "hypercube:4", "hypercube:5",
+    "tpu:4x2x3,cube=1", "tofu:3x2x2", "dragonfly:p=2,a=2,h=1", "fattree:k=2,n=3", "bgq:6x4x2x2x2,midplane=2x2x2x2x2",
+    "slurm-tree:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-example.conf"),
 )
 
 
@@ -187,6 +193,28 @@ def _contention_free(alloc: Allocation, allocator: Allocator) -> str | None:
     return None
 
 
+def _whole_units(alloc: Allocation, allocator: Allocator) -> str | None:
+    """The nodes are whole units of a machine of units (``info["units"]`` of them); a static slice is the box in its info."""
+    from ..topology.units import UnitTorus
+
+    top = allocator.topology
+    if not isinstance(top, UnitTorus):
+        return f"whole_units claimed on {top.spec()}, which is not a machine of units"
+    units = np.unique(top.unit_of[alloc.nodes])
+    got = np.sort(top.unit_nodes[units].ravel())
+    if not np.array_equal(got, alloc.nodes) or units.size != alloc.info.get("units"):
+        return f"whole_units claimed, but {alloc.size} nodes are not {alloc.info.get('units')} whole units"
+    if "offset" in alloc.info:
+        grid = np.array(top.grid)
+        coords = (units[:, None] // np.array(top.unit_strides)[None, :]) % grid[None, :]
+        rel = (coords - np.array(alloc.info["offset"])[None, :]) % grid[None, :]
+        sides = tuple(alloc.info["shape"])
+        shape = np.array(sides + (1,) * (len(grid) - len(sides)))
+        if (rel >= shape[None, :]).any() or units.size != int(shape.prod()):
+            return f"the units {units.tolist()[:8]} are not the box {alloc.info['shape']} at {alloc.info['offset']}"
+    return None
+
+
 #: claim name -> check(allocation, allocator) returning an error message or None
 CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "exact_size": _exact_size,
@@ -196,6 +224,7 @@ CLAIM_CHECKS: dict[str, Callable[[Allocation, Allocator], str | None]] = {
     "subcube": _subcube,
     "mesh_embedding": _mesh_embedding,
     "contention_free": _contention_free,
+    "whole_units": _whole_units,
 }
 CLAIM_CHECKS.update(MESH2D_CLAIMS)  # blocks, contiguous, max_blocks, aligned_squares, rounded_size (2-D meshes)
 
@@ -382,7 +411,7 @@ def check_snapshot(factory: Factory, *, seed: int = 0, steps: int = 60) -> None:
         _fail("one-node", "a request for one node must fit an empty machine")
     snap = t.snapshot()
     snap.release(y)
-    if not t.holds(y) or t.free_count != t.n_nodes - 1:
+    if not t.holds(y) or t.free_count != t.n_nodes - y.size:
         _fail("snapshot", "releasing in a snapshot changed the original")
 
 
@@ -495,13 +524,23 @@ def check_max_request_now(factory: Factory, *, examples: int = EXAMPLES) -> None
 
 
 def check_counting_promise(factory: Factory, *, examples: int = EXAMPLES) -> None:
-    """An allocator that declares ``counting`` never refuses a request of at most ``free_count`` processors."""
+    """An allocator that declares ``counting`` never refuses a request of at most ``free_count`` processors.
+
+    Every size up to :data:`PROMISE_ALL_SIZES` free processors; above, the
+    smallest and largest sizes and a seeded sample of the rest (each
+    allocation may cost O(n²) on allocators that search centers).
+    """
     if not factory().counting:
         return
 
     def body(ops: list[tuple[bool, float]]) -> None:
         a = _build(factory, ops)
-        for size in range(1, a.free_count + 1):
+        free = a.free_count
+        sizes = range(1, free + 1)
+        if free > PROMISE_ALL_SIZES:
+            rng = random.Random(free)
+            sizes = sorted({1, 2, free - 1, free, *rng.sample(range(3, free - 1), PROMISE_ALL_SIZES // 2)})  # type: ignore[assignment]
+        for size in sizes:
             if not _truth_fits(a, Request(size)):
                 _fail("counting", f"counting allocator refused {size} processors with {a.free_count} free")
 

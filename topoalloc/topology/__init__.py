@@ -8,8 +8,11 @@ from .base import Grid, Routers, Subcubes, Topology, capabilities
 from .flat import FlatTopology
 from .hypercube import Hypercube, Subcube
 from .torus import Mesh, Semitorus, Torus
+from .units import UnitTorus
+from .indirect import Dragonfly, FatTree, RouterNetwork
+from .slurm import SlurmTree
 
-__all__ = ["Topology", "Grid", "Subcubes", "Routers", "capabilities", "FlatTopology", "Torus", "Mesh", "Semitorus", "Hypercube", "Subcube", "parse_machine"]
+__all__ = ["Topology", "Grid", "Subcubes", "Routers", "capabilities", "FlatTopology", "Torus", "Mesh", "Semitorus", "Hypercube", "Subcube", "UnitTorus", "Dragonfly", "FatTree", "RouterNetwork", "SlurmTree", "parse_machine"]
 
 
 def parse_machine(spec: "str | Topology") -> Topology:
@@ -34,4 +37,4 @@ def parse_machine(spec: "str | Topology") -> Topology:
     return TOPOLOGIES.create(spec, argument="machine")
 
 
-_EXAMPLES = {"flat": "flat:128", "mesh": "mesh:16x8", "torus": "torus:2x2x2x6x8", "hypercube": "hypercube:7"}
+_EXAMPLES = {"flat": "flat:128", "tpu": "tpu:v4", "tofu": "tofu:fugaku", "bgq": "bgq:sequoia", "dragonfly": "dragonfly:p=2,a=4,h=2", "fattree": "fattree:k=4,n=3", "mesh": "mesh:16x8", "torus": "torus:2x2x2x6x8", "hypercube": "hypercube:7"}

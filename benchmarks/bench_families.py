@@ -1,0 +1,117 @@
+"""Machine families on real traces under EASY: what optical circuit switches gain, and one table per family.
+
+Traces (Parallel Workloads Archive, cleaned logs): NASA iPSC/860, SDSC-SP2,
+CTC-SP2, SDSC-BLUE; the first ``--jobs`` jobs of each (default 20,000), sizes
+scaled to the machine by the *proportional* rule (every size × machine nodes
+/ the trace's MaxProcs), then ``--clean``.  Allocation on the machines of
+units is the slice allocator; a job's size becomes units by the machine's
+shape rule (TPU: ``pow2``; Tofu-D and Blue Gene/Q: ``cubic``).
+
+Columns: jobs simulated, mean wait (s), mean bounded slowdown, utilization
+(Σ size·run over the span, with size the *requested* processors, so rounding
+up to whole units shows as lost utilization), and mean pairwise hops
+(``mean_pairwise_l1``: mean over jobs of ≥ 2 nodes of the average hop
+distance between their nodes on the node torus).  For ``rule=ocs`` that hop
+figure is measured where the cubes lie in the pod's grid; the optical
+switches wire them into the slice's own torus, so it overstates the hops a
+job's messages take (the slice's own torus would give the same figure as the
+static rule's most compact box).
+
+Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+TRACES = Path(os.environ.get("TOPOALLOC_TRACES", Path(__file__).resolve().parents[1].parent / "shared" / "traces"))
+LOGS = [("NASA", "NASA-iPSC-1993-3.1-cln.swf"), ("SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz"), ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz"), ("SDSC-BLUE", "SDSC-BLUE-2000-4.2-cln.swf.gz")]
+FAMILIES = [
+    ("TPU v4 pod (tpu:v4), static torus", "tpu:v4", "slice:rule=static"),
+    ("TPU v4 pod (tpu:v4), optical circuit switches", "tpu:v4", "slice:rule=ocs"),
+    ("Fugaku, Tofu-D (tofu:fugaku)", "tofu:fugaku", "slice"),
+    ("Sequoia, Blue Gene/Q (bgq:sequoia)", "bgq:sequoia", "slice"),
+]
+
+
+def run(trace: Path, jobs: int, machine: str, allocator: str) -> dict:
+    import topoalloc
+    from topoalloc.topology import parse_machine
+    from topoalloc.workload import read_swf
+
+    w = read_swf(trace)
+    w = w.take(np.arange(min(jobs, len(w))))
+    n = parse_machine(machine).n_nodes
+    factor = n / (w.max_procs or int(w.size.max()))
+    t0 = time.perf_counter()
+    r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="easy", clean=True, scale_sizes=factor)
+    s = r.summary()
+    s["seconds"] = time.perf_counter() - t0
+    return s
+
+
+def row(name: str, s: dict) -> str:
+    return (f"| {name} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['mean_bounded_slowdown']:,.1f} | {s['utilization']:.3f} | "
+            f"{s.get('mean_pairwise_l1', float('nan')):.2f} | {s['seconds']:.1f} |")
+
+
+HEAD = "| trace | jobs | mean wait (s) | mean bounded slowdown | utilization | mean pairwise hops | seconds |\n|---|---:|---:|---:|---:|---:|---:|"
+
+
+ROUTER_MACHINES = [("dragonfly:p=4,a=8,h=4", "a dragonfly of 33 groups × 8 routers × 4 nodes (1,056 nodes)"), ("fattree:k=8,n=3", "an 8-ary 3-tree (512 nodes)")]
+POLICIES = ["contiguous", "random_nodes", "random_routers", "round_robin"]
+
+
+def routers(jobs: int) -> None:
+    """Placement policies on router networks: NASA and SDSC-SP2, first ``jobs`` jobs, sizes scaled proportionally."""
+    print(f"first {jobs:,} jobs, sizes scaled proportionally, EASY, --clean\n")
+    for machine, what in ROUTER_MACHINES:
+        print(f"### `{machine}`: {what}\n")
+        print("| trace | policy | jobs | mean wait (s) | utilization | mean pairwise hops | seconds |\n|---|---|---:|---:|---:|---:|---:|")
+        for label, file in LOGS[:2]:
+            for policy in POLICIES:
+                s = run(TRACES / file, jobs, machine, policy)
+                print(f"| {label} | {policy} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['utilization']:.3f} | {s['mean_pairwise_l1']:.2f} | {s['seconds']:.1f} |", flush=True)
+        print()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--jobs", type=int, default=20_000)
+    p.add_argument("--only", choices=["ocs", "families", "routers"], default=None)
+    args = p.parse_args()
+    if args.only == "routers":
+        routers(args.jobs)
+        return
+    print(f"first {args.jobs:,} jobs of each trace, sizes scaled proportionally, EASY, --clean\n")
+    results: dict[tuple[str, str], dict] = {}
+    families = FAMILIES[:2] if args.only == "ocs" else FAMILIES
+    for title, machine, allocator in families:
+        for label, file in LOGS:
+            results[(title, label)] = run(TRACES / file, args.jobs, machine, allocator)
+    if args.only != "families":
+        print("### What optical circuit switches gain on a TPU v4 pod (OCS against the static torus)\n")
+        print("| trace | mean wait static (s) | mean wait OCS (s) | wait change | utilization static | utilization OCS | change |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for label, _ in LOGS:
+            st, oc = results[(FAMILIES[0][0], label)], results[(FAMILIES[1][0], label)]
+            dw = (oc["mean_wait"] - st["mean_wait"]) / st["mean_wait"] * 100 if st["mean_wait"] else float("nan")
+            du = (oc["utilization"] - st["utilization"]) * 100
+            print(f"| {label} | {st['mean_wait']:,.0f} | {oc['mean_wait']:,.0f} | {dw:+.1f} % | {st['utilization']:.3f} | {oc['utilization']:.3f} | {du:+.1f} points |")
+        print()
+    if args.only != "ocs":
+        for title, _, allocator in families:
+            print(f"### {title}, allocator `{allocator}`\n")
+            print(HEAD)
+            for label, _ in LOGS:
+                print(row(label, results[(title, label)]))
+            print()
+
+
+if __name__ == "__main__":
+    main()

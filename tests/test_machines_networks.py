@@ -1,0 +1,117 @@
+"""SST's center-based allocators, and dragonfly / fat-tree router networks with their placement policies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from topoalloc.alloc import Request
+from topoalloc.alloc.center import CenterAllocator
+from topoalloc.api import make_allocator, simulate
+from topoalloc.errors import InvalidArgument
+from topoalloc.topology import Dragonfly, FatTree, parse_machine
+
+
+# ------------------------------------------------------------- center-based
+def test_mc1x1_takes_a_shell_round_the_first_best_center():
+    a = CenterAllocator(parse_machine("mesh:4x4"), "mc1x1")
+    assert a.allocate(Request(4)).nodes.tolist() == [0, 1, 4, 5]
+    # 3x3 block round (1, 1): shell 1 complete, score 8
+    b = CenterAllocator(parse_machine("mesh:5x5"), "mc1x1")
+    got = b.allocate(Request(9))
+    assert got.info["score"] == 8 and got.info["center"] == (1, 1)
+
+
+def test_nearest_minimises_total_pairwise_distance():
+    a = CenterAllocator(parse_machine("mesh:4x4"), "nearest")
+    busy = a.allocate(Request(1))  # node 0
+    assert busy.nodes.tolist() == [0]
+    got = a.allocate(Request(4))
+    # from center (2, 0): itself, its two free neighbours, then the first (by node id) of those
+    # 2 away: node 3, not the square's node 7, so the greedy set scores 9, not the square's 8
+    assert got.info == {"center": (2, 0), "score": 9} and got.nodes.tolist() == [1, 2, 3, 6]
+
+
+def test_mm_centers_need_not_be_free():
+    top = parse_machine("mesh:3x3")
+    a = CenterAllocator(top, "mm")
+    held = [a.allocate(Request(1)) for _ in range(9)]
+    for node in (1, 3, 5, 7):  # free the four edge midpoints; every intersection scores the same
+        a.release(next(h for h in held if h.nodes[0] == node))
+    got = a.allocate(Request(4))
+    # the tie goes to the first intersection, (0, 0), which is busy
+    assert got.nodes.tolist() == [1, 3, 5, 7] and got.info["center"] == (0, 0) and a.busy_mask[0]
+
+
+def test_center_allocators_on_a_torus_use_wrap_distance():
+    a = CenterAllocator(parse_machine("torus:8"), "nearest")
+    held = [a.allocate(Request(1)) for _ in range(8)]
+    for node in (0, 7):
+        a.release(held[node])
+    got = a.allocate(Request(2))
+    assert got.nodes.tolist() == [0, 7] and got.info["score"] == 1
+
+
+def test_center_allocators_refuse_machines_of_units():
+    with pytest.raises(InvalidArgument):
+        make_allocator("mm", "tpu:v4")
+
+
+@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
+def test_center_allocators_simulate(name):
+    from topoalloc.workload import read_swf, default_trace_path
+
+    w = read_swf(default_trace_path())
+    w = w.take(np.arange(1500))
+    r = simulate(w, machine="mesh:16x8", allocator=name, scheduler="easy", clean=True)
+    assert 1000 < r.summary()["jobs"] <= 1500
+
+
+# ----------------------------------------------------------- router networks
+@pytest.mark.parametrize("k,n", [(2, 3), (4, 2), (4, 3), (2, 5)])
+def test_k_ary_n_tree_has_full_bisection(k, n):
+    t = FatTree(k, n)
+    assert t.n_nodes == k**n and t.n_routers == n * k ** (n - 1)
+    assert t.bisection() == k**n // 2
+    assert all(t.graph.degree(r) <= 2 * k for r in t.graph.nodes)
+
+
+def test_fat_tree_distance_climbs_to_the_common_ancestor():
+    t = FatTree(4, 3)
+    assert [t.distance(0, x) for x in (0, 1, 4, 16, 63)] == [0, 2, 4, 6, 6]
+
+
+def test_dragonfly_shape_and_minimal_routes():
+    d = Dragonfly(2, 4, 2)
+    assert (d.groups, d.n_routers, d.n_nodes) == (9, 36, 72)
+    local = [e for e in d.graph.edges(data=True) if e[2]["kind"] == "local"]
+    glob = [e for e in d.graph.edges(data=True) if e[2]["kind"] == "global"]
+    assert len(local) == 9 * 6 and len(glob) == 9 * 8 // 2  # one global link between every pair of groups
+    assert all(d.graph.degree(r) == 3 + 2 for r in d.graph.nodes)
+    for b in range(0, 72, 5):
+        path = d.router_route(0, b)
+        assert len(path) - 1 <= 3
+        assert all(d.graph.has_edge(u, v) for u, v in zip(path, path[1:]))
+    v = d.valiant_route(0, 71, 4)
+    assert any(r // 4 == 4 for r in v) and all(d.graph.has_edge(x, y) for x, y in zip(v, v[1:]))
+
+
+def test_specs_round_trip():
+    for spec in ("dragonfly:p=2,a=4,h=2", "dragonfly:p=1,a=2,h=2,g=3", "fattree:k=4,n=3"):
+        t = parse_machine(spec)
+        assert t.spec() == spec and parse_machine(t.spec()) == t
+
+
+@pytest.mark.parametrize("policy", ["contiguous", "random_nodes", "random_routers", "round_robin"])
+def test_policies_place_and_simulate(policy):
+    d = parse_machine("dragonfly:p=2,a=4,h=2")
+    a = make_allocator(policy, d)
+    got = a.allocate(Request(9))
+    assert got.size == 9
+    groups = set(d.group[d.node_router[got.nodes]].tolist())
+    if policy == "contiguous":
+        assert got.nodes.tolist() == list(range(9)) and groups == {0, 1}
+    if policy == "round_robin":
+        assert groups == set(range(9))
+    r = simulate(machine="fattree:k=4,n=3", allocator=policy, scheduler="easy", clean=True)  # 64 nodes: --clean drops the wider jobs
+    assert r.summary()["jobs"] > 17_000 and r.summary()["mean_pairwise_l1"] >= 2

@@ -1,0 +1,491 @@
+"""Slices of whole units: TPU pods (static torus or optical circuit switches), Tofu-D, Blue Gene/Q.
+
+One coarse-grained allocator serves the machines of
+:mod:`topoalloc.topology.units`: a job of ``p`` nodes needs ``n = ⌈p /
+unit⌉`` units, a *shape rule* turns ``n`` into a volume ``V ≥ n`` and the
+box shapes of that volume it may take, and an *allocation rule* places them:
+
+``rule=static``
+    The slice is a box of units, contiguous in the unit grid (round the wrap
+    links where the machine has them).  Its own torus has wrap-around links
+    only in the dimensions it spans (and, on Blue Gene/Q, in those where it
+    is one midplane thick, since a midplane loops its links back); elsewhere
+    it is a mesh.  This is the static 3-D torus the TPU v4 paper compares
+    its optical switches with, a Blue Gene/Q partition (a box of midplanes,
+    a torus in a dimension only when it uses the whole cable loop) and a
+    Fugaku job (a 3-D rectangle of Tofu units).
+``rule=ocs``
+    Optical circuit switching (Jouppi et al., ISCA 2023, §2): any ``V`` free
+    units are wired into the slice's torus, wrap-around included, so a
+    request fits iff ``V`` units are free.
+
+Shape rules (``shapes=``), each naming how a size becomes a slice:
+
+``pow2``
+    TPU slices: the number of units rounded up to a power of two, as the
+    most cubic box (4×4×8, 4×8×8, 8×8×8, 8×8×16, ... chips in cubes of
+    4×4×4); if no box of that volume fits the grid, the smallest volume above
+    it that does.  The default on TPU pods.
+``cubic``
+    The least volume ``≥ n`` of a box that fits the grid, as its most cubic
+    shape (smallest difference between the longest and shortest side, ties
+    to the first in order).  The default on Tofu and Blue Gene/Q.
+``all``
+    Every box shape of that least volume.
+
+The candidates are the chosen shape's orientations that fit the grid, in
+lexicographic order of their sides; the static rule places the first
+candidate that has a free position, at its first free position in unit-id
+order (first grid dimension fastest).  Both rules give a job the same
+number of units, so they differ only in where the units may lie.
+
+Probes (:mod:`topoalloc.alloc.probes`), exact and cheap, on the unit grid
+(never on nodes, never by replay):
+
+* static: each unit gets the number of releases after which it is free
+  (0 if free now, none if never); the box maximum of that array over every
+  placement of every candidate shape, by sliding-window maxima one
+  dimension at a time (a doubling table per dimension, shared between
+  shapes with equal leading sides), gives ``earliest_fit`` in one sweep;
+  ``can_allocate`` is the same on the busy map.  The reservation guard keeps
+  the map of units free at the shadow time and asks the same question.
+* ocs: counts of free units, as EASY's extra nodes.
+
+Requests of one unit count ``n`` are interchangeable (``fit_key`` = ``n``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any, Literal, NamedTuple, Self
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ..registry import ALLOCATORS
+from ..topology.base import Topology
+from ..topology.units import UnitTorus
+from .base import Allocation, Allocator, Grant, Request
+from .probes import ReservationGuard
+
+__all__ = ["SliceAllocator", "slice_shapes", "SHAPE_RULES"]
+
+SHAPE_RULES = ("pow2", "cubic", "all")
+_NEVER = np.iinfo(np.int32).max
+
+
+def slice_shapes(topology: UnitTorus, n: int, rule: str) -> tuple[int, np.ndarray]:
+    """The volume ``V`` and the candidate box shapes ``(m, d)`` for a job of ``n`` units under a shape rule.
+
+    >>> from topoalloc.topology import parse_machine
+    >>> v, s = slice_shapes(parse_machine("tpu:v4"), 5, "pow2")
+    >>> v, s.tolist()
+    (8, [[2, 2, 2]])
+    >>> v, s = slice_shapes(parse_machine("tpu:v4"), 16, "pow2")
+    >>> v, s.tolist()
+    (16, [[2, 2, 4], [2, 4, 2], [4, 2, 2]])
+    """
+    if rule not in SHAPE_RULES:
+        raise InvalidArgument("shapes", rule, f"one of {', '.join(SHAPE_RULES)}")
+    shapes, vol = topology.boxes
+    if n > topology.n_units or n < 1:
+        return 0, shapes[:0]
+    target = 1 << (n - 1).bit_length() if rule == "pow2" else n
+    i = int(np.searchsorted(vol, target, "left"))
+    if i == vol.size:  # rounding to a power of two overshot the machine: the least volume that fits
+        i = int(np.searchsorted(vol, n, "left"))
+    v = int(vol[i])
+    cands = shapes[vol == v]
+    if rule == "all":
+        return v, cands
+    active = np.array([g > 1 for g in topology.grid])
+    sides = cands[:, active] if active.any() else cands
+    spread = sides.max(axis=1) - sides.min(axis=1)
+    best = cands[int(np.argmin(spread))]
+    canon = np.sort(best[active]) if active.any() else best
+    keep = np.array([np.array_equal(np.sort(c[active]) if active.any() else c, canon) for c in cands])
+    return v, cands[keep]
+
+
+def _window_max(a: np.ndarray, axis: int, s: int, g: int, cyclic: bool) -> np.ndarray:
+    """Maximum over every window of ``s`` consecutive entries along ``axis`` (cyclically if asked).
+
+    The result's length along ``axis`` is the number of placements: ``g``
+    (cyclic, ``s < g``), ``g - s + 1`` (not cyclic) or 1 (``s == g``).
+    """
+    if s == 1:
+        return a
+    if s == g:
+        return a.max(axis=axis, keepdims=True)
+    nd = a.ndim
+
+    def sl(lo: int, hi: int) -> tuple[slice, ...]:
+        idx = [slice(None)] * nd
+        idx[axis] = slice(lo, hi)
+        return tuple(idx)
+
+    if cyclic:
+        a = np.concatenate([a, a[sl(0, s - 1)]], axis=axis)
+    length = a.shape[axis]
+    m, w = a, 1
+    while 2 * w <= s:  # from windows of w to windows of 2w
+        cur = m.shape[axis]
+        m = np.maximum(m[sl(0, cur - w)], m[sl(w, cur)])
+        w *= 2
+    # m[i] = max of a[i .. i + w - 1]; two overlapping windows of w cover one of s
+    out = length - s + 1
+    return np.maximum(m[sl(0, out)], m[sl(s - w, s - w + out)])
+
+
+#: largest placement table (rows × volume unit ids) kept per unit count; larger ones use the window search
+TABLE_ENTRIES = 1 << 20
+
+
+class _Placements(NamedTuple):
+    units: np.ndarray  #: (rows, volume) unit ids of every placement
+    shape: np.ndarray  #: per row, the index of its candidate shape
+    offset: np.ndarray  #: per row, the box's offset in the unit grid
+    shapes: np.ndarray
+
+
+class SliceAllocator(Allocator):
+    """Whole-unit slices on TPU pods, Tofu-D and Blue Gene/Q (see the module notes).
+
+    Parameters
+    ----------
+    topology : UnitTorus
+    rule : {"static", "ocs"}
+        Contiguous boxes of units, or any free units wired by optical circuit switches.
+    shapes : {"pow2", "cubic", "all"}, optional
+        The shape rule (default: ``pow2`` on TPU pods, ``cubic`` elsewhere).
+
+    Examples
+    --------
+    >>> from topoalloc.topology import parse_machine
+    >>> a = SliceAllocator(parse_machine("tpu:v4"))
+    >>> got = a.allocate(Request(100))   # 2 cubes, a 4x4x8-chip slice
+    >>> got.size, got.info["shape"], got.info["torus"]
+    (128, (1, 1, 2), (False, False, False))
+    """
+
+    name = "slice"
+    claims = frozenset({"whole_units"})
+
+    def __init__(self, topology: Topology, rule: str = "static", shapes: str | None = None):
+        super().__init__(topology)
+        top = self.topology
+        if not isinstance(top, UnitTorus):  # accepts() has said so already; for the type checker
+            raise InvalidArgument("topology", topology, "a machine of units (tpu:, tofu:, bgq:)")
+        if rule not in ("static", "ocs"):
+            raise InvalidArgument("rule", rule, "'static' or 'ocs'")
+        if shapes is None:
+            shapes = "pow2" if top.family == "tpu" else "cubic"
+        if shapes not in SHAPE_RULES:
+            raise InvalidArgument("shapes", shapes, f"one of {', '.join(SHAPE_RULES)}")
+        self.units = top
+        self.rule = rule
+        self.shapes = shapes
+        self.name = f"slice-{rule}"
+        self._unit_busy = np.zeros(top.n_units, dtype=bool)
+        self._free_units = top.n_units
+        self._cands: dict[int, tuple[int, np.ndarray]] = {}
+        self._tables: dict[int, _Placements | None] = {}
+        #: placement tables up to this many entries (0: always the window search; for tests)
+        self.table_entries = TABLE_ENTRIES
+        self._placed: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}  # unit count -> box, in the state _placed_in
+        self._placed_in = b""
+        self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
+        self._axes = [i for i, g in enumerate(top.grid) if g > 1]
+
+    @classmethod
+    def accepts(cls, topology: Topology) -> bool:
+        """Machines of units: tpu:, tofu:, bgq:."""
+        return isinstance(topology, UnitTorus)
+
+    # ------------------------------------------------------------ shapes
+    def units_needed(self, size: int) -> int:
+        return -(-size // self.units.unit_size)
+
+    def candidates(self, size: int) -> tuple[int, np.ndarray]:
+        """``(V, shapes)`` for a request of ``size`` nodes (memoised per unit count)."""
+        n = self.units_needed(size)
+        got = self._cands.get(n)
+        if got is None:
+            got = self._cands[n] = slice_shapes(self.units, n, self.shapes)
+        return got
+
+    def _fits_empty(self, request: Request) -> bool:
+        return self.candidates(request.size)[0] > 0
+
+    def fit_key(self, request: Request) -> Hashable | None:
+        return self.units_needed(request.size)
+
+    # -------------------------------------------------------- box search
+    def _box_maxima(self, values: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
+        """Per candidate shape, the maximum of ``values`` (a grid array) over every placement."""
+        top = self.units
+        memo: dict[tuple[int, ...], np.ndarray] = {(): values}
+        out = []
+        for shape in shapes.tolist():
+            cur = values
+            prefix: tuple[int, ...] = ()
+            for ax in self._axes:
+                prefix = prefix + (shape[ax],)
+                hit = memo.get(prefix)
+                if hit is None:
+                    hit = memo[prefix] = _window_max(cur, ax, shape[ax], top.grid[ax], top.wrap[ax])
+                cur = hit
+            out.append(cur)
+        return out
+
+    def _table(self, size: int) -> "_Placements | None":
+        """Every placement of every candidate box for ``size`` nodes as rows of unit ids, if small enough.
+
+        Rows come in the order the sliding-window search visits them (shape
+        by shape, offsets first grid dimension fastest), so both searches
+        choose the same box.  ``None`` when rows × volume would exceed
+        :data:`TABLE_ENTRIES` (then the window search answers).
+        """
+        n = self.units_needed(size)
+        if n in self._tables:
+            return self._tables[n]
+        v, shapes = self.candidates(size)
+        top = self.units
+        d = len(top.grid)
+        counts = []
+        for shape in shapes.tolist():
+            c = 1
+            for i in range(d):
+                c *= 1 if shape[i] == top.grid[i] else (top.grid[i] if top.wrap[i] else top.grid[i] - shape[i] + 1)
+            counts.append(c)
+        table = None
+        if v and sum(counts) * v <= self.table_entries:
+            rows, which, offs = [], [], []
+            ust = np.array(top.unit_strides, dtype=np.int64)
+            grid = np.array(top.grid, dtype=np.int64)
+            for k, shape in enumerate(shapes.tolist()):
+                ranges = [np.arange(1) if shape[i] == top.grid[i] else np.arange(top.grid[i] if top.wrap[i] else top.grid[i] - shape[i] + 1) for i in range(d)]
+                off = np.stack([g.ravel(order="F") for g in np.meshgrid(*ranges, indexing="ij")], axis=1)
+                rel = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(x) for x in shape], indexing="ij")], axis=1)
+                units = ((off[:, None, :] + rel[None, :, :]) % grid) @ ust
+                rows.append(units.astype(np.int32))
+                which.append(np.full(len(off), k))
+                offs.append(off)
+            table = _Placements(np.concatenate(rows), np.concatenate(which), np.concatenate(offs), shapes)
+        self._tables[n] = table
+        return table
+
+    def _grid(self, flat: np.ndarray) -> np.ndarray:
+        return flat.reshape(self._grid_f, order="F")
+
+    def _box_units(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
+        top = self.units
+        ids = np.zeros(1, dtype=np.int64)
+        for s, o, g, st in zip(shape, offset, top.grid, top.unit_strides):
+            ids = (ids[None, :] + (((o + np.arange(s)) % g) * st)[:, None]).ravel()
+        return np.sort(ids)
+
+    def _fits_static(self, free: np.ndarray, shapes: np.ndarray, size: int) -> bool:
+        table = self._table(size)
+        if table is not None:
+            return bool(free[table.units].all(axis=1).any())
+        blocked = self._grid((~free).view(np.uint8))
+        return any(not m.all() for m in self._box_maxima(blocked, shapes))
+
+    # ----------------------------------------------------------- allocate
+    def _allocate(self, request: Request) -> Grant | None:
+        v, shapes = self.candidates(request.size)
+        if v == 0 or v > self._free_units:
+            return None
+        top = self.units
+        if self.rule == "ocs":
+            units = np.flatnonzero(~self._unit_busy)[:v]
+            shape = tuple(int(s) for s in shapes[0][: top.job_dims])
+            info: dict[str, Any] = {"shape": shape, "units": v, "torus": (True,) * top.job_dims}
+        else:
+            found = self._static_place(request.size)
+            if found is None:
+                return None
+            shape, offset = found
+            units = self._box_units(shape, offset)
+            torus = tuple(bool(shape[i] == top.grid[i] and top.wrap[i]) or (top.unit_torus and shape[i] == 1) for i in range(top.job_dims))
+            info = {"shape": shape[: top.job_dims], "offset": offset, "units": v, "torus": torus}
+        self._unit_busy[units] = True
+        self._free_units -= v
+        units.flags.writeable = False
+        return Grant(np.sort(top.unit_nodes[units].ravel()), info, units)
+
+    def _static_place(self, size: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The static rule's box (shape, offset) for ``size`` nodes in the current state, or None.
+
+        Remembered per unit count while the busy map is unchanged (a
+        candidate allocated and released again leaves it as it was).
+        """
+        state = self._unit_busy.tobytes()
+        if state != self._placed_in:
+            self._placed.clear()
+            self._placed_in = state
+        n = self.units_needed(size)
+        if n in self._placed:
+            return self._placed[n]
+        v, shapes = self.candidates(size)
+        found = None
+        table = self._table(size)
+        if table is not None:
+            ok = np.flatnonzero(~self._unit_busy[table.units].any(axis=1))
+            if ok.size:
+                r = int(ok[0])
+                found = (tuple(int(x) for x in shapes[table.shape[r]]), tuple(int(x) for x in table.offset[r]))
+            self._placed[n] = found
+            return found
+        blocked = self._grid(self._unit_busy.view(np.uint8))
+        for shape_arr, m in zip(shapes, self._box_maxima(blocked, shapes)):
+            free_at = np.flatnonzero(m.ravel(order="F") == 0)
+            if free_at.size:
+                found = (tuple(int(s) for s in shape_arr), tuple(int(o) for o in np.unravel_index(int(free_at[0]), m.shape, order="F")))
+                break
+        self._placed[n] = found
+        return found
+
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        self._unit_busy[token] = False
+        self._free_units += int(token.size)
+
+    def _copy_state(self, clone: Self) -> None:
+        clone._unit_busy = self._unit_busy.copy()  # the memo of shapes is pure: shared
+        clone._placed = dict(self._placed)
+
+    # ------------------------------------------------------------- probes
+    def can_allocate(self, request: Request) -> bool:
+        v, shapes = self.candidates(request.size)
+        if v == 0 or v > self._free_units:
+            return False
+        if self.rule == "ocs":
+            return True
+        return self._static_place(request.size) is not None
+
+    def _release_map(self, releases: Iterable[Allocation]) -> tuple[np.ndarray, int]:
+        """Per unit, after how many releases it is free (0 now, ``_NEVER`` if not released); and how many releases."""
+        t = np.where(self._unit_busy, _NEVER, 0).astype(np.int32)
+        k = 0
+        tokens = self._tokens
+        for k, alloc in enumerate(releases, 1):
+            t[tokens[alloc.serial]] = k
+        return t, k
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        v, shapes = self.candidates(request.size)
+        if v == 0:
+            return None
+        if self.rule == "ocs":
+            free = self._free_units
+            if v <= free:
+                return 0
+            for k, alloc in enumerate(releases, 1):
+                free += int(self._tokens[alloc.serial].size)
+                if v <= free:
+                    return k
+            return None
+        if v <= self._free_units and self._static_place(request.size) is not None:
+            return 0
+        t, _ = self._release_map(releases)
+        table = self._table(request.size)
+        if table is not None:
+            best = int(t[table.units].max(axis=1).min())
+            return None if best == _NEVER else best
+        best = min(int(m.min()) for m in self._box_maxima(self._grid(t), shapes))
+        return None if best == _NEVER else best
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        if self.rule == "ocs":
+            return _UnitCountGuard(self, head, releases)
+        return _ShadowMapGuard(self, head, releases)
+
+
+class _UnitCountGuard(ReservationGuard):
+    """OCS: EASY's extra nodes, counted in units."""
+
+    def __init__(self, allocator: SliceAllocator, head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        self.slices = allocator
+        tokens = allocator._tokens
+        freed = sum(int(tokens[a.serial].size) for a in self.releases)
+        self.extra = allocator._free_units + freed - allocator.candidates(head.size)[0]
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        return ends_by_shadow or self.slices.candidates(request.size)[0] <= self.extra
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            if self.extra >= 0:
+                self.releases.append(allocation)
+                return True
+            return False
+        v = int(self.slices.token_of(allocation).size)
+        if v <= self.extra:
+            self.extra -= v
+            return True
+        return False
+
+
+class _ShadowMapGuard(ReservationGuard):
+    """Static boxes: the units free at the shadow time, and whether the head's box still fits in them."""
+
+    def __init__(self, allocator: SliceAllocator, head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        self.slices = allocator
+        free = ~allocator._unit_busy
+        tokens = allocator._tokens
+        for a in self.releases:
+            free[tokens[a.serial]] = True
+        self.free = free
+        self.v, self.shapes = allocator.candidates(head.size)
+        self.spare = int(free.sum()) - self.v  # units free at the shadow beyond the head's
+        self._fits: bool | None = None
+        # unit counts whose candidates were refused (ending after the shadow) since the last admission:
+        # the allocator is back in the same state, so the same count would be placed and refused alike
+        self._refused: set[int] = set()
+        self._refused_at = allocator._free_units
+
+    def _head_fits(self) -> bool:
+        if self._fits is None:
+            self._fits = self.v > 0 and self.spare >= 0 and self.slices._fits_static(self.free, self.shapes, self.head.size)
+        return self._fits
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            return True
+        a = self.slices
+        if a.candidates(request.size)[0] > self.spare:
+            return False
+        if self._refused_at != a._free_units:
+            self._refused.clear()
+        return a.units_needed(request.size) not in self._refused
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            if self._head_fits():
+                self.releases.append(allocation)
+                self._refused.clear()
+                return True
+            return False
+        a = self.slices
+        units = a.token_of(allocation)
+        self.free[units] = False
+        self.spare -= int(units.size)
+        self._fits = None
+        if self._head_fits():
+            self._refused.clear()
+            return True
+        self.free[units] = True
+        self.spare += int(units.size)
+        self._fits = None
+        self._refused.add(a.units_needed(allocation.request.size))
+        self._refused_at = a._free_units + int(units.size)  # once the scheduler has released it
+        return False
+
+
+@ALLOCATORS.register("slice", accepts=SliceAllocator.accepts)
+def _make_slice(topology: Topology, rule: Literal["static", "ocs"] = "static", shapes: Literal["pow2", "cubic", "all"] | None = None) -> SliceAllocator:
+    """Whole-unit slices on tpu:/tofu:/bgq: machines; rule=static (a box of units) | ocs (any free units, optically wired); shapes=pow2|cubic|all."""
+    return SliceAllocator(topology, rule, shapes)
