@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
+import threading
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -89,10 +91,22 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[Path]:
     extension, so writers that go by it (matplotlib, pyarrow) write the right format.
     """
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent if str(target.parent) else ".")
-    os.close(fd)
-    tmp_path = Path(tmp)
+    # Ctrl-C between creating the temporary file and entering the block that removes it would
+    # leave it behind: SIGINT is held back until the removal is in place (main thread, POSIX)
+    hold = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if hold:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent if str(target.parent) else ".")
+        os.close(fd)
+        tmp_path = Path(tmp)
+    except BaseException:
+        if hold:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        raise
+    try:
+        if hold:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C is raised here, inside the cleanup
         yield tmp_path
         if target.exists():
             os.chmod(tmp_path, target.stat().st_mode & 0o777)
