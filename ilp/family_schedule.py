@@ -53,8 +53,8 @@ from ortools.sat.python import cp_model
 
 from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 
-from ._solver import check_solver_args, run_solver
-from .schedule import SCHED_OBJECTIVES, SchedJob, _jobs, optimal_schedule, schedule_objective
+from ._solver import check_solver_args
+from .schedule import SCHED_OBJECTIVES, SchedJob, _jobs, minimise_and_solve, optimal_schedule, schedule_objective
 
 __all__ = ["pieces", "optimal_family_schedule", "check_family_schedule", "family_gap_study", "FamilyScheduleResult", "FamilyGapReport", "random_family_instance"]
 
@@ -190,18 +190,8 @@ def optimal_family_schedule(jobs: Sequence[Any], machine: str, *, objective: str
             m.add_no_overlap(ivs)
     if live:
         m.add_cumulative(whole, [_pow2_at_least(js[i].size) for i in live], n_nodes)
-    if objective == "makespan":
-        mk = m.new_int_var(max((j.release for j in js), default=0), horizon, "makespan")
-        for i in live:
-            m.add(mk >= S[i] + js[i].duration)
-        m.minimize(mk)
-    else:
-        m.minimize(sum(S[i] - js[i].release for i in live))
     what = f"offline piece schedule ({len(js)} jobs on {machine})"
-    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
-    if out.status == "infeasible":
-        raise SolverError(what, "infeasible", "the serial schedule fits the horizon; the model is wrong")
-    bound = int(round(out.solver.best_objective_bound)) if live else 0
+    out, bound = minimise_and_solve(m, js, live, S, horizon, objective, what, time_limit=time_limit, workers=workers, seed=seed)
     if not out.has_solution:
         return FamilyScheduleResult(out.status, objective, machine, None, None, None, bound, out.seconds)
     val = out.solver.value

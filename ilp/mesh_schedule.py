@@ -43,8 +43,8 @@ from ortools.sat.python import cp_model
 
 from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 
-from ._solver import check_solver_args, run_solver
-from .schedule import SCHED_OBJECTIVES, SchedJob, coerce_jobs, optimal_schedule
+from ._solver import check_solver_args
+from .schedule import SCHED_OBJECTIVES, SchedJob, coerce_jobs, minimise_and_solve, optimal_schedule
 
 __all__ = [
     "MeshJob",
@@ -219,18 +219,8 @@ def optimal_mesh_schedule(
             m.add_bool_or(lits)
     if live:
         m.add_cumulative(intervals, [js[i].w * js[i].l for i in live], X * Y)
-    if objective == "makespan":
-        mk = m.new_int_var(max((j.release for j in js), default=0), horizon, "makespan")
-        for i in live:
-            m.add(mk >= S[i] + js[i].duration)
-        m.minimize(mk)
-    else:
-        m.minimize(sum(S[i] - js[i].release for i in live))
     what = f"offline contiguous schedule ({len(js)} jobs on a {X}x{Y} mesh)"
-    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
-    if out.status == "infeasible":
-        raise SolverError(what, "infeasible", "the serial schedule fits the horizon; the model is wrong")
-    bound = int(round(out.solver.best_objective_bound)) if live else 0
+    out, bound = minimise_and_solve(m, js, live, S, horizon, objective, what, time_limit=time_limit, workers=workers, seed=seed)
     if not out.has_solution:
         return MeshScheduleResult(out.status, objective, (X, Y), rotate, None, None, None, bound, out.seconds)
     val = out.solver.value

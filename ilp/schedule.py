@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -46,6 +47,25 @@ class SchedJob:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < (1 if name == "size" else 0):
                 raise InvalidArgument(name, v, "a non-negative integer" if name != "size" else "a positive integer")
+
+
+def minimise_and_solve(m: Any, js: Sequence[Any], live: Sequence[int], S: dict[int, Any], horizon: int, objective: str, what: str, *,
+                       time_limit: float | None, workers: int, seed: int) -> tuple[Any, int]:
+    """The schedule models' common end: the objective (``makespan`` or ``total_wait``) over start variables ``S``,
+    the solve, and its proven bound.  Raises :class:`SolverError` on an infeasible model (the serial schedule
+    always fits the horizon)."""
+    if objective == "makespan":
+        mk = m.new_int_var(max((j.release for j in js), default=0), horizon, "makespan")
+        for i in live:
+            m.add(mk >= S[i] + js[i].duration)
+        m.minimize(mk)
+    else:
+        m.minimize(sum(S[i] - js[i].release for i in live))
+    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
+    if out.status == "infeasible":
+        raise SolverError(what, "infeasible", "the serial schedule fits the horizon; the model is wrong")
+    bound = int(round(out.solver.best_objective_bound)) if live else 0
+    return out, bound
 
 
 def coerce_jobs(jobs: Sequence, cls: type, fields: tuple[str, ...]) -> list:
@@ -177,18 +197,8 @@ def optimal_schedule(
         m.add_cumulative(ti, [js[i].size for i in live], N)
         if mode == "contiguous":
             m.add_no_overlap_2d(ti, xi)
-    if objective == "makespan":
-        mk = m.new_int_var(max((j.release for j in js), default=0), horizon, "makespan")
-        for i in live:
-            m.add(mk >= S[i] + js[i].duration)
-        m.minimize(mk)
-    else:
-        m.minimize(sum(S[i] - js[i].release for i in live))
     what = f"offline {mode} schedule ({len(js)} jobs on {N} processors)"
-    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
-    if out.status == "infeasible":
-        raise SolverError(what, "infeasible", "the serial schedule fits the horizon; the model is wrong")
-    bound = int(round(out.solver.best_objective_bound)) if live else 0
+    out, bound = minimise_and_solve(m, js, live, S, horizon, objective, what, time_limit=time_limit, workers=workers, seed=seed)
     if not out.has_solution:
         return ScheduleResult(out.status, mode, objective, N, None, None, None, bound, out.seconds)
     starts = tuple(out.solver.value(S[i]) if i in S else js[i].release for i in range(len(js)))
