@@ -54,7 +54,7 @@ from ortools.sat.python import cp_model
 from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 
 from ._solver import check_solver_args
-from .schedule import SCHED_OBJECTIVES, SchedJob, _jobs, minimise_and_solve, optimal_schedule, schedule_objective
+from .schedule import SCHED_OBJECTIVES, SchedJob, _jobs, minimise_and_solve, optimal_schedule, replay_online, schedule_objective
 
 __all__ = ["pieces", "optimal_family_schedule", "check_family_schedule", "family_gap_study", "FamilyScheduleResult", "FamilyGapReport", "random_family_instance"]
 
@@ -223,23 +223,8 @@ def random_family_instance(n_nodes: int, jobs: int, seed: int, *, max_run: int =
 
 def run_online(spec: str, jobs: Sequence[Any], machine: str, *, scheduler: str = "fcfs") -> list[float]:
     """Start times of ``jobs`` run through allocator ``spec`` and ``scheduler`` on ``machine`` (instance order kept)."""
-    from topoalloc.api import simulate
-    from topoalloc.workload.core import Workload
-
     js = _jobs(jobs)
-    order = sorted(range(len(js)), key=lambda i: (js[i].release, i))
-    w = Workload(
-        job_id=np.array([i + 1 for i in order]),
-        submit=np.array([float(js[i].release) for i in order]),
-        run=np.array([float(js[i].duration) for i in order]),
-        size=np.array([js[i].size for i in order]),
-        requested_time=np.array([float(js[i].duration) for i in order]),
-    )
-    r = simulate(w, machine=machine, allocator=spec, scheduler=scheduler, estimate="exact", locality=False)
-    starts = [0.0] * len(js)
-    for pos, i in enumerate(order):
-        starts[i] = float(r.start[pos])
-    return starts
+    return replay_online(spec, js, machine, scheduler=scheduler, sizes=[j.size for j in js], locality=False)[0]
 
 
 @dataclass

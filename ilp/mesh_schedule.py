@@ -44,7 +44,7 @@ from ortools.sat.python import cp_model
 from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 
 from ._solver import check_solver_args
-from .schedule import SCHED_OBJECTIVES, SchedJob, coerce_jobs, minimise_and_solve, optimal_schedule
+from .schedule import SCHED_OBJECTIVES, SchedJob, coerce_jobs, minimise_and_solve, optimal_schedule, replay_online
 
 __all__ = [
     "MeshJob",
@@ -263,24 +263,8 @@ def run_online_mesh(spec: str, jobs: Sequence[Any], X: int, Y: int, *, scheduler
     Jobs arrive at their releases (in instance order at equal times) with
     their frames as shapes and their durations as exact estimates.
     """
-    from topoalloc.api import simulate
-    from topoalloc.workload.core import Workload
-
     js = _jobs(jobs)
-    order = sorted(range(len(js)), key=lambda i: (js[i].release, i))
-    w = Workload(
-        job_id=np.array([i + 1 for i in order]),
-        submit=np.array([float(js[i].release) for i in order]),
-        run=np.array([float(js[i].duration) for i in order]),
-        size=np.array([js[i].w * js[i].l for i in order]),
-        requested_time=np.array([float(js[i].duration) for i in order]),
-        shape=np.array([(js[i].w, js[i].l) for i in order]),
-    )
-    r = simulate(w, machine=f"mesh:{X}x{Y}", allocator=spec, scheduler=scheduler, estimate="exact")
-    starts = [0.0] * len(js)
-    for pos, i in enumerate(order):
-        starts[i] = float(r.start[pos])
-    return starts, r
+    return replay_online(spec, js, f"mesh:{X}x{Y}", scheduler=scheduler, sizes=[j.w * j.l for j in js], shapes=[(j.w, j.l) for j in js])
 
 
 @dataclass

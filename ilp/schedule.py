@@ -68,6 +68,35 @@ def minimise_and_solve(m: Any, js: Sequence[Any], live: Sequence[int], S: dict[i
     return out, bound
 
 
+def replay_online(spec: str, jobs: Sequence[Any], machine: str, *, scheduler: str = "fcfs", sizes: Sequence[int], shapes: Sequence[tuple[int, int]] | None = None, locality: bool | None = None) -> tuple[list[float], Any]:
+    """Start times of ``jobs`` (release, duration) run through allocator ``spec`` and ``scheduler`` on ``machine``, and the result.
+
+    Jobs arrive at their releases (in instance order at equal times) with ``sizes`` (and ``shapes``, if given)
+    and their durations as exact estimates; the start times come back in instance order.
+    """
+    import numpy as np
+
+    from topoalloc.api import simulate
+    from topoalloc.workload.core import Workload
+
+    order = sorted(range(len(jobs)), key=lambda i: (jobs[i].release, i))
+    extra = {} if shapes is None else {"shape": np.array([shapes[i] for i in order])}
+    w = Workload(
+        job_id=np.array([i + 1 for i in order]),
+        submit=np.array([float(jobs[i].release) for i in order]),
+        run=np.array([float(jobs[i].duration) for i in order]),
+        size=np.array([sizes[i] for i in order]),
+        requested_time=np.array([float(jobs[i].duration) for i in order]),
+        **extra,
+    )
+    opts = {} if locality is None else {"locality": locality}  # None: simulate's own default
+    r = simulate(w, machine=machine, allocator=spec, scheduler=scheduler, estimate="exact", **opts)
+    starts = [0.0] * len(jobs)
+    for pos, i in enumerate(order):
+        starts[i] = float(r.start[pos])
+    return starts, r
+
+
 def coerce_jobs(jobs: Sequence, cls: type, fields: tuple[str, ...]) -> list:
     """``jobs`` as ``cls`` instances: each given as one, as a dict of ``fields`` or as a tuple of them, every value a whole number.
 
