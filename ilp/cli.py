@@ -298,6 +298,10 @@ def _mesh_gap(args) -> int:
     jobs = args.jobs = 6 if args.jobs is None else args.jobs
     instances = args.instances = 20 if args.instances is None else args.instances
     _check_positive(args, "jobs", "instances")
+    from topoalloc.limits import check_memory
+
+    # six literals per pair of jobs (the pairwise disjunctions)
+    check_memory(_BYTES_PER_LITERAL * 6 * jobs * jobs, "--jobs", jobs, f"a pairwise 2-D model of {jobs:,} jobs")
     rep = mesh_gap_study(heuristics, mesh=(sides[0], sides[1]), jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
     out = rep.as_dict()
     if args.json:
@@ -333,6 +337,13 @@ def _family_gap(args) -> int:
     jobs = args.jobs = 6 if args.jobs is None else args.jobs
     instances = args.instances = 20 if args.instances is None else args.instances
     _check_positive(args, "jobs", "instances")
+    from topoalloc.limits import check_memory
+
+    from .family_schedule import pieces
+
+    # one Boolean and one optional interval per (job, piece), referenced once per processor of the piece
+    literals = max(len(p) * (1 + len(p[0])) for p in (pieces(args.family, 1 << k) for k in range(top.n_nodes.bit_length())) if p)
+    check_memory(_BYTES_PER_LITERAL * jobs * literals, "--jobs", jobs, f"a piece model of {jobs:,} jobs on {args.family}")
     rep = family_gap_study(heuristics, machine=args.family, jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
     out = rep.as_dict()
     if args.json:

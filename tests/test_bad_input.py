@@ -190,6 +190,8 @@ def test_order_returns_its_warm_start_when_time_runs_out(tmp_path):
         (["minspan", "--processors", "1000000000"], "--processors"),
         (["gap", "--heuristic", "best_fit", "--jobs", "100000000"], "--jobs"),
         (["gap", "--heuristic", "best_fit", "--instances", "0"], "--instances"),
+        (["gap", "--family", "hypercube:4", "--jobs", "100000000"], "--jobs"),
+        (["gap", "--mesh", "4x4", "--jobs", "100000000"], "--jobs"),
         (["prove", "torus", "--max-order", "40"], "--max-order"),
         (["prove", "hypercube", "--max-order", "40"], "--max-order"),
         (["order", "--topology", "mesh:300x300", "--time-limit", "1"], "a size this machine can hold"),
