@@ -787,10 +787,13 @@ def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple
         return {"property": "bijection", "repeated_nodes": dup[:5].tolist()}, 0
     a, b, dims = virtual_torus_edges(conv.shape, conv.torus)
     # the code's own edge list (the conformance suite checks allocations with it) must be the definition's
-    code_edges = {(min(u, v), max(u, v)) for u, v in conv.virtual_edges()}
-    def_edges = {(min(u, v), max(u, v)) for u, v in zip(a.tolist(), b.tolist())}
-    if code_edges != def_edges:
-        return {"property": "virtual_edges", "code_only": sorted(code_edges - def_edges)[:4], "definition_only": sorted(def_edges - code_edges)[:4]}, 0
+    # (as sets of unordered pairs, each pair keyed min * M + max; numpy, as set comprehensions cost a third of the proof)
+    code = conv.virtual_edge_array()
+    code_keys = np.unique(code.min(axis=1) * M + code.max(axis=1))
+    def_keys = np.unique(np.minimum(a, b) * M + np.maximum(a, b))
+    if not np.array_equal(code_keys, def_keys):
+        pairs = lambda keys: [(int(k) // M, int(k) % M) for k in keys[:4]]  # noqa: E731
+        return {"property": "virtual_edges", "code_only": pairs(np.setdiff1d(code_keys, def_keys)), "definition_only": pairs(np.setdiff1d(def_keys, code_keys))}, 0
     bad = _prove_links(machine, emb[a], emb[b])
     if bad is not None:
         return {"property": "dilation", "virtual": (int(a[bad]), int(b[bad])), "dimension": int(dims[bad]), "physical": (int(emb[a[bad]]), int(emb[b[bad]]))}, int(a.size)

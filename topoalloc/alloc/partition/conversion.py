@@ -104,26 +104,20 @@ class Conversion:
         return emb
 
     def _build(self) -> np.ndarray:
+        """Virtual node ``v`` (first virtual dimension fastest) -> machine node id, for all ``v`` at once."""
         s = self.semitorus
-        # per virtual dimension: the list of local coordinates (over its group) in ring order
-        rings = []
-        for grp in self.groups:
-            sides = [s.sides[i] for i in grp]
-            rings.append(_ring_of(sides))
+        strides = self.machine.strides
         M = 1
         for n in self.shape:
             M *= n
-        emb = np.empty(M, dtype=np.int64)
-        strides = self.machine.strides
-        for v in range(M):
-            r = v
-            local = list(s.offset)
-            for grp, ring, n in zip(self.groups, rings, self.shape):
-                pos = ring[r % n]
-                r //= n
-                for i, x in zip(grp, pos):
-                    local[i] = s.offset[i] + x
-            emb[v] = sum(c * st for c, st in zip(local, strides))
+        v = np.arange(M, dtype=np.int64)
+        emb = np.full(M, sum(int(o) * int(st) for o, st in zip(s.offset, strides)), dtype=np.int64)
+        stride = 1
+        for grp, n in zip(self.groups, self.shape):
+            # the ring of the group's local coordinates, in order, and each position's id offset
+            ring = np.asarray(_ring_of([s.sides[i] for i in grp]), dtype=np.int64).reshape(n, len(grp))
+            emb += (ring @ np.asarray([strides[i] for i in grp], dtype=np.int64))[(v // stride) % n]
+            stride *= n
         return emb
 
     def __deepcopy__(self, memo: dict) -> "Conversion":
@@ -131,18 +125,23 @@ class Conversion:
 
     def virtual_edges(self) -> list[tuple[int, int]]:
         """Every edge of the virtual torus (each ring edge once; a ring of 2 has one edge)."""
-        edges = []
+        return [(u, w) for u, w in self.virtual_edge_array().tolist()]
+
+    def virtual_edge_array(self) -> np.ndarray:
+        """:meth:`virtual_edges` as an ``(E, 2)`` array, in the same order."""
         M = len(self.embedding)
+        v = np.arange(M, dtype=np.int64)
+        parts = []
         stride = 1
         for j, n in enumerate(self.shape):
-            for v in range(M):
-                x = (v // stride) % n
-                if x + 1 < n:
-                    edges.append((v, v + stride))
-                elif n > 2 and (self.torus or len(self.groups[j]) > 1 or self.semitorus.wrapped[self.groups[j][0]]):
-                    edges.append((v, v - (n - 1) * stride))
+            x = (v // stride) % n
+            forward = x + 1 < n
+            ring = n > 2 and (self.torus or len(self.groups[j]) > 1 or self.semitorus.wrapped[self.groups[j][0]])
+            keep = v if ring else v[forward]
+            partner = np.where(forward, v + stride, v - (n - 1) * stride) if ring else keep + stride
+            parts.append(np.stack([keep, partner], axis=1))
             stride *= n
-        return edges
+        return np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
 
     def as_dict(self) -> dict:
         return {"shape": list(self.shape), "groups": [list(g) for g in self.groups], "torus": self.torus}
