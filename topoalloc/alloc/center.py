@@ -94,6 +94,12 @@ class CenterAllocator(CountingProbes, Allocator):
         self._dims = np.asarray(top.dims, dtype=np.int64)
         self._wrap = np.asarray(top.wrap, dtype=bool)
         self._strides = np.asarray(top.strides, dtype=np.int64)
+        # per dimension, the distance between every two coordinates (the shorter way round on a ring)
+        self._tables = []
+        for n, w in zip(top.dims, top.wrap):
+            a = np.arange(n)
+            d = np.abs(a[:, None] - a[None, :])
+            self._tables.append((np.minimum(d, n - d) if w else d).astype(np.int32))
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -108,10 +114,16 @@ class CenterAllocator(CountingProbes, Allocator):
     def _coords(self, nodes: np.ndarray) -> np.ndarray:
         return (nodes[:, None] // self._strides[None, :]) % self._dims[None, :]
 
-    def _per_dim(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """|a - b| per dimension, the shorter way round on wrapped dimensions (broadcasting over leading axes)."""
-        d = np.abs(a - b)
-        return np.where(self._wrap, np.minimum(d, self._dims - d), d)
+    def _distances(self, c: np.ndarray, fc: np.ndarray) -> np.ndarray:
+        """(C, F) L∞ (mc1x1) or L1 distance from each center to each free processor, one table gather per dimension."""
+        out = self._tables[0][c[:, 0]][:, fc[:, 0]]
+        for i in range(1, len(self._tables)):
+            per = self._tables[i][c[:, i]][:, fc[:, i]]
+            if self.variant == "mc1x1":
+                np.maximum(out, per, out=out)
+            else:
+                out += per
+        return out.astype(np.int64)
 
     def _centers(self, free: np.ndarray, fc: np.ndarray) -> np.ndarray:
         if self.variant != "mm":
@@ -151,8 +163,7 @@ class CenterAllocator(CountingProbes, Allocator):
         best_center = None
         for lo in range(0, len(centers), _CHUNK):
             c = centers[lo : lo + _CHUNK]
-            per = self._per_dim(fc[None, :, :], c[:, None, :])  # (C, F, d)
-            dist = per.max(axis=2) if self.variant == "mc1x1" else per.sum(axis=2)
+            dist = self._distances(c, fc)
             key = dist * n + free[None, :]  # distance, then node id
             if k < free.size:
                 part = np.argpartition(key, k - 1, axis=1)[:, :k]
