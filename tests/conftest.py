@@ -16,6 +16,12 @@ settings.register_profile("ci", deadline=None, suppress_health_check=[HealthChec
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Tests marked ``long`` first (stable otherwise): with several workers (``-n auto``, work stealing)
+    they start at once and the short tests fill the other workers around them."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 def shared_trace(name: str) -> Path:
     path = SHARED_TRACES / name
     if not path.exists():

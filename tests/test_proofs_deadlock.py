@@ -71,6 +71,7 @@ def test_partially_wrapped_torus_needs_dateline_only_on_long_wrapped_sides():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_larger_family_holds():
     for dims, wrap in mixed_wrap_cases(SLOW):
         assert prove_grid_deadlock_free(dims, wrap, dateline=True).holds, (dims, wrap)

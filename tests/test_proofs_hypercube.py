@@ -40,6 +40,7 @@ def test_hypercube_proofs_every_mesh_up_to_q7():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_hypercube_proofs_every_mesh_up_to_q10():
     rows = hypercube_rows(max_n=10, symbolic_n=64, lemma_n=24, route_n=8, channel_n=7)
     failed = [r for r in rows if not r["holds"]]

@@ -45,18 +45,6 @@ def test_torus_proofs_every_theorem_small():
     assert rows[0]["method_counts"]["symbolic"] > 0 and rows[0]["method_counts"]["exhaustive"] > 0
 
 
-@pytest.mark.slow
-def test_torus_proofs_every_shape_every_orientation():
-    """EP/NEP at the full sizes (<= 2^12 nodes), every orientation, every k; conversions one orientation per shape."""
-    rows = torus_rows(full=False)
-    _check(rows)
-    assert rows[0]["cases"] == rows[1]["cases"] == 29328  # (shape in every orientation, k) pairs
-    for r in rows[:2]:
-        assert "every orientation: 2,509 shapes — 226 by Z3 at a symbolic offset + " in r["property"]
-    assert rows[5]["cases"] == rows[6]["cases"] == 1516  # shapes up to orientation x wrap patterns
-    assert rows[-1]["cases"] == 36
-
-
 def test_canonical_orientation_only_by_z3():
     rows = torus_rows(max_order=6, scheme_orientations=False, run_machines=((2, 2, 2, 6, 8),), run_seeds=1)
     _check(rows)
@@ -64,13 +52,18 @@ def test_canonical_orientation_only_by_z3():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_torus_proofs_every_orientation():
-    """Conversions too in every orientation and every wrap pattern (``topoalloc prove torus --full``)."""
+    """``topoalloc prove torus --full``: EP/NEP at the full sizes (<= 2^12 nodes), every orientation, every k;
+    conversions too in every orientation and every wrap pattern (one run for both: ~7 min on 2 cores)."""
     rows = torus_rows(full=True, workers=2)
     _check(rows)
-    assert rows[0]["cases"] == rows[1]["cases"] == 29328
+    assert rows[0]["cases"] == rows[1]["cases"] == 29328  # (shape in every orientation, k) pairs
+    for r in rows[:2]:
+        assert "every orientation: 2,509 shapes — 226 by Z3 at a symbolic offset + " in r["property"]
     assert rows[5]["cases"] == rows[6]["cases"] == 21224  # every orientation x wrap patterns
     assert "every orientation: 2,509 shapes" in rows[5]["property"]
+    assert rows[-1]["cases"] == 36
 
 
 def test_scheme_proof_paper_example():
