@@ -9,7 +9,9 @@ from topoalloc.cli import main
 from .conftest import SHARED_TRACES
 
 
+@pytest.mark.slow
 def test_quick_reproduction(tmp_path, capsys):
+    """The quick grid (60 runs, ~45 s): slow tier; the default tier runs the other papers' quick grids."""
     pytest.importorskip("matplotlib")
     out = tmp_path / "mao"
     assert main(["reproduce", "mao", "--quick", "--out", str(out), "--workers", "1", "--quiet", "--traces", str(SHARED_TRACES)]) == 0

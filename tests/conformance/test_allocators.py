@@ -31,18 +31,25 @@ def test_every_allocator_is_covered():
     assert covered == set(ALLOCATORS.names()), f"allocators with no small machine: {set(ALLOCATORS.names()) - covered}"
 
 
-@pytest.mark.parametrize("check", list(CHECKS.values()), ids=list(CHECKS))
+#: The default tier runs the state machine on fewer random sequences than the library's default (40);
+#: the slow tier runs it on 80 (``test_probes_many_states``).
+DEFAULT_TIER = {"stateful": {"examples": 20}}
+
+
+@pytest.mark.parametrize("check", list(CHECKS), ids=list(CHECKS))
 @pytest.mark.parametrize("name,top,factory", CASES, ids=IDS)
 def test_conformance(name, top, factory, check):
-    check(factory)
+    CHECKS[check](factory, **DEFAULT_TIER.get(check, {}))
 
 
-PROBE_CHECKS = ("can_allocate", "earliest_fit", "max_request_now", "counting_promise", "reservation_guard", "fit_keys")
+#: check -> random states (Hypothesis examples) in the slow tier
+MANY_STATES = {"can_allocate": 150, "earliest_fit": 150, "max_request_now": 150, "counting_promise": 150,
+               "reservation_guard": 150, "fit_keys": 150, "stateful": 80}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("check", PROBE_CHECKS)
+@pytest.mark.parametrize("check", list(MANY_STATES))
 @pytest.mark.parametrize("name,top,factory", CASES, ids=IDS)
 def test_probes_many_states(name, top, factory, check):
-    """The probe checks on ten times as many random states as the default run."""
-    CHECKS[check](factory, examples=150)
+    """The probe checks on ten times as many random states as the default run, the state machine on four times as many."""
+    CHECKS[check](factory, examples=MANY_STATES[check])
