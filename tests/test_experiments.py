@@ -48,6 +48,10 @@ def write(tmp_path: Path, text: str, name: str = "spec.toml") -> Path:
         ('[grid]\nwork_multiple = {start = 2, stop = 1, step = 0.5}\n', 2, "[grid] work_multiple", "stop >= start"),
         ('[fixed]\nn_jobs = 10\n', 2, "[fixed] n_jobs", "without synthetic"),
         ('[grid\nx = 1\n', 1, "TOML", ""),
+        # several sub-grids: the line is the bad key's, in its own [[grid]] block
+        ('[[grid]]\nscheduler = ["fcfs"]\nmachine = ["flat:8"]\n[[grid]]\nscheduler = ["easy"]\nmachine = []\n', 6, "[grid] machine", "non-empty list"),
+        ('[[grid]]\nscheduler = ["fcfs"]\n\n[[grid]]\nscheduler = ["easy"]\n\n[[grid]]\nscheduler = ["fcfs"]\nalocator = ["flat"]\n', 9, "[grid] alocator", "unknown parameter"),
+        ('[fixed]\nmachine = "flat:8"\n[[grid]]\nscheduler = ["fcfs"]\n[[grid]]\nmachine = ["flat:4"]\n', 6, "[grid] machine", "fixed or varies"),
     ],
 )
 def test_spec_errors_name_file_line_and_key(tmp_path, text, line, key, words):

@@ -340,11 +340,17 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
     grid = raw.get("grid", {})
     subgrids = grid if isinstance(grid, list) and grid and all(isinstance(g, Mapping) for g in grid) else [grid]
     grids = []
-    for g in subgrids:
+    for gi, g in enumerate(subgrids):
         if not isinstance(g, Mapping):
             raise err(("grid",), "a table of axes (each a list of values), or several: [[grid]]")
-        axes = _parse_axes(g, fixed, err)
-        _check_synthetic(fixed, axes, err)
+
+        def gerr(path: tuple[str, ...], message: str, gi: int = gi) -> SpecError:
+            """An error inside sub-grid ``gi``: the line is looked up in that ``[[grid]]`` block."""
+            line = _locate(text, path, block=gi) if isinstance(grid, list) and path[:1] == ("grid",) else _locate(text, path)
+            return SpecError(source, line, _keyname(path), message)
+
+        axes = _parse_axes(g, fixed, gerr)
+        _check_synthetic(fixed, axes, gerr)
         grids.append(axes)
     reps = _replications(raw.get("replications", 1), err)
     metrics = raw.get("metrics", [])
@@ -550,23 +556,35 @@ _HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\" ]+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*(\.\s*[A-Za-z0-9_\-]+\s*)*=")
 
 
-def _locate(text: str, path: tuple[str, ...]) -> int | None:
-    """The 1-based line of ``path`` (table headers, keys, dotted keys; keys inside inline tables) in TOML text."""
+def _locate(text: str, path: tuple[str, ...], *, block: int | None = None) -> int | None:
+    """The 1-based line of ``path`` (table headers, keys, dotted keys; keys inside inline tables) in TOML text.
+
+    ``block``: ``path[0]`` is an array of tables (``[[grid]]``) and the key is in
+    its ``block``-th element (0-based); lines of the other elements are not
+    considered.
+    """
     if not text:
         return None
     lines = text.splitlines()
     table: tuple[str, ...] = ()
     best: tuple[int, int] | None = None  # (matched depth, line)
+    element = -1  # which element of the array of tables ``path[0]`` the lines are in
     for i, line in enumerate(lines, 1):
         h = _HEADER.match(line)
         if h and not _KEY.match(line):
             table = tuple(s.strip().strip('"') for s in h.group(1).split("."))
+            if block is not None and table == path[:1] and line.lstrip().startswith("[["):
+                element += 1
+            if block is not None and table[:1] == path[:1] and element != block:
+                continue
             depth = _prefix(table, path)
             if depth == len(table) and (best is None or depth > best[0]):
                 best = (depth, i)
             continue
         k = _KEY.match(line)
         if k:
+            if block is not None and table[:1] == path[:1] and element != block:
+                continue
             lhs = line.split("=", 1)[0]
             full = table + tuple(s.strip().strip('"') for s in lhs.split("."))
             depth = _prefix(full, path)
