@@ -52,6 +52,21 @@ def test_center_allocators_on_a_torus_use_wrap_distance():
     assert got.nodes.tolist() == [0, 7] and got.info["score"] == 1
 
 
+@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
+def test_long_dimensions_measured_by_arithmetic_agree_with_the_tables(name, monkeypatch):
+    """A dimension longer than the table bound is measured by arithmetic: same grants as by the tables."""
+    import topoalloc.alloc.center as center
+    from topoalloc.workload import read_swf, default_trace_path
+
+    w = read_swf(default_trace_path()).take(np.arange(200))
+    runs = []
+    for bound in (center._TABLE_MAX, 3):
+        monkeypatch.setattr(center, "_TABLE_MAX", bound)
+        r = simulate(w, machine="torus:6x4x5", allocator=name, scheduler="easy", clean=True, record_allocations=True)
+        runs.append((r.start.tolist(), r.allocations[0].tolist()))
+    assert runs[0] == runs[1]
+
+
 def test_center_allocators_refuse_machines_of_units():
     with pytest.raises(InvalidArgument):
         make_allocator("mm", "tpu:v4")

@@ -62,6 +62,16 @@ VARIANTS = ("nearest", "mc1x1", "mm")
 #: centers evaluated at once (bounds the (centers × free) distance arrays)
 _CHUNK = 256
 
+#: Longest dimension whose coordinate-distance table is kept (1024^2 int32 entries: 4 MiB)
+_TABLE_MAX = 1024
+
+
+def _distance_table(n: int, ring: bool) -> np.ndarray:
+    """(n, n) int32: the distance between two coordinates of a dimension of ``n``, the shorter way round on a ring."""
+    a = np.arange(n)
+    d = np.abs(a[:, None] - a[None, :])
+    return (np.minimum(d, n - d) if ring else d).astype(np.int32)
+
 
 class CenterAllocator(CountingProbes, Allocator):
     """Center-based allocation on a mesh or torus (see the module notes).
@@ -94,12 +104,9 @@ class CenterAllocator(CountingProbes, Allocator):
         self._dims = np.asarray(top.dims, dtype=np.int64)
         self._wrap = np.asarray(top.wrap, dtype=bool)
         self._strides = np.asarray(top.strides, dtype=np.int64)
-        # per dimension, the distance between every two coordinates (the shorter way round on a ring)
-        self._tables = []
-        for n, w in zip(top.dims, top.wrap):
-            a = np.arange(n)
-            d = np.abs(a[:, None] - a[None, :])
-            self._tables.append((np.minimum(d, n - d) if w else d).astype(np.int32))
+        # per dimension, the distance between every two coordinates (the shorter way round on a ring);
+        # None for a dimension longer than _TABLE_MAX (n^2 entries), measured by arithmetic instead
+        self._tables = [_distance_table(n, w) if n <= _TABLE_MAX else None for n, w in zip(top.dims, top.wrap)]
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -116,14 +123,24 @@ class CenterAllocator(CountingProbes, Allocator):
 
     def _distances(self, c: np.ndarray, fc: np.ndarray) -> np.ndarray:
         """(C, F) L∞ (mc1x1) or L1 distance from each center to each free processor, one table gather per dimension."""
-        out = self._tables[0][c[:, 0]][:, fc[:, 0]]
+        out = self._dim_distances(0, c, fc)
         for i in range(1, len(self._tables)):
-            per = self._tables[i][c[:, i]][:, fc[:, i]]
+            per = self._dim_distances(i, c, fc)
             if self.variant == "mc1x1":
                 np.maximum(out, per, out=out)
             else:
                 out += per
         return out.astype(np.int64)
+
+    def _dim_distances(self, i: int, c: np.ndarray, fc: np.ndarray) -> np.ndarray:
+        """(C, F) distance in dimension ``i`` (int32): a table gather, or arithmetic on a long dimension."""
+        table = self._tables[i]
+        if table is not None:
+            return table[c[:, i]][:, fc[:, i]]
+        d = np.abs(c[:, i, None] - fc[None, :, i]).astype(np.int32)
+        if self._wrap[i]:
+            np.minimum(d, int(self._dims[i]) - d, out=d)
+        return d
 
     def _centers(self, free: np.ndarray, fc: np.ndarray) -> np.ndarray:
         if self.variant != "mm":
@@ -146,9 +163,8 @@ class CenterAllocator(CountingProbes, Allocator):
                 D = int(self._dims[i])
                 rows = np.repeat(np.arange(x.shape[0]), k)
                 h = np.bincount(rows * D + x.ravel(), minlength=x.shape[0] * D).reshape(x.shape[0], D)
-                a = np.arange(D)
-                dist = np.abs(a[:, None] - a[None, :])
-                dist = np.minimum(dist, D - dist)
+                table = self._tables[i]
+                dist = _distance_table(D, True) if table is None else table
                 total += ((h @ dist) * h).sum(axis=1) // 2
         return total
 
