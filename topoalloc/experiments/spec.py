@@ -38,6 +38,7 @@ Every error names the file, the line and the key (``mao.toml, line 12:
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -313,8 +314,9 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
         raise SpecError(source, None, "spec", f"a table of keys, not {type(data).__name__}")
     raw = copy.deepcopy(dict(data))
 
-    def err(path: tuple[str, ...], message: str) -> SpecError:
-        return SpecError(source, _locate(text, path), _keyname(path), message)
+    def err(path: tuple[str, ...], message: str, block: int | None = None) -> SpecError:
+        """The error for ``path``; ``block``: it is in that element of a ``[[grid]]`` array."""
+        return SpecError(source, _locate(text, path, block=block if path[:1] == ("grid",) else None), _keyname(path), message)
 
     for k in raw:
         if k not in _TOP:
@@ -343,12 +345,7 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
     for gi, g in enumerate(subgrids):
         if not isinstance(g, Mapping):
             raise err(("grid",), "a table of axes (each a list of values), or several: [[grid]]")
-
-        def gerr(path: tuple[str, ...], message: str, gi: int = gi) -> SpecError:
-            """An error inside sub-grid ``gi``: the line is looked up in that ``[[grid]]`` block."""
-            line = _locate(text, path, block=gi) if isinstance(grid, list) and path[:1] == ("grid",) else _locate(text, path)
-            return SpecError(source, line, _keyname(path), message)
-
+        gerr = functools.partial(err, block=gi) if isinstance(grid, list) else err
         axes = _parse_axes(g, fixed, gerr)
         _check_synthetic(fixed, axes, gerr)
         grids.append(axes)
@@ -571,20 +568,21 @@ def _locate(text: str, path: tuple[str, ...], *, block: int | None = None) -> in
     element = -1  # which element of the array of tables ``path[0]`` the lines are in
     for i, line in enumerate(lines, 1):
         h = _HEADER.match(line)
-        if h and not _KEY.match(line):
+        if h is not None and _KEY.match(line):
+            h = None  # a key, not a table header
+        if h is not None:
             table = tuple(s.strip().strip('"') for s in h.group(1).split("."))
             if block is not None and table == path[:1] and line.lstrip().startswith("[["):
                 element += 1
-            if block is not None and table[:1] == path[:1] and element != block:
-                continue
+        if block is not None and table[:1] == path[:1] and element != block:
+            continue  # a line of another element of the array
+        if h is not None:
             depth = _prefix(table, path)
             if depth == len(table) and (best is None or depth > best[0]):
                 best = (depth, i)
             continue
         k = _KEY.match(line)
         if k:
-            if block is not None and table[:1] == path[:1] and element != block:
-                continue
             lhs = line.split("=", 1)[0]
             full = table + tuple(s.strip().strip('"') for s in lhs.split("."))
             depth = _prefix(full, path)
