@@ -67,6 +67,21 @@ def test_long_dimensions_measured_by_arithmetic_agree_with_the_tables(name, monk
     assert runs[0] == runs[1]
 
 
+@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
+def test_chunk_size_does_not_change_the_grants(name, monkeypatch):
+    """Centers are scored in chunks bounded in memory; a chunk of one center gives the same grants."""
+    import topoalloc.alloc.center as center
+    from topoalloc.workload import read_swf, default_trace_path
+
+    w = read_swf(default_trace_path()).take(np.arange(120))
+    runs = []
+    for chunk_bytes in (center._CHUNK_BYTES, 1):
+        monkeypatch.setattr(center, "_CHUNK_BYTES", chunk_bytes)
+        r = simulate(w, machine="mesh:6x5", allocator=name, scheduler="easy", clean=True, record_allocations=True)
+        runs.append((r.start.tolist(), r.allocations[0].tolist()))
+    assert runs[0] == runs[1]
+
+
 def test_center_allocators_refuse_machines_of_units():
     with pytest.raises(InvalidArgument):
         make_allocator("mm", "tpu:v4")

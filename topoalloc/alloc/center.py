@@ -62,6 +62,11 @@ VARIANTS = ("nearest", "mc1x1", "mm")
 #: centers evaluated at once (bounds the (centers × free) distance arrays)
 _CHUNK = 256
 
+#: Bytes a chunk of centers may use: about 32 per (center, free processor) pair (distances,
+#: keys, partition); on a large machine the chunk shrinks so memory stays bounded. The
+#: chunk size does not change the result (the first least score wins within and across chunks).
+_CHUNK_BYTES = 256 << 20
+
 #: Longest dimension whose coordinate-distance table is kept (1024^2 int32 entries: 4 MiB)
 _TABLE_MAX = 1024
 
@@ -177,8 +182,9 @@ class CenterAllocator(CountingProbes, Allocator):
         best_score: int | None = None
         best: np.ndarray | None = None
         best_center = None
-        for lo in range(0, len(centers), _CHUNK):
-            c = centers[lo : lo + _CHUNK]
+        chunk = max(1, min(_CHUNK, _CHUNK_BYTES // (32 * max(1, free.size))))
+        for lo in range(0, len(centers), chunk):
+            c = centers[lo : lo + chunk]
             dist = self._distances(c, fc)
             key = dist * n + free[None, :]  # distance, then node id
             if k < free.size:
