@@ -190,6 +190,27 @@ def test_sequential_stopping_rule_adds_replications_until_the_interval_is_narrow
     assert sorted(df["rep"]) == list(range(1, len(df) + 1))
 
 
+def test_stopping_rule_watches_every_metric_of_its_list_and_per_cell_lists(tmp_path):
+    """A list of metrics settles only when every one does; ``stop_metrics`` narrows it per cell; an unmeasured
+    (all-NaN) metric does not hold a group back."""
+    rule = {"min": 2, "max": 5, "rel_ci": 0.3}
+    metrics = ["mean_wait", "utilization", "jobs", "window_packet_latency"]
+    base = {**SMALL, "metrics": metrics}
+    # utilization and jobs settle at once (jobs never varies); mean_wait at 1e-9 never does: every cell runs to max
+    spec = parse_spec({**base, "grid": {"load": [0.5]}, "replications": {**rule, "rel_ci": 1e-9, "metric": ["utilization", "mean_wait"]}})
+    run_sweep(spec, tmp_path / "all", workers=1, progress=False)
+    assert len(load(tmp_path / "all")) == 5
+    # the same rule, but these cells watch only jobs (and the packet latency a flat run never measures): the minimum
+    spec = parse_spec({**base, "grid": {"run": [{"label": "a", "load": 0.5, "stop_metrics": ["jobs", "window_packet_latency"]}]},
+                       "replications": {**rule, "rel_ci": 1e-9, "metric": ["utilization", "mean_wait"]}})
+    run_sweep(spec, tmp_path / "some", workers=1, progress=False)
+    assert len(load(tmp_path / "some")) == 2
+    with pytest.raises(SpecError, match="'mean_response' is not among the metrics kept"):
+        parse_spec({**base, "grid": {"run": [{"label": "a", "stop_metrics": ["mean_response"]}]}, "replications": {**rule, "metric": "jobs"}})
+    with pytest.raises(SpecError, match="a metric name, or a list"):
+        parse_spec({**base, "replications": {**rule, "metric": []}})
+
+
 def test_job_tables(tmp_path):
     spec = parse_spec({**SMALL, "grid": {"load": [0.5]}, "replications": 1, "job_tables": True})
     run_sweep(spec, tmp_path / "out", workers=1, progress=False)

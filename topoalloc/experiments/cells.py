@@ -20,7 +20,7 @@ import numpy as np
 
 from .spec import Cell
 
-__all__ = ["run_cell", "EXTRA_METRICS", "check_metric_name", "KNOWN_METRICS"]
+__all__ = ["run_cell", "EXTRA_METRICS", "WINDOW_METRICS", "check_metric_name", "KNOWN_METRICS", "calibrated_runtime", "window_metrics"]
 
 #: summary keys that are numbers (besides the registered metrics)
 _SUMMARY_NUMBERS = ("jobs", "nodes", "first_submit", "last_end", "mean_pairwise_l1")
@@ -31,6 +31,19 @@ EXTRA_METRICS = {
     "first_start_to_last_end": "time from the first job's start to the last job's end",
     "mean_wait_of_size": "mean wait of the jobs of one size: mean_wait_of_size:size=30",
 }
+
+#: metrics over a measurement window: the jobs ``warmup + 1 .. warmup + measured`` in submission order
+#: (cell parameters ``warmup``, default 0, and ``measured``, default all the rest)
+WINDOW_METRICS = {
+    "window_blocks": "mean blocks per job (the allocator's own blocks)",
+    "window_response": "mean response time (end - submit)",
+    "window_service": "mean service time (end - start)",
+    "window_wait": "mean wait (start - submit)",
+    "window_utilization": "time-average of allocated processors / machine, from the window's first to its last arrival",
+    "window_packet_blocking": "mean packet blocking time (cycles), weighted by messages, of the window's jobs that sent any",
+    "window_packet_latency": "mean packet latency (cycles), weighted by messages, of the window's jobs that sent any",
+}
+EXTRA_METRICS.update({k: f"{v} over the measurement window" for k, v in WINDOW_METRICS.items()})
 
 
 def _known() -> list[str]:
@@ -103,12 +116,101 @@ def build_workload(cell: Cell) -> Any:
             p.get("n_jobs", 1000), sizes=parse_size_distribution(p.get("sizes", "uniform:1,8")), machine_nodes=nodes, estimate_factor=p.get("estimate_factor"), **common
         )
     if kind == "mesh":
+        from ..topology import parse_machine
+
         x = parse_size_distribution(p.get("x", "uniform:1,8"))
         y = parse_size_distribution(p["y"]) if "y" in p else None
-        return mesh_workload(p.get("n_jobs", 1000), x=x, y=y, square=p.get("square", False), **common)
+        nodes = parse_machine(p["machine"]).n_nodes if "machine" in p else None
+        if p.get("calibrated_runtime"):
+            common["mean_runtime"] = calibrated_runtime(p)
+        return mesh_workload(p.get("n_jobs", 1000), x=x, y=y, square=p.get("square", False), machine_nodes=nodes, **common)
     if kind == "cplant-stream":
         return cplant_stream(int(seed))
     raise ValueError(f"unknown synthetic workload {kind!r}")
+
+
+_CALIBRATED: dict[tuple[Any, ...], float] = {}
+
+
+def calibrated_runtime(p: dict[str, Any]) -> float:
+    """E[W·L·T] / E[W·L]: the size-weighted mean communication time of a job alone, in a submesh at the origin.
+
+    For ``calibrated_runtime = true`` (Bani-Ahmad never defines system load;
+    with it, ``load_definition = "machine"`` makes the load λ·E[W·L·T] / N,
+    the offered load if every job were contiguous and alone on the network).
+    ``calibration_frames`` frames (default 400) are drawn from the cell's X and
+    Y distributions with a fixed seed (12345, independent of the replication);
+    T is the time of the job's ``calibration_traffic`` (default: its
+    ``traffic``) alone on an idle ``network``, its processes row-major in a
+    ``W × L`` submesh.  A one-processor job sends nothing (T = 0).  Memoised
+    per process.
+    """
+    from ..network import NetworkConfig
+    from ..network.jobs import JobSpec, run_jobs
+    from ..topology import parse_machine
+    from ..workload.synthetic import parse_size_distribution
+
+    for need in ("machine", "network"):
+        if need not in p:
+            raise ValueError(f"calibrated_runtime needs {need!r} (the job's time alone on the network)")
+    traffic = p.get("calibration_traffic", p.get("traffic"))
+    if traffic is None:
+        raise ValueError("calibrated_runtime needs 'traffic' or 'calibration_traffic'")
+    frames = int(p.get("calibration_frames", 400))
+    key = (p["machine"], p["network"], traffic, frames, p.get("x", "uniform:1,8"), p.get("y"), p.get("square", False))
+    if key in _CALIBRATED:
+        return _CALIBRATED[key]
+    top = parse_machine(p["machine"])
+    X = int(top.dims[0])  # type: ignore[attr-defined]
+    xd = parse_size_distribution(key[4])
+    yd = parse_size_distribution(key[5]) if key[5] is not None else xd
+    rng = np.random.default_rng(12345)
+    ws = xd.sample(rng, frames)
+    ls = ws.copy() if key[6] else yd.sample(rng, frames)
+    cfg = NetworkConfig.parse(p["network"])
+    seen: dict[tuple[int, int], float] = {}
+    num = den = 0.0
+    for w, l in zip(ws.tolist(), ls.tolist()):
+        if (w, l) not in seen:
+            nodes = tuple(a + X * b for b in range(l) for a in range(w))
+            seen[(w, l)] = 0.0 if len(nodes) < 2 else float(run_jobs(top, [JobSpec(1, 0, nodes, traffic)], cfg, alone=False)[0].comm_time)
+        num += w * l * seen[(w, l)]
+        den += w * l
+    if not num > 0:
+        raise ValueError("calibrated_runtime: the jobs send nothing (every calibration frame has one processor)")
+    _CALIBRATED[key] = num / den
+    return _CALIBRATED[key]
+
+
+def window_metrics(cell: Cell, result: Any) -> dict[str, float]:
+    """The :data:`WINDOW_METRICS` of a run (see there); NaN where the run has nothing to measure."""
+    n = len(result)
+    warm = int(cell.params.get("warmup", 0))
+    meas = int(cell.params.get("measured", max(0, n - warm)))
+    if warm + meas > n or meas < 1:
+        raise ValueError(f"the measurement window (warmup {warm} + measured {meas} jobs) needs {warm + meas} jobs; the run has {n}")
+    sl = slice(warm, warm + meas)
+    submit = np.asarray(result.workload.submit, dtype=float)
+    start, end = np.asarray(result.start, dtype=float), np.asarray(result.end, dtype=float)
+    out = {
+        "window_blocks": float(np.mean(result.blocks[sl])) if result.blocks is not None else math.nan,
+        "window_response": float(np.mean(end[sl] - submit[sl])),
+        "window_service": float(np.mean(end[sl] - start[sl])),
+        "window_wait": float(np.mean(start[sl] - submit[sl])),
+    }
+    t0, t1 = float(submit[warm]), float(submit[warm + meas - 1])
+    busy = np.clip(np.minimum(end, t1) - np.maximum(start, t0), 0.0, None)
+    nodes = int(result.topology.n_nodes)
+    out["window_utilization"] = float(np.dot(busy, result.allocated_size)) / (nodes * (t1 - t0)) if t1 > t0 else math.nan
+    out["window_packet_blocking"] = out["window_packet_latency"] = math.nan
+    if result.network is not None:
+        pj = result.network["per_job"]
+        msg = np.nan_to_num(np.asarray(pj["messages"], dtype=float)[sl])
+        ok = msg > 0
+        if ok.any():
+            out["window_packet_blocking"] = float(np.dot(msg[ok], np.asarray(pj["blocking_mean"])[sl][ok]) / msg[ok].sum())
+            out["window_packet_latency"] = float(np.dot(msg[ok], np.asarray(pj["latency_mean"])[sl][ok]) / msg[ok].sum())
+    return out
 
 
 def cplant_stream(seed: int) -> Any:
@@ -147,6 +249,8 @@ def simulate_cell(cell: Cell) -> tuple[Any, Any]:
     wants_locality = not cell.metrics or any(m.startswith("locality.") or m == "mean_pairwise_l1" for m in cell.metrics)
     if not wants_locality and "locality" not in kw:
         kw["locality"] = False  # no locality metric kept: skip the work
+    if "window_blocks" in cell.metrics:
+        kw["engine"] = "python"  # the compiled counting kernel records no allocations, hence no blocks
     return w, simulate(w, **kw)
 
 
@@ -168,8 +272,12 @@ def _flatten(summary: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def _extra(name: str, cell: Cell, workload: Any, result: Any, summary: dict[str, Any]) -> float:
+def _extra(name: str, cell: Cell, workload: Any, result: Any, summary: dict[str, Any], memo: dict[str, Any]) -> float:
     base = name.split(":", 1)[0]
+    if base in WINDOW_METRICS:
+        if "window" not in memo:
+            memo["window"] = window_metrics(cell, result)
+        return memo["window"][base]
     if base == "first_start_to_last_end":
         return float(np.max(result.end) - np.min(result.start)) if len(result) else math.nan
     if base == "mean_wait_of_size":
@@ -205,9 +313,10 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         flat = _flatten(summary)
         if cell.metrics:
             metrics: dict[str, float] = {}
+            memo: dict[str, Any] = {}
             for m in cell.metrics:
                 if m.split(":", 1)[0] in EXTRA_METRICS:
-                    metrics[m] = _extra(m, cell, workload, result, summary)
+                    metrics[m] = _extra(m, cell, workload, result, summary, memo)
                 elif m in flat:
                     metrics[m] = flat[m]
                 else:

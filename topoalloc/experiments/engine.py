@@ -368,23 +368,44 @@ def _group(cell: Cell) -> str:
 
 
 def _unsettled(spec: ExperimentSpec, store: Store, reps: int, trace_dirs: Sequence[str | os.PathLike[str]]) -> set[str]:
-    """Groups (a cell without its replication number) whose interval of the watched metric is still too wide."""
+    """Groups (a cell without its replication number) whose interval of a watched metric is still too wide.
+
+    A metric that a group's runs did not measure at all (every value NaN, e.g.
+    packet latency in a run without a network) does not hold the group back;
+    a group with no stored runs yet is unsettled.
+    """
     from .stats import mean_ci
 
     r = spec.replications
-    group_of = {c.key: _group(c) for c in spec.cells(list(range(1, reps + 1)), trace_dirs=trace_dirs)}
+    cells = spec.cells(list(range(1, reps + 1)), trace_dirs=trace_dirs)
+    group_of = {c.key: _group(c) for c in cells}
+    watched_of = {_group(c): tuple(c.params.get("stop_metrics") or r.watched) for c in cells}
     df = store.load(errors=False)
-    values: dict[str, list[float]] = {}
-    if r.metric in df.columns:
-        for key, v in zip(df["key"], df[r.metric]):
-            g = group_of.get(key)
-            if g is not None:
-                values.setdefault(g, []).append(float(v))
+    values: dict[tuple[str, str], list[float]] = {}
+    seen: set[str] = set()
+    for key in df["key"] if "key" in df.columns else ():
+        g = group_of.get(key)
+        if g is not None:
+            seen.add(g)
+    for metric in {m for w in watched_of.values() for m in w}:
+        if metric in df.columns:
+            for key, v in zip(df["key"], df[metric]):
+                g = group_of.get(key)
+                if g is not None:
+                    values.setdefault((g, metric), []).append(float(v))
     out = set()
     for g in set(group_of.values()):
-        m, half = mean_ci(values.get(g, []), r.confidence)
-        if not (half == half and m == m) or (m != 0 and half / abs(m) > (r.rel_ci or 0)) or (m == 0 and half > 0):
+        if g not in seen:
             out.add(g)
+            continue
+        for metric in watched_of[g]:
+            vals = [v for v in values.get((g, metric), []) if v == v]
+            if not vals:
+                continue  # not measured in this group
+            m, half = mean_ci(vals, r.confidence)
+            if not (half == half and m == m) or (m != 0 and half / abs(m) > (r.rel_ci or 0)) or (m == 0 and half > 0):
+                out.add(g)
+                break
     return out
 
 

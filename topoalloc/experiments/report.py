@@ -69,11 +69,11 @@ def figure_specs(df: Any, meta: dict[str, Any]) -> list[dict[str, Any]]:
     x_default = report.get("x") or (numeric_axes[0] if numeric_axes else None)
     figs = []
     for f in report.get("figures", []):
-        figs.append({"x": f.get("x", x_default), "y": f["y"], "series": f.get("series", report.get("series")), "facets": f.get("facets", facets), "logy": bool(f.get("logy", False)), "title": f.get("title", ""), "where": f.get("where")})
+        figs.append({"x": f.get("x", x_default), "y": f["y"], "series": f.get("series", report.get("series")), "facets": f.get("facets", facets), "logx": bool(f.get("logx", False)), "logy": bool(f.get("logy", False)), "title": f.get("title", ""), "where": f.get("where")})
     if not figs and x_default is not None:
         for m in metrics[:8]:
             if m != x_default:
-                figs.append({"x": x_default, "y": m, "series": report.get("series"), "facets": facets, "logy": False, "title": "", "where": None})
+                figs.append({"x": x_default, "y": m, "series": report.get("series"), "facets": facets, "logx": False, "logy": False, "title": "", "where": None})
     return figs
 
 
@@ -82,7 +82,8 @@ def _points(df: Any, fig: dict[str, Any], axes: list[str]) -> dict[tuple[Any, ..
     x, y = fig["x"], fig["y"]
     facets = [f for f in fig["facets"] if f in df.columns]
     declared = [s for s in (fig["series"] or []) if s in df.columns]
-    rest = [a for a in axes if a not in facets and a not in declared and a != x and a != "rep"]
+    # axes constant in what is drawn (e.g. after a figure's `where`) would only lengthen the legend
+    rest = [a for a in axes if a not in facets and a not in declared and a != x and a != "rep" and a in df.columns and df[a].nunique(dropna=False) > 1]
     line_axis = x if x in axes else None
     if line_axis is None:  # x is a metric: each line runs along the first numeric axis (the load)
         numeric = [a for a in rest if df[a].map(_num).all()]
@@ -94,7 +95,7 @@ def _points(df: Any, fig: dict[str, Any], axes: list[str]) -> dict[tuple[Any, ..
         return out
     groups = df.groupby(point_keys, sort=True, dropna=False) if point_keys else [((), df)]
     for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
+        key = tuple(None if (isinstance(k, float) and k != k) else k for k in (key if isinstance(key, tuple) else (key,)))  # NaN != NaN
         fk = tuple(key[: len(facets)])
         sk = tuple(key[len(facets) : len(facets) + len(series)])
         xs = [float(v) for v in g[x] if _num(v) and v == v]
@@ -127,10 +128,17 @@ def _draw(df: Any, fig: dict[str, Any], axes: list[str]) -> Any:
     styles = ["o-", "s--", "^-.", "D:", "v-", "P--", "X-.", "*:"]
     for i, (fk, series) in enumerate(sorted(pts.items(), key=lambda kv: tuple(map(str, kv[0])))):
         ax = axs[i // cols][i % cols]
+        span = sorted({a for p in series.values() for a, _, _ in p if not (fig.get("logx") and a <= 0)})
         for j, (sk, p) in enumerate(sorted(series.items(), key=lambda kv: tuple(map(str, kv[0])))):
             xs = [a for a, _, _ in p]
             ys = [b for _, b, _ in p]
             lab = " / ".join(map(str, sk)) if sk else fig["y"]
+            if len(p) == 1 and len(span) > 1 and p[0][0] not in span:
+                # a reference without this axis (e.g. an unbounded allocator on a bound axis): flat across it
+                _, y0, h0 = p[0]
+                p = [(span[0], y0, h0), (span[-1], y0, h0)]
+                xs, ys = [span[0], span[-1]], [y0, y0]
+                lab += " (no " + fig["x"].replace("_", " ") + ")"
             line = ax.plot(xs, ys, styles[j % len(styles)], markersize=3, linewidth=1.2, label=lab)[0]
             if any(h == h for _, _, h in p):
                 lo = [b - (h if h == h else 0) for _, b, h in p]
@@ -140,6 +148,8 @@ def _draw(df: Any, fig: dict[str, Any], axes: list[str]) -> Any:
                 ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
         if fig["logy"]:
             ax.set_yscale("log")
+        if fig.get("logx"):
+            ax.set_xscale("log", base=2)
         ax.set_xlabel(fig["x"].replace("_", " "))
         ax.set_ylabel(fig["y"].replace("_", " "))
         if fk:
@@ -188,7 +198,7 @@ def _means(df: Any, axes: list[str], metrics: list[str]) -> list[dict[str, Any]]
     rows = []
     groups = df.groupby(keys, sort=True, dropna=False) if keys else [((), df)]
     for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
+        key = tuple(None if (isinstance(k, float) and k != k) else k for k in (key if isinstance(key, tuple) else (key,)))  # NaN != NaN
         r: dict[str, Any] = dict(zip(keys, key))
         r["runs"] = len(g)
         for m in metrics:

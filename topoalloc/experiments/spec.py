@@ -21,8 +21,9 @@ how to report them::
 
     [replications]                # or: replications = 5
     min = 3                       # a sequential stopping rule: runs until the
-    max = 20                      # relative CI half-width of `metric` is at most
-    rel_ci = 0.05                 # rel_ci at `confidence`, or `max` runs
+    max = 20                      # relative CI half-width of `metric` (or of each
+    rel_ci = 0.05                 # of a list of metrics) is at most rel_ci at
+                                  # `confidence`, or `max` runs
     confidence = 0.95
     metric = "mean_response"
 
@@ -68,6 +69,12 @@ PARAMETERS: dict[str, tuple[tuple[type, ...], str]] = {
     "y": ((str,), "synthetic mesh: distribution of the Y side (default: as X)"),
     "square": ((bool,), "synthetic mesh: X = Y"),
     "mean_runtime": ((int, float), "synthetic: mean run time"),
+    "calibrated_runtime": ((bool,), "synthetic mesh: mean run time = a job's communication time alone on the network (instead of mean_runtime)"),
+    "calibration_traffic": ((str,), "with calibrated_runtime: the traffic timed alone (default: traffic)"),
+    "calibration_frames": ((int,), "with calibrated_runtime: frames drawn to estimate it (default 400)"),
+    "stop_metrics": ((list,), "the metrics a sequential stopping rule watches for these cells (default: [replications] metric)"),
+    "warmup": ((int,), "window metrics: jobs skipped at the start (default 0)"),
+    "measured": ((int,), "window metrics: jobs measured after the warm-up (default: all the rest)"),
     "load_definition": ((str,), "synthetic: machine or service"),
     "estimate_factor": ((int, float), "synthetic poisson: requested time = factor x run time"),
     "workload_seed": ((int,), "synthetic: seed of the generator (default: the replication number)"),
@@ -96,7 +103,7 @@ PARAMETERS: dict[str, tuple[tuple[type, ...], str]] = {
 _TOP = {"name", "description", "metrics", "fixed", "grid", "replications", "report", "quick", "job_tables", "claims"}
 _REPL = {"runs", "min", "max", "rel_ci", "confidence", "metric"}
 _REPORT = {"x", "series", "facets", "figures", "title"}
-_FIGURE = {"x", "y", "series", "facets", "logy", "title", "kind", "where"}
+_FIGURE = {"x", "y", "series", "facets", "logx", "logy", "title", "kind", "where"}
 _SYNTHETIC = ("poisson", "mesh", "cplant-stream")
 _BUNDLED = "NASA-iPSC-1993-3.1-cln"
 
@@ -120,11 +127,18 @@ class Replications:
     max: int = 1
     rel_ci: float | None = None
     confidence: float = 0.95
-    metric: str | None = None
+    metric: str | tuple[str, ...] | None = None
 
     @property
     def sequential(self) -> bool:
         return self.rel_ci is not None
+
+    @property
+    def watched(self) -> tuple[str, ...]:
+        """The metrics whose intervals the stopping rule watches (``metric``: one name or a list)."""
+        if self.metric is None:
+            return ()
+        return (self.metric,) if isinstance(self.metric, str) else tuple(self.metric)
 
 
 @dataclass(frozen=True)
@@ -359,8 +373,18 @@ def parse_spec(data: Mapping[str, Any], *, source: str = "<dict>", text: str = "
         problem = check_metric_name(m)
         if problem:
             raise err(("metrics",), problem)
-    if reps.metric is not None and metrics and reps.metric not in metrics:
-        raise err(("replications", "metric"), f"{reps.metric!r} is not among the metrics kept ({', '.join(metrics)})")
+    for m in reps.watched:
+        if metrics and m not in metrics:
+            raise err(("replications", "metric"), f"{m!r} is not among the metrics kept ({', '.join(metrics)})")
+    for gi, axes in enumerate(grids):
+        for axis, vals in axes:
+            for v in vals:
+                for m in (v.get("stop_metrics") or []) if isinstance(v, dict) else []:
+                    if metrics and m not in metrics:
+                        raise err(("grid", axis, "stop_metrics"), f"{m!r} is not among the metrics kept ({', '.join(metrics)})", block=gi if isinstance(grid, list) else None)
+    for m in fixed.get("stop_metrics") or []:
+        if metrics and m not in metrics:
+            raise err(("fixed", "stop_metrics"), f"{m!r} is not among the metrics kept ({', '.join(metrics)})")
     report = raw.get("report", {})
     if not isinstance(report, Mapping):
         raise err(("report",), "a table")
@@ -481,11 +505,17 @@ def _check_param(key: str, value: Any, path: tuple[str, ...], err: Any) -> None:
         raise err(path, f"{value!r}: a finite number")
     if key in ("scale_sizes", "work_multiple", "load", "mean_runtime", "cycle", "estimate_factor") and not value > 0:
         raise err(path, f"{value!r}: a number > 0")
+    if key in ("n_jobs", "trace_jobs", "measured", "calibration_frames") and value < 1:
+        raise err(path, f"{value!r}: a positive number")
+    if key == "stop_metrics" and not (value and all(isinstance(m, str) for m in value)):
+        raise err(path, f"{value!r}: a list of metric names")
+    if key == "warmup" and value < 0:
+        raise err(path, f"{value!r}: a number of jobs >= 0")
     if key in ("n_jobs", "trace_jobs") and value < 1:
         raise err(path, f"{value!r}: a positive number of jobs")
     if key == "synthetic" and value not in _SYNTHETIC:
         raise err(path, f"{value!r}: one of {', '.join(_SYNTHETIC)}")
-    if key in ("machine", "allocator", "scheduler", "runtime_model", "network", "traffic", "sizes", "x", "y"):
+    if key in ("machine", "allocator", "scheduler", "runtime_model", "network", "traffic", "calibration_traffic", "sizes", "x", "y"):
         from .. import spec as grammar
         from ..errors import InvalidArgument
 
@@ -501,7 +531,7 @@ def _check_synthetic(fixed: Mapping[str, Any], axes: list[tuple[str, list[Any]]]
         where = ("fixed", "trace") if "trace" in fixed else ("grid",)
         raise err(where, "a cell has a trace or a synthetic workload, not both")
     if "synthetic" not in keys:
-        for k in ("n_jobs", "load", "sizes", "x", "y", "square", "mean_runtime", "load_definition", "estimate_factor", "workload_seed"):
+        for k in ("n_jobs", "load", "sizes", "x", "y", "square", "mean_runtime", "load_definition", "estimate_factor", "workload_seed", "calibrated_runtime", "calibration_traffic", "calibration_frames"):
             if k in keys:
                 where = ("fixed", k) if k in fixed else ("grid",)
                 raise err(where, "a synthetic-workload parameter without synthetic = \"poisson\"|\"mesh\"|\"cplant-stream\"")
@@ -519,8 +549,8 @@ def _replications(value: Any, err: Any) -> Replications:
             raise err(("replications", k), f"unknown key; expected one of {', '.join(sorted(_REPL))}")
     for k, v in value.items():
         if k == "metric":
-            if not isinstance(v, str):
-                raise err(("replications", k), "a metric name")
+            if not (isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(m, str) for m in v))):
+                raise err(("replications", k), "a metric name, or a list of them (every one must settle)")
         elif k in ("runs", "min", "max"):
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise err(("replications", k), f"{v!r}: a positive whole number")
@@ -537,7 +567,8 @@ def _replications(value: Any, err: Any) -> Replications:
     lo, hi = value.get("min", 3), value.get("max", 30)
     if lo < 2 or hi < lo:
         raise err(("replications", "min"), "min >= 2 (an interval needs two runs) and max >= min")
-    return Replications(lo, hi, float(value["rel_ci"]), float(value.get("confidence", 0.95)), value["metric"])
+    metric = value["metric"] if isinstance(value["metric"], str) else tuple(value["metric"])
+    return Replications(lo, hi, float(value["rel_ci"]), float(value.get("confidence", 0.95)), metric)
 
 
 # ---------------------------------------------------------------- where a key is in the TOML text
