@@ -314,14 +314,184 @@ def cplant_figure1(df: Any) -> Rows:
     return rows
 
 
+# ---------------------------------------------------------------- Bani-Ahmad
+
+#: the seed's metric names -> our window metrics
+BANI_METRICS = {"MBPJ": "window_blocks", "MJRT": "window_response", "MJST": "window_service", "wait": "window_wait",
+                "PSU": "window_utilization", "MPBT": "window_packet_blocking", "MPL": "window_packet_latency"}
+BANI_ANCA = ("ANCA-FF", "ANCA-BF")
+
+
+def _bani_x(experiment: str, row: Any) -> float:
+    col = {"load": "load", "messages": "messages", "pbv": "pbv"}[experiment]
+    return float(row[col])
+
+
+def bani_points(df: Any) -> dict[tuple[str, str, str, float], dict[str, tuple[float, float]]]:
+    """(communication, experiment, series, x) -> {MBPJ, MJRT, ...: (mean, 95 % half-width)} over replications, plus runs."""
+    from .stats import mean_ci
+
+    out: dict[tuple[str, str, str, float], dict[str, Any]] = {}
+    need = {"communication", "experiment", "series"}
+    if df.empty or not need <= set(df.columns):
+        return out
+    groups: dict[tuple[str, str, str, float], list[Any]] = {}
+    for _, row in df.iterrows():
+        exp = str(row["experiment"])
+        key = (str(row["communication"]), exp, str(row["series"]), _bani_x(exp, row))
+        groups.setdefault(key, []).append(row)
+    for key, rows in groups.items():
+        stats: dict[str, Any] = {}
+        for m, col in BANI_METRICS.items():
+            vals = [float(r[col]) for r in rows if col in r and r[col] == r[col]]
+            stats[m] = mean_ci(vals) if vals else (math.nan, math.nan)
+        stats["runs"] = len(rows)
+        out[key] = stats
+    return out
+
+
+def bani_table(df: Any) -> Rows:
+    """Every point with its means, 95 % half-widths and runs."""
+    rows: Rows = []
+    for (comm, exp, series, x), st in sorted(bani_points(df).items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3])):
+        r: dict[str, Any] = {"communication": comm, "experiment": exp, "series": series, "x": x, "runs": st["runs"]}
+        for m in BANI_METRICS:
+            mean, half = st[m]
+            r[m] = None if mean != mean else (f"{mean:.4g}" + (f" ± {half:.2g}" if half == half else ""))
+        rows.append(r)
+    return rows
+
+
+def bani_claims(df: Any) -> Rows:
+    """The seed's claims (Figs. 1-12), checked on the means over replications.
+
+    A verdict compares point estimates; "within the CIs" is added to the
+    numbers when the difference that decides it is smaller than the two 95 %
+    half-widths combined (not significant).  Claims without communication
+    (runs with an exponential service time and no network) are checked where
+    they make sense and marked as such.
+    """
+    pts = bani_points(df)
+    out: Rows = []
+    for comm in sorted({k[0] for k in pts}, key=lambda c: (c == "none", c)):
+        out += _bani_claims_of(pts, comm)
+    return out
+
+
+def _bani_claims_of(pts: dict[tuple[str, str, str, float], dict[str, Any]], comm: str) -> Rows:
+    network = comm != "none"
+    tag = "" if network else " [no communication]"
+    nan = (math.nan, math.nan)
+
+    def xs(exp: str) -> list[float]:
+        return sorted({k[3] for k in pts if k[0] == comm and k[1] == exp and k[2] in BANI_ANCA})
+
+    def v(exp: str, s: str, x: float, m: str) -> tuple[float, float]:
+        return pts.get((comm, exp, s, float(x)), {}).get(m, nan)
+
+    def f(t: tuple[float, float]) -> str:
+        m, h = t
+        if m != m:
+            return "n/a"
+        return f"{m:.3g}" + (f" ± {h:.2g}" if h == h and h > 0 else "")
+
+    def less(a: tuple[float, float], b: tuple[float, float]) -> tuple[bool, bool]:
+        """(a < b, significantly)"""
+        d = b[0] - a[0]
+        ci = math.hypot(a[1], b[1]) if a[1] == a[1] and b[1] == b[1] else math.inf
+        return bool(d > 0), bool(abs(d) > ci)
+
+    def row(claim: str, items: list[tuple[bool, bool]], numbers: str, paper: str) -> dict[str, Any]:
+        if not items or any(t[0] is None for t in items):
+            return _claim(claim + tag, paper, numbers, None)
+        held = all(i[0] for i in items)
+        sure = all(i[1] for i in items) if held else any(i[1] for i in items if not i[0])
+        return _claim(claim + tag, paper, numbers + ("" if sure else " (within the CIs)"), held)
+
+    rows: Rows = []
+    loads = xs("load")
+    if len(loads) >= 2:
+        lo, hi = loads[0], loads[-1]
+        items, parts = [], []
+        for s in ("MBS",) + BANI_ANCA:
+            a, b = v("load", s, lo, "MBPJ"), v("load", s, hi, "MBPJ")
+            items.append(less(a, b))
+            parts.append(f"{s} {f(a)} → {f(b)}")
+        rows.append(row("Fig. 1: MBPJ rises with system load", items, f"load {lo:g} → {hi:g}: " + "; ".join(parts), "rises for MBS and ANCA"))
+        items, parts = [], []
+        for x in loads:
+            a = {s: v("load", s, x, "MJRT") for s in BANI_ANCA + ("MBS", "Paging(0)")}
+            items += [less(a[s], a[o]) for s in BANI_ANCA for o in ("MBS", "Paging(0)")]
+            parts.append(f"{x:g}: " + ", ".join(f"{s} {f(t)}" for s, t in a.items()))
+        below = {o: sum(1 for x in loads if all(v("load", s, x, "MJRT")[0] < v("load", o, x, "MJRT")[0] for s in BANI_ANCA)) for o in ("MBS", "Paging(0)")}
+        rows.append(row("Fig. 2: bounded ANCA has lower MJRT than MBS and Paging", items,
+                        f"both ANCA below MBS at {below['MBS']} and below Paging at {below['Paging(0)']} of {len(loads)} loads; " + "; ".join(parts),
+                        "ANCA lowest at every load"))
+        if network:
+            items, parts = [], []
+            for s in BANI_ANCA:
+                a, b = v("load", s, lo, "MJST"), v("load", s, hi, "MJST")
+                items.append(less(a, b))
+                parts.append(f"{s} {f(a)} → {f(b)}")
+            rows.append(row("Fig. 3: MJST rises with system load (ANCA)", items, f"load {lo:g} → {hi:g}: " + "; ".join(parts), "rises"))
+            items, parts = [], []
+            for x in loads:
+                ff_w, ff_s = v("load", "FF", x, "wait")[0], v("load", "FF", x, "MJST")[0]
+                for s in BANI_ANCA:
+                    items.append((bool(v("load", s, x, "MJST")[0] - ff_s < ff_w - v("load", s, x, "wait")[0]), True))
+                parts.append(f"{x:g}: FF wait {ff_w:.3g}, service {ff_s:.3g}; " + "; ".join(f"{s} {v('load', s, x, 'wait')[0]:.3g}, {v('load', s, x, 'MJST')[0]:.3g}" for s in BANI_ANCA))
+            rows.append(row("Fig. 3: ANCA's extra service time is smaller than the queueing time it saves (against contiguous FF)", items, "; ".join(parts),
+                            "non-contiguity costs service time but saves more waiting"))
+        a = {s: v("load", s, hi, "PSU") for s in BANI_ANCA + ("MBS", "Paging(0)", "FF", "BF")}
+        items = [less(a[o], a[s]) for s in BANI_ANCA for o in ("MBS", "Paging(0)")]
+        rows.append(row(f"Fig. 4: ANCA reaches higher PSU than MBS and Paging (load {hi:g})", items, ", ".join(f"{s} {f(t)}" for s, t in a.items()), "ANCA highest"))
+    ms = xs("messages")
+    if network and len(ms) >= 2:
+        for fig, metric in ((5, "MJRT"), (6, "MPBT"), (7, "MPL")):
+            items, rises = [], {}
+            for s in ("MBS", "Paging(0)") + BANI_ANCA:
+                a0, a1 = v("messages", s, ms[0], metric), v("messages", s, ms[-1], metric)
+                items.append(less(a0, a1))
+                rises[s] = (a0, a1)
+            rows.append(row(f"Fig. {fig}: {metric} rises with messages per job", items,
+                            f"{ms[0]:g} → {ms[-1]:g} messages: " + "; ".join(f"{s} {f(a0)} → {f(a1)}" for s, (a0, a1) in rises.items()), "rises for every allocator"))
+            inc = {s: a1[0] - a0[0] for s, (a0, a1) in rises.items()}
+            least = min(inc, key=lambda k: inc[k] if inc[k] == inc[k] else math.inf)
+            rows.append(_claim(f"Fig. {fig}: ... and rises least for ANCA", "ANCA least", "rise: " + ", ".join(f"{s} {d:.3g}" for s, d in inc.items()), least in BANI_ANCA))
+        a = {s: v("messages", s, ms[-1], "PSU") for s in ("MBS", "Paging(0)") + BANI_ANCA}
+        items = [less(a[o], a[s]) for s in BANI_ANCA for o in ("MBS", "Paging(0)")]
+        rows.append(row(f"Fig. 8: ANCA reaches higher PSU under high communication load ({ms[-1]:g} messages)", items, ", ".join(f"{s} {f(t)}" for s, t in a.items()), "ANCA highest"))
+    bounds = [b for b in xs("pbv") if b > 0]
+    if len(bounds) >= 2:
+        for fig, metric in ((9, "MBPJ"), (10, "MJRT"), (11, "MJST")):
+            if metric == "MJST" and not network:
+                continue
+            items, parts = [], []
+            for s in BANI_ANCA:
+                a0, a1 = v("pbv", s, bounds[0], metric), v("pbv", s, bounds[-1], metric)
+                items.append(less(a0, a1))
+                parts.append(f"{s} {f(a0)} → {f(a1)}")
+            rows.append(row(f"Fig. {fig}: {metric} rises with the partitioning bound", items, f"PBV {bounds[0]:g} → {bounds[-1]:g}: " + "; ".join(parts), "rises"))
+        items, parts = [], []
+        for s in BANI_ANCA:
+            vals = [(b, v("pbv", s, b, "PSU")) for b in bounds]
+            best = max(vals, key=lambda t: t[1][0] if t[1][0] == t[1][0] else -1)
+            at4 = dict(vals).get(4.0, nan)
+            items.append((best[0] == 4, all(less(t, at4)[1] for b, t in vals if b != 4)))
+            parts.append(f"{s}: peak at PBV {best[0]:g}; " + ", ".join(f"{b:g}: {f(t)}" for b, t in vals))
+        rows.append(row("Fig. 12: PSU peaks at PBV = 4", items, " | ".join(parts), "peak at 4"))
+    return rows
+
+
 # ---------------------------------------------------------------- registry
 
-CLAIMS: dict[str, Callable[[Any], Rows]] = {"mao": mao_claims, "turner": turner_claims, "cplant": cplant_claims}
+CLAIMS: dict[str, Callable[[Any], Rows]] = {"mao": mao_claims, "turner": turner_claims, "cplant": cplant_claims, "bani-ahmad": bani_claims}
 TABLES: dict[str, Callable[[Any], list[tuple[str, Rows]]]] = {
     "mao": lambda df: [("Saturation points (§4.4): largest utilization reached, and utilization at the last c before bsld > 10", mao_saturation(df))],
     "turner": lambda df: [("AFL against FL per workload (means over replications)", turner_table(df)), ("The NASA iPSC/860 log on Q7, FCFS", turner_nasa(df))],
     "cplant": lambda df: [("Table 1: the §4 stream on mesh:16x8 under the locality run-time model (a model, not a measurement)", [{k: v for k, v in r.items() if not k.startswith("_")} for r in cplant_table1(df)]),
                           ("Figure 1: the Ross log on mesh:8x8x5, Cplant queue", cplant_figure1(df))],
+    "bani-ahmad": lambda df: [("Every point: means over replications ± 95 % half-widths (runs: replications made; the stopping rule allows 10)", bani_table(df))],
 }
 
 

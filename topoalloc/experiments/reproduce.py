@@ -22,6 +22,7 @@ PAPERS: dict[str, tuple[str, str]] = {
     "mao": ("mao.toml", "Mao, Chen & Watson: subtorus allocation (EP, NEP) on QCDOC and JLAB tori, figures 3-7 and saturation"),
     "turner": ("turner.toml", "Turner (1997) ch. 4: the Auxiliary Free List against the Free List on hypercubes"),
     "cplant": ("cplant.toml", "Leung, Phillips, Bunde et al. (CLUSTER 2002): curve orderings and 1-D allocation, Figure 1 and Table 1"),
+    "bani-ahmad": ("bani_ahmad.toml", "Bani-Ahmad: bounded ANCA against MBS, Paging and contiguous allocation on a 2-D mesh with all-to-all traffic, Figures 1-12"),
 }
 
 
