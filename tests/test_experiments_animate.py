@@ -54,9 +54,34 @@ def test_gif(tmp_path, capsys):
     assert len(colours) > 5  # jobs in colours, not one blank picture
 
 
+def test_mp4(tmp_path):
+    """An H.264 video: as many frames as asked, even sides, the jobs in colour; read back with the same ffmpeg."""
+    ffmpeg = pytest.importorskip("imageio_ffmpeg")
+    out = tmp_path / "a.mp4"
+    assert main(["animate", "--machine", "torus:4x4x3", "--allocator", "best_fit:curve=hilbert", "--clean", "--jobs", "60", "--frames", "15", "--out", str(out)]) == 0
+    reader = ffmpeg.read_frames(str(out))
+    meta = reader.__next__()
+    w, h = meta["size"]
+    pics = [np.frombuffer(f, dtype=np.uint8).reshape(h, w, 3) for f in reader]
+    assert len(pics) == 15 and w % 2 == 0 and h % 2 == 0 and meta["codec"].startswith("h264")
+    # some frame shows several jobs: many distinct colours (allowing for compression) below the caption
+    assert max(len(np.unique(p[40:].reshape(-1, 3) // 32, axis=0)) for p in pics) > 5
+    assert not [p for p in tmp_path.iterdir() if p.name != "a.mp4"]  # no temporary file left
+
+
+def test_mp4_without_the_video_extra_is_one_line_before_simulating(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import fails
+    assert main(["animate", "--machine", "mesh:8x8", "--out", str(tmp_path / "a.mp4")]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "topoalloc[video]"' in err and len(err.strip().splitlines()) == 1
+    assert not list(tmp_path.iterdir())
+
+
 def test_bad_arguments_are_one_line(tmp_path, capsys):
     assert main(["animate", "--machine", "mesh:8x8", "--out", str(tmp_path / "a.mp3")]) == 2
-    assert "a file ending in .gif or .html" in capsys.readouterr().err
+    assert "a file ending in .gif, .mp4 or .html" in capsys.readouterr().err
     assert main(["animate", "--machine", "mesh:8x8", "--frames", "1", "--out", str(tmp_path / "a.gif")]) == 2
     assert "--frames" in capsys.readouterr().err
 

@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     rr.add_argument("--out", metavar="DIR", help="the results folder (default topoalloc-PAPER, or topoalloc-PAPER-quick)")
     _add_engine_options(rr)
 
-    an = sub.add_parser("animate", help="animate a simulation: the machine's occupancy over time (GIF and an HTML player)", description="Simulate, then draw the machine at each event: a 2-D mesh as a grid, a 3-D mesh or torus as slices, a hypercube as its Gray-code grid; each job a colour. Writes a GIF (--out x.gif) or an HTML player with a time slider (--out x.html).")
+    an = sub.add_parser("animate", help="animate a simulation: the machine's occupancy over time (GIF, MP4 or an HTML player)", description="Simulate, then draw the machine at each event: a 2-D mesh as a grid, a 3-D mesh or torus as slices, a hypercube as its Gray-code grid; each job a colour. Writes a GIF (--out x.gif), an H.264 video (--out x.mp4, with the video extra: pip install \"topoalloc[video]\") or an HTML player with a time slider (--out x.html).")
     an.add_argument("--trace", metavar="PATH", help="SWF trace (default: the bundled NASA iPSC/860 log)")
     an.add_argument("--machine", required=True, metavar="SPEC", help="mesh:AxB, mesh:AxBxC, torus:..., hypercube:N")
     an.add_argument("--allocator", default="flat", metavar="NAME")
@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--clean", action="store_true", help="apply the standard filters")
     an.add_argument("--jobs", type=int, default=200, metavar="N", help="animate the first N jobs (default 200)")
     an.add_argument("--frames", type=int, default=120, metavar="F", help="at most F frames, evenly spaced in time (default 120)")
-    an.add_argument("--out", required=True, metavar="FILE", help="animation.gif or animation.html")
+    an.add_argument("--out", required=True, metavar="FILE", help="animation.gif, animation.mp4 or animation.html")
 
     ls = sub.add_parser("list", help="list registered allocators, schedulers, topologies and metrics")
     ls.add_argument("what", nargs="?", choices=["allocators", "schedulers", "topologies", "metrics"], default=None)

@@ -65,7 +65,7 @@ def check_output(path: str | os.PathLike[str] | None, argument: str, suffixes: S
         raise InvalidArgument(argument, text, "a file path, not a folder")
     suffix = p.suffix.lower()
     if suffixes is not None and suffix not in suffixes:
-        raise InvalidArgument(argument, text, f"a file ending in {' or '.join(suffixes)}")
+        raise InvalidArgument(argument, text, "a file ending in " + (", ".join(suffixes[:-1]) + " or " + suffixes[-1] if len(suffixes) > 1 else suffixes[0]))
     need = _NEEDS.get(suffix)
     if need is not None:
         try:

@@ -12,8 +12,9 @@ Layouts (every node one cell of a picture):
 * a flat machine — node ids in rows.
 
 Frames are evenly spaced in time from the first start to the last end.
-Output: an animated GIF (Pillow), or one self-contained HTML page with a
-time slider and a play button (the frames embedded as PNG).
+Output: an animated GIF (Pillow), an H.264 MP4 (with the ``video`` extra,
+``imageio-ffmpeg``, which ships its own ffmpeg), or one self-contained HTML
+page with a time slider and a play button (the frames embedded as PNG).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..outputs import atomic_output, atomic_write, check_output
 
-__all__ = ["layout", "frames", "write_gif", "write_html", "animate", "animate_cli"]
+__all__ = ["layout", "frames", "write_gif", "write_mp4", "write_html", "animate", "animate_cli"]
 
 _FREE = (236, 236, 236)
 _GAP = (255, 255, 255)
@@ -141,21 +142,61 @@ def _png(pic: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def write_gif(path: str | os.PathLike[str], pics: list[np.ndarray], info: list[dict[str, float]], n_nodes: int, *, title: str = "", ms: int = 100) -> None:
-    """An animated GIF of the frames with a caption line (time, busy nodes, running jobs)."""
+def _captioned(pic: np.ndarray, inf: dict[str, float], n_nodes: int, title: str, even: bool = False) -> Any:
+    """A frame with its caption lines (title; time, busy nodes, running jobs) above it, as a PIL image.
+
+    ``even``: width and height rounded up to even numbers (what H.264's 4:2:0 colour needs).
+    """
     from PIL import Image, ImageDraw
 
-    out = []
-    for pic, inf in zip(pics, info):
-        h, w = pic.shape[:2]
-        canvas = Image.new("RGB", (max(w, 360), h + 34), _GAP)
-        canvas.paste(Image.fromarray(pic), (0, 34))
-        d = ImageDraw.Draw(canvas)
-        d.text((4, 2), title.replace(":", " ")[:70], fill=(40, 40, 40))  # the default bitmap font has no colon
-        d.text((4, 17), f"t = {inf['time']:,.0f} s   busy {inf['busy']}/{n_nodes}   running {inf['running']} jobs", fill=(40, 40, 40))
-        out.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE, colors=255))
+    h, w = pic.shape[:2]
+    W, H = max(w, 360), h + 34
+    if even:
+        W, H = W + W % 2, H + H % 2
+    canvas = Image.new("RGB", (W, H), _GAP)
+    canvas.paste(Image.fromarray(pic), (0, 34))
+    d = ImageDraw.Draw(canvas)
+    d.text((4, 2), title.replace(":", " ")[:70], fill=(40, 40, 40))  # the default bitmap font has no colon
+    d.text((4, 17), f"t = {inf['time']:,.0f} s   busy {inf['busy']}/{n_nodes}   running {inf['running']} jobs", fill=(40, 40, 40))
+    return canvas
+
+
+def write_gif(path: str | os.PathLike[str], pics: list[np.ndarray], info: list[dict[str, float]], n_nodes: int, *, title: str = "", ms: int = 100) -> None:
+    """An animated GIF of the frames with a caption line (time, busy nodes, running jobs)."""
+    from PIL import Image
+
+    out = [_captioned(pic, inf, n_nodes, title).convert("P", palette=Image.Palette.ADAPTIVE, colors=255) for pic, inf in zip(pics, info)]
     with atomic_output(path) as tmp:
         out[0].save(tmp, format="GIF", save_all=True, append_images=out[1:], duration=ms, loop=0, optimize=False)
+
+
+def _video(path: str | os.PathLike[str]) -> Any:
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        raise InvalidArgument("--out", str(path), 'a .gif or .html file, or install the video extra for .mp4: pip install "topoalloc[video]"') from None
+    return imageio_ffmpeg
+
+
+def write_mp4(path: str | os.PathLike[str], pics: list[np.ndarray], info: list[dict[str, float]], n_nodes: int, *, title: str = "", fps: int = 10) -> None:
+    """An H.264 MP4 of the frames with their captions, through the ffmpeg that ``imageio-ffmpeg`` ships.
+
+    Raises
+    ------
+    InvalidArgument
+        If ``imageio-ffmpeg`` is not installed (``pip install "topoalloc[video]"``).
+    """
+    imageio_ffmpeg = _video(path)
+    frames_rgb = [np.asarray(_captioned(pic, inf, n_nodes, title, even=True)) for pic, inf in zip(pics, info)]
+    H, W = frames_rgb[0].shape[:2]
+    with atomic_output(path) as tmp:
+        # the temporary name has no .mp4 suffix: name the container
+        w = imageio_ffmpeg.write_frames(str(tmp), (W, H), fps=fps, codec="libx264", pix_fmt_out="yuv420p", macro_block_size=1,
+                                        output_params=["-f", "mp4"], ffmpeg_log_level="error")
+        w.send(None)
+        for f in frames_rgb:
+            w.send(np.ascontiguousarray(f))
+        w.close()
 
 
 def write_html(path: str | os.PathLike[str], pics: list[np.ndarray], info: list[dict[str, float]], n_nodes: int, *, title: str = "", legend: str = "") -> None:
@@ -197,13 +238,15 @@ def animate(
     jobs: int = 200,
     n_frames: int = 120,
 ) -> Path:
-    """Simulate the first ``jobs`` jobs and write the animation (``.gif`` or ``.html``)."""
+    """Simulate the first ``jobs`` jobs and write the animation (``.gif``, ``.mp4`` or ``.html``)."""
     from ..api import simulate
     from ..topology import parse_machine
     from ..workload import default_trace_path, read_swf
 
-    path = check_output(out, "--out", (".gif", ".html"))
+    path = check_output(out, "--out", (".gif", ".mp4", ".html"))
     assert path is not None
+    if path.suffix.lower() == ".mp4":
+        _video(path)  # before simulating
     if jobs < 1:
         raise InvalidArgument("--jobs", jobs, "a positive number of jobs")
     if not 2 <= n_frames <= 2000:
@@ -218,6 +261,8 @@ def animate(
     title = f"{len(r)} jobs on {topology.spec()}, {r.summary()['allocator']}, {r.summary()['scheduler']}"
     if path.suffix.lower() == ".gif":
         write_gif(path, pics, info, topology.n_nodes, title=title)
+    elif path.suffix.lower() == ".mp4":
+        write_mp4(path, pics, info, topology.n_nodes, title=title)
     else:
         write_html(path, pics, info, topology.n_nodes, title=title, legend=lay.description + ".")
     return path
