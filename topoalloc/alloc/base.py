@@ -33,6 +33,8 @@ from .probes import ReplayGuard, ReservationGuard, replay_earliest_fit
 
 __all__ = ["Request", "Allocation", "Grant", "Allocator"]
 
+_count_nonzero = np.count_nonzero
+
 
 @dataclass(frozen=True, slots=True)
 class Request:
@@ -290,14 +292,15 @@ class Allocator(ABC):
         n = idx.size
         if idx.ndim != 1 or n < request.size:
             raise AllocationError(f"{self.name}: granted {n} nodes for a request of {request.size}")
-        if n > 1 and not (idx[1:] > idx[:-1]).all():
+        # (np.count_nonzero rather than .any()/.all(): no ufunc reduction machinery, 2-3x faster on grants of tens of nodes)
+        if n > 1 and _count_nonzero(idx[1:] <= idx[:-1]):
             idx.sort()  # (np.unique hashes first: many times slower on large grants)
-            if (idx[1:] == idx[:-1]).any():
+            if _count_nonzero(idx[1:] == idx[:-1]):
                 raise AllocationError(f"{self.name}: granted a node twice")
         if int(idx[0]) < 0 or int(idx[-1]) >= self.n_nodes:
             raise AllocationError(f"{self.name}: granted nodes outside 0..{self.n_nodes - 1}")
         busy = self._busy[idx]
-        if busy.any():
+        if _count_nonzero(busy):
             owners = sorted({a.serial for a in self._held.values() if self._busy_in(a, idx[busy])})
             raise AllocationError(f"{self.name}: granted busy nodes {idx[busy].tolist()[:8]} (held by allocation(s) {owners[:4]})")
         return idx
