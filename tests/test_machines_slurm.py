@@ -58,3 +58,120 @@ def test_bad_files_name_file_and_line(tmp_path, text, line, what):
         parse_machine(f"slurm-tree:{p}")
     msg = str(err.value)
     assert f"{p}:{line}:" in msg and what in msg, msg
+
+
+# ---------------------------------------------------------------- topology/block
+
+BLOCKS = Path(topoalloc.__file__).resolve().parent / "data" / "topology-block-example.conf"
+
+
+def test_reads_the_example_blocks():
+    from topoalloc.topology import SlurmBlock
+
+    t = parse_machine(f"slurm-block:{BLOCKS}")
+    assert isinstance(t, SlurmBlock) and t.n_nodes == 32 and t.names[:2] == ["gpu01", "gpu02"]
+    assert t.block_sizes == [4, 8, 16, 32] and [a.tolist() for a in t.aggregates[:2]] == [[[i, i + 1] for i in range(8)], [[0, 2], [2, 4], [4, 6], [6, 8]]]
+    assert [t.distance(0, x) for x in (1, 4)] == [2, 4]  # same block: one router; else through the top switch
+
+
+def test_default_block_sizes_and_short_blocks(tmp_path):
+    p = tmp_path / "topology.conf"
+    p.write_text("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-6]   # a node out of service\nBlockName=c Nodes=n[7-10]\n")
+    t = parse_machine(f"slurm-block:{p}")
+    assert t.block_sizes == [4, 8] and t.aggregates[1].tolist() == [[0, 2]]  # three blocks: one complete pair
+    a = make_allocator("block", t)
+    assert a.allocate(Request(7)).nodes.tolist() == list(range(7))  # a+b have exactly 7 nodes
+    assert a.allocate(Request(7)) is None  # c alone is too small, and no aggregate of 8 is left
+    with pytest.raises(topoalloc.errors.RequestNeverFits):
+        a.allocate(Request(9))
+
+
+def test_block_placement_rules():
+    a = make_allocator("block", f"slurm-block:{BLOCKS}")
+    x = a.allocate(Request(3))
+    assert x.info == {"level": 0, "aggregate": "b1", "base_blocks": 1} and x.nodes.tolist() == [0, 1, 2]
+    # best fit among base blocks: b1 has one free node
+    assert a.allocate(Request(1)).nodes.tolist() == [3]
+    # six nodes: level 1 (aggregates of two blocks); b1+b2 has 4 free, b3+b4 has 8: the first with room
+    six = a.allocate(Request(6))
+    assert six.info == {"level": 1, "aggregate": "b3..b4", "base_blocks": 2} and six.nodes.tolist() == [8, 9, 10, 11, 12, 13]
+    # two nodes: level 0; blocks with room: b2, b5..b8 (4 free) and b4 (2 free): best fit is b4
+    two = a.allocate(Request(2))
+    assert two.nodes.tolist() == [14, 15]  # b4 has exactly 2 free: best fit
+    # a job of 12 spans the fewest base blocks: in b5..b8 (16 free) it takes three whole blocks
+    twelve = a.allocate(Request(12))
+    assert twelve.info["level"] == 2 and twelve.info["base_blocks"] == 3 and twelve.nodes.tolist() == list(range(16, 28))
+    with pytest.raises(topoalloc.errors.RequestNeverFits):
+        a.allocate(Request(33))
+
+
+def test_block_probes_are_exact_without_replay():
+    """earliest_fit and EASY's guard against replay on random states (the conformance suite does the same, wider)."""
+    import random
+
+    from topoalloc.alloc.probes import ReplayGuard, replay_earliest_fit
+
+    rng = random.Random(7)
+    for trial in range(60):
+        a = make_allocator("block", f"slurm-block:{BLOCKS}")
+        held = []
+        for _ in range(rng.randrange(3, 14)):
+            x = a.allocate(Request(rng.randrange(1, 13)))
+            if x is not None:
+                held.append(x)
+        rng.shuffle(held)
+        head = Request(rng.randrange(1, 33))
+        assert a.earliest_fit(head, held) == replay_earliest_fit(a, head, held)
+        k = a.earliest_fit(head, held)
+        if k is None:
+            continue
+        fast, slow = a.reservation_guard(head, held[:k]), ReplayGuard(a, head, held[:k])
+        for _ in range(4):
+            req = Request(rng.randrange(1, 9))
+            ends_by = rng.random() < 0.4
+            if not fast.may_admit(req, ends_by):
+                x = a.allocate(req)
+                if x is not None:
+                    assert not slow.admit(x, ends_by)
+                    a.release(x)
+                continue
+            x = a.allocate(req)
+            if x is None:
+                continue
+            f, s = fast.admit(x, ends_by), slow.admit(x, ends_by)
+            assert f == s, (trial, req, ends_by)
+            if not f:
+                a.release(x)
+
+
+def test_block_simulates_the_bundled_trace_under_every_scheduler():
+    for sched in ("fcfs", "easy", "conservative"):
+        r = simulate(machine=f"slurm-block:{BLOCKS}", allocator="block", scheduler=sched, clean=True, scale_sizes=0.25)
+        assert r.summary()["jobs"] > 10_000
+
+
+@pytest.mark.parametrize("text,line,what", [
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Node=m0\n", 2, "unknown key 'Node'"),
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n3\n", 2, "in block 'a' already"),
+    ("BlockName=a Nodes=n[0-3]\nBlockName=a Nodes=m0\n", 2, "defined again"),
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=m[0-3]\nBlockSizes=4,12\n", 3, "larger power of two"),
+    ("BlockName=a Nodes=n[0-3]\nBlockSizes=2\n", 2, "has 4 nodes"),
+    ("BlockName=a Nodes=n[0-3]\nBlockSizes=4,8\n", 2, "the file has 1"),
+    ("BlockName=a Nodes=n[0-3]\nBlockSizes=4,x\n", 2, "expected node counts"),
+    ("BlockName=a Nodes=n[0-3]\nSwitchName=s Nodes=m0\n", 2, "slurm-tree:"),
+    ("BlockName=a\n", 1, "has no Nodes"),
+])
+def test_bad_block_files_name_file_and_line(tmp_path, text, line, what):
+    p = tmp_path / "topology.conf"
+    p.write_text(text)
+    with pytest.raises(InvalidArgument) as err:
+        parse_machine(f"slurm-block:{p}")
+    msg = str(err.value)
+    assert f"{p}:{line}:" in msg and what in msg, msg
+
+
+def test_a_block_file_read_as_a_tree_says_so(tmp_path):
+    p = tmp_path / "topology.conf"
+    p.write_text("BlockName=a Nodes=n[0-3]\n")
+    with pytest.raises(InvalidArgument, match="slurm-block:"):
+        parse_machine(f"slurm-tree:{p}")

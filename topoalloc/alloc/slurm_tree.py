@@ -16,7 +16,7 @@ details Slurm's documentation leaves to its code and which are ours:
 
 The root holds every node, so a request fits iff ``k ≤`` free nodes: the
 probes are arithmetic (:class:`~topoalloc.alloc.probes.CountingProbes`).
-``topology/block`` is not modelled.
+``topology/block`` is :mod:`topoalloc.alloc.slurm_block`.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ SMALL_MACHINES = (
     "torus:2x2x2x6x8", "mesh:5x3", "hypercube:3", "hypercube:4", "hypercube:5",
     "tpu:4x2x3,cube=1", "tofu:3x2x2", "dragonfly:p=2,a=2,h=1", "fattree:k=2,n=3", "bgq:6x4x2x2x2,midplane=2x2x2x2x2",
     "slurm-tree:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-example.conf"),
+    "slurm-block:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-block-example.conf"),
 )
 
 

@@ -10,9 +10,9 @@ from .hypercube import Hypercube, Subcube
 from .torus import Mesh, Semitorus, Torus
 from .units import UnitTorus
 from .indirect import Dragonfly, FatTree, RouterNetwork
-from .slurm import SlurmTree
+from .slurm import SlurmBlock, SlurmTree
 
-__all__ = ["Topology", "Grid", "Subcubes", "Routers", "capabilities", "FlatTopology", "Torus", "Mesh", "Semitorus", "Hypercube", "Subcube", "UnitTorus", "Dragonfly", "FatTree", "RouterNetwork", "SlurmTree", "parse_machine"]
+__all__ = ["Topology", "Grid", "Subcubes", "Routers", "capabilities", "FlatTopology", "Torus", "Mesh", "Semitorus", "Hypercube", "Subcube", "UnitTorus", "Dragonfly", "FatTree", "RouterNetwork", "SlurmTree", "SlurmBlock", "parse_machine"]
 
 
 def parse_machine(spec: "str | Topology") -> Topology:

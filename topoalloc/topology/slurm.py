@@ -1,4 +1,7 @@
-"""A switch tree read from Slurm's ``topology.conf`` (the ``topology/tree`` plugin's file).
+"""Machines read from Slurm's ``topology.conf``: a switch tree (``topology/tree``) or blocks (``topology/block``).
+
+topology/tree
+-------------
 
 Each line names a switch and what hangs below it (Slurm's topology.conf
 documentation)::
@@ -13,6 +16,18 @@ expressions: ``tux[0-3,7]``, zero padding kept, ``a,b`` lists), ``LinkSpeed``
 tree; a node hangs off exactly one switch.  Node ids follow the order the
 nodes appear in the file; ``names`` keeps their host names.  Every error
 names the file and the line.
+
+topology/block
+--------------
+Blocks of nodes that share a fast local fabric (NVLink domains, racks)::
+
+    BlockName=b1 Nodes=gpu[01-04]
+    BlockName=b2 Nodes=gpu[05-08]
+    BlockSizes=4,8
+
+Keys: ``BlockName`` with ``Nodes`` (one base block per line) and at most one
+``BlockSizes`` line (the base block size, then power-of-two multiples: the
+sizes of the aggregated blocks a job may span).  See :class:`SlurmBlock`.
 """
 
 from __future__ import annotations
@@ -26,7 +41,7 @@ from ..errors import InvalidArgument
 from ..registry import TOPOLOGIES
 from .indirect import RouterNetwork
 
-__all__ = ["SlurmTree", "expand_hostlist", "read_topology_conf"]
+__all__ = ["SlurmTree", "SlurmBlock", "expand_hostlist", "read_topology_conf", "read_block_conf"]
 
 
 class TopologyConfError(InvalidArgument):
@@ -88,6 +103,8 @@ def read_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dict
                 raise TopologyConfError(path, no, f"expected Key=Value, got {item!r}")
             k, v = item.split("=", 1)
             key = k.lower()
+            if key in ("blockname", "blocksizes"):
+                raise TopologyConfError(path, no, f"{k}= belongs to a topology/block file: read it as slurm-block:{path}")
             if key not in ("switchname", "nodes", "switches", "linkspeed"):
                 raise TopologyConfError(path, no, f"unknown key {k!r} (SwitchName, Nodes, Switches, LinkSpeed)")
             fields[key] = v
@@ -194,3 +211,146 @@ class SlurmTree(RouterNetwork):
 def _slurm_tree_from_spec(path: str) -> SlurmTree:
     """slurm-tree:PATH — the switch tree of a Slurm topology.conf (nodes on the switches' Nodes= lists)."""
     return SlurmTree(path)
+
+
+# ---------------------------------------------------------------- topology/block
+
+
+def read_block_conf(path: str) -> tuple[list[str], dict[str, list[str]], list[int] | None, int | None]:
+    """(block names in file order, block → nodes, BlockSizes or None, line of BlockSizes) of a topology/block file.
+
+    Lines ``BlockName=NAME Nodes=HOSTLIST`` (one base block each) and at most
+    one ``BlockSizes=N,2N,4N,...`` line; ``#`` starts a comment.  Every error
+    names the file and the line.
+    """
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise TopologyConfError(path, 0, f"cannot read the file ({exc.strerror})") from None
+    blocks: list[str] = []
+    nodes: dict[str, list[str]] = {}
+    where: dict[str, int] = {}
+    owner: dict[str, str] = {}
+    sizes: list[int] | None = None
+    sizes_line: int | None = None
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        fields: dict[str, str] = {}
+        for item in line.split():
+            if "=" not in item:
+                raise TopologyConfError(path, no, f"expected Key=Value, got {item!r}")
+            k, v = item.split("=", 1)
+            key = k.lower()
+            if key in ("switchname", "switches", "linkspeed"):
+                raise TopologyConfError(path, no, f"{k}= belongs to a topology/tree file: read it as slurm-tree:{path}")
+            if key not in ("blockname", "nodes", "blocksizes"):
+                raise TopologyConfError(path, no, f"unknown key {k!r} (BlockName, Nodes, BlockSizes)")
+            fields[key] = v
+        if "blocksizes" in fields:
+            if set(fields) != {"blocksizes"}:
+                raise TopologyConfError(path, no, "BlockSizes= stands on a line of its own")
+            if sizes is not None:
+                raise TopologyConfError(path, no, f"BlockSizes= given again (first on line {sizes_line})")
+            try:
+                sizes = [int(x) for x in fields["blocksizes"].split(",")]
+            except ValueError:
+                raise TopologyConfError(path, no, f"BlockSizes={fields['blocksizes']!r}: expected node counts, e.g. 18,36,72") from None
+            sizes_line = no
+            continue
+        name = fields.get("blockname")
+        if not name:
+            raise TopologyConfError(path, no, "a line without BlockName= (or BlockSizes=)")
+        if name in where:
+            raise TopologyConfError(path, no, f"block {name!r} defined again (first on line {where[name]})")
+        if not fields.get("nodes"):
+            raise TopologyConfError(path, no, f"block {name!r} has no Nodes=")
+        try:
+            hosts = expand_hostlist(fields["nodes"])
+        except ValueError as exc:
+            raise TopologyConfError(path, no, str(exc)) from None
+        for h in hosts:
+            if h in owner:
+                raise TopologyConfError(path, no, f"node {h!r} is in block {owner[h]!r} already")
+            owner[h] = name
+        where[name] = no
+        blocks.append(name)
+        nodes[name] = hosts
+    if not blocks:
+        raise TopologyConfError(path, 0, "no blocks (BlockName= lines)")
+    return blocks, nodes, sizes, sizes_line
+
+
+class SlurmBlock(RouterNetwork):
+    """The blocks of a topology/block file (Slurm's model of NVLink-style domains).
+
+    Each base block is a router with its nodes (one hop between any two nodes
+    of a block); all block routers hang off one top switch.  Aggregated blocks
+    (Slurm's "block levels") are ``BlockSizes[l] / BlockSizes[0]`` consecutive
+    base blocks in file order, aligned: level ``l``'s aggregate ``i`` holds base
+    blocks ``i·m .. (i+1)·m - 1``; only complete aggregates exist.  Without
+    ``BlockSizes`` the levels are the base block size times 1, 2, 4, ... up to
+    the number of blocks.  A base block may have fewer nodes than the base size
+    (nodes out of service), not more.
+
+    Attributes
+    ----------
+    names, block_names : list of str
+    block_sizes : list of int
+        Nodes per aggregate at each level (``block_sizes[0]`` is the base size).
+    block_of_node : ndarray
+    aggregates : list of ndarray
+        Per level, ``(n_aggregates, 2)``: first and last+1 base block of each.
+    """
+
+    kind = "slurm-block"
+
+    def __init__(self, path: str):
+        import networkx as nx
+
+        blocks, hosts, sizes, line = read_block_conf(path)
+        self.path = str(path)
+        self.block_names = blocks
+        base = max(len(hosts[b]) for b in blocks)
+        if sizes is None:
+            sizes = [base << i for i in range(len(blocks).bit_length())]
+        else:
+            if sizes[0] < base:
+                raise TopologyConfError(path, line or 0, f"BlockSizes starts at {sizes[0]}, but block {next(b for b in blocks if len(hosts[b]) == base)!r} has {base} nodes")
+            for a, b in zip(sizes, sizes[1:]):
+                if b <= a or b % sizes[0] or (b // sizes[0]) & (b // sizes[0] - 1):
+                    raise TopologyConfError(path, line or 0, f"BlockSizes={','.join(map(str, sizes))}: each size after the first must be the base size times a larger power of two")
+            if sizes[-1] // sizes[0] > len(blocks):
+                raise TopologyConfError(path, line or 0, f"BlockSizes asks for aggregates of {sizes[-1] // sizes[0]} blocks; the file has {len(blocks)}")
+        self.block_sizes = list(sizes)
+        graph = nx.Graph()
+        top = len(blocks)
+        graph.add_nodes_from(range(top + 1))
+        graph.add_edges_from((b, top) for b in range(top))
+        names: list[str] = []
+        node_router: list[int] = []
+        for i, b in enumerate(blocks):
+            names.extend(hosts[b])
+            node_router.extend([i] * len(hosts[b]))
+        self.names = names
+        self.block_of_node = np.asarray(node_router, dtype=np.int64)
+        aggs = []
+        for size in sizes:
+            m = size // sizes[0]
+            starts = np.arange(0, len(blocks) - m + 1, m, dtype=np.int64)
+            aggs.append(np.stack([starts, starts + m], axis=1))
+        self.aggregates = aggs
+        super().__init__(graph, node_router, [0] * top + [1])
+
+    def key(self) -> tuple:
+        return ("slurm-block", self.path, tuple(self.names), tuple(self.node_router.tolist()), tuple(self.block_sizes))
+
+    def spec(self) -> str:
+        return f"slurm-block:{self.path}"
+
+
+@TOPOLOGIES.register("slurm-block")
+def _slurm_block_from_spec(path: str) -> SlurmBlock:
+    """slurm-block:PATH — the blocks of a Slurm topology/block topology.conf (BlockName=, BlockSizes=)."""
+    return SlurmBlock(path)

@@ -1,0 +1,234 @@
+"""Slurm's ``topology/block`` placement: a job inside the smallest aggregated block that holds it.
+
+Slurm's topology guide describes ``topology/block`` for NVLink-style domains: base
+blocks of nodes, aggregated into blocks of 2, 4, ... base blocks (``BlockSizes``);
+a job is placed inside one block of the lowest level that can hold it, spanning
+as few base blocks as possible.  Our reading, the details Slurm's documentation
+leaves to its code and which are ours (pinned by tests):
+
+1. A job of ``k`` nodes goes to the lowest level whose aggregates have room for
+   it (``BlockSizes[l] >= k``) and where some aggregate has ``k`` free nodes;
+   among those aggregates the one with the fewest free nodes (best fit), ties
+   to the first in the file.  If no aggregate of that level has room, the next
+   level up is tried.
+2. Inside the aggregate, base blocks are filled so that the job spans as few as
+   possible: while nodes are still needed, if some base block has enough free
+   nodes for the rest, the rest comes from the one with the fewest (best fit,
+   ties to the first); otherwise every free node of the base block with the most
+   free nodes (ties to the first) is taken.  Within a base block, the lowest node
+   ids.
+3. A job larger than the largest aggregate can never run (Slurm does not let a
+   job span more than its largest block size).
+
+A request fits now iff some largest-level aggregate has ``k`` free nodes (every
+lower level's aggregates lie inside one of them), so the probes count free nodes
+per aggregate: ``earliest_fit`` adds the releases' nodes per base block in order;
+EASY's guard keeps the free nodes per largest aggregate at the shadow time.  No
+replay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any, Self
+
+import numpy as np
+
+from ..errors import InvalidArgument
+from ..registry import ALLOCATORS
+from ..topology.base import Topology
+from ..topology.slurm import SlurmBlock
+from .base import Allocation, Allocator, Grant, Request
+from .probes import ReservationGuard
+
+__all__ = ["SlurmBlockAllocator"]
+
+
+class SlurmBlockAllocator(Allocator):
+    """Slurm topology/block placement on a :class:`~topoalloc.topology.SlurmBlock` (see the module notes)."""
+
+    name = "block"
+    claims = frozenset({"exact_size"})
+
+    def __init__(self, topology: Topology):
+        super().__init__(topology)
+        top = self.topology
+        if not isinstance(top, SlurmBlock):
+            raise InvalidArgument("topology", topology, "a slurm-block: machine")
+        self.blocks = top
+        self._block_nodes = top.nodes_of_router[: len(top.block_names)]
+        self._bfree = np.array([n.size for n in self._block_nodes], dtype=np.int64)  # free nodes per base block
+        top_aggs = top.aggregates[-1]
+        self._top_of_block = np.full(len(top.block_names), -1, dtype=np.int64)  # largest aggregate of each base block
+        for i, (a, b) in enumerate(top_aggs.tolist()):
+            self._top_of_block[a:b] = i
+        self._cap = int(max(top.block_sizes[-1], 0))
+        self._top_cap = max(int(self._bfree[a:b].sum()) for a, b in top_aggs.tolist())  # nodes of the largest aggregate
+
+    @classmethod
+    def accepts(cls, topology: Topology) -> bool:
+        """Blocks read from a topology/block topology.conf (slurm-block:PATH)."""
+        return isinstance(topology, SlurmBlock)
+
+    def _copy_state(self, clone: Self) -> None:
+        clone._bfree = self._bfree.copy()
+
+    # ------------------------------------------------------------ placement
+    def _top_free(self, bfree: np.ndarray) -> np.ndarray:
+        """Free nodes of every largest-level aggregate, given free nodes per base block."""
+        aggs = self.blocks.aggregates[-1]
+        c = np.concatenate([[0], np.cumsum(bfree)])
+        return c[aggs[:, 1]] - c[aggs[:, 0]]
+
+    def _choose(self, k: int) -> tuple[int, int, int] | None:
+        """(level, first base block, last+1) of the aggregate a job of ``k`` nodes goes to, or None."""
+        top = self.blocks
+        c = np.concatenate([[0], np.cumsum(self._bfree)])
+        for level, size in enumerate(top.block_sizes):
+            if size < k:
+                continue
+            aggs = top.aggregates[level]
+            free = c[aggs[:, 1]] - c[aggs[:, 0]]
+            ok = np.flatnonzero(free >= k)
+            if ok.size:
+                i = int(ok[np.argmin(free[ok])])  # the first of the fewest
+                return level, int(aggs[i, 0]), int(aggs[i, 1])
+        return None
+
+    def _place(self, k: int) -> tuple[int, int, int, list[tuple[int, int]]] | None:
+        """Where a job of ``k`` nodes goes now: (level, first base block, last+1, [(base block, nodes taken)]).
+
+        A pure function of the free nodes per base block (nothing is taken).
+        """
+        if k > self._cap:
+            return None
+        got = self._choose(k)
+        if got is None:
+            return None
+        level, a, b = got
+        avail = {blk: int(self._bfree[blk]) for blk in range(a, b)}
+        order = list(range(a, b))
+        need = k
+        counts: list[tuple[int, int]] = []
+        while need:
+            enough = [blk for blk in order if avail[blk] >= need]
+            if enough:
+                blk = min(enough, key=lambda x: (avail[x], x))
+                take = need
+            else:
+                blk = max(order, key=lambda x: (avail[x], -x))
+                take = avail[blk]
+            avail[blk] -= take
+            counts.append((blk, take))
+            need -= take
+        return level, a, b, counts
+
+    def _allocate(self, request: Request) -> Grant | None:
+        placed = self._place(request.size)
+        if placed is None:
+            return None
+        level, a, b, counts = placed
+        taken = []
+        for blk, take in counts:
+            nodes = self._block_nodes[blk]
+            taken.append(nodes[~self._busy[nodes]][:take])
+            self._bfree[blk] -= take
+        names = self.blocks.block_names
+        info: dict[str, Any] = {"level": level, "aggregate": names[a] if b - a == 1 else f"{names[a]}..{names[b - 1]}", "base_blocks": len(counts)}
+        return Grant(np.sort(np.concatenate(taken)), info, counts)
+
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        for blk, take in token:
+            self._bfree[blk] += take
+
+    # --------------------------------------------------------------- probes
+    def can_allocate(self, request: Request) -> bool:
+        k = request.size
+        return k <= self._cap and k <= self._free_count and bool((self._top_free(self._bfree) >= k).any())
+
+    def _fits_empty(self, request: Request) -> bool:
+        return request.size <= min(self._cap, self._top_cap)
+
+    def max_request_now(self) -> int:
+        return min(self._cap, int(self._top_free(self._bfree).max()))
+
+    def fit_key(self, request: Request) -> Hashable | None:
+        return request.size  # placement depends on the size alone
+
+    def _released_blocks(self, alloc: Allocation) -> list[tuple[int, int]]:
+        return self._tokens[alloc.serial]
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        k = request.size
+        if not self._fits_empty(request):
+            return None
+        tf = self._top_free(self._bfree)
+        if (tf >= k).any():
+            return 0
+        tob = self._top_of_block
+        for n, alloc in enumerate(releases, 1):
+            hit = False
+            for blk, take in self._released_blocks(alloc):
+                t = tob[blk]
+                if t >= 0:
+                    tf[t] += take
+                    hit = hit or tf[t] >= k
+            if hit:
+                return n
+        return None
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        return _BlockGuard(self, head, releases)
+
+
+class _BlockGuard(ReservationGuard):
+    """EASY's guard: free nodes per largest aggregate at the shadow time; the head fits iff one has enough.
+
+    A candidate ending by the shadow time changes nothing then; one running past
+    it takes its nodes from the shadow-time counts of the aggregates it lies in.
+    ``may_admit`` asks the allocator where the candidate would go (a pure
+    function of the free nodes) without taking anything.
+    """
+
+    allocator: SlurmBlockAllocator
+
+    def __init__(self, allocator: SlurmBlockAllocator, head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        tf = allocator._top_free(allocator._bfree)
+        tob = allocator._top_of_block
+        for alloc in self.releases:
+            for blk, take in allocator._released_blocks(alloc):
+                if tob[blk] >= 0:
+                    tf[tob[blk]] += take
+        self.shadow = tf
+        self.k = head.size
+
+    def _after(self, counts: Iterable[tuple[int, int]]) -> np.ndarray:
+        tf = self.shadow.copy()
+        tob = self.allocator._top_of_block
+        for blk, take in counts:
+            if tob[blk] >= 0:
+                tf[tob[blk]] -= take
+        return tf
+
+    def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            return True
+        placed = self.allocator._place(request.size)
+        return placed is not None and bool((self._after(placed[3]) >= self.k).any())
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if ends_by_shadow:
+            self.releases.append(allocation)
+            return True
+        tf = self._after(self.allocator._released_blocks(allocation))
+        if not (tf >= self.k).any():
+            return False
+        self.shadow = tf
+        return True
+
+
+@ALLOCATORS.register("block", accepts=SlurmBlockAllocator.accepts)
+def _make_block(topology: Topology) -> SlurmBlockAllocator:
+    """Slurm topology/block: inside the smallest aggregated block that holds the job, spanning few base blocks (slurm-block: machines)."""
+    return SlurmBlockAllocator(topology)
