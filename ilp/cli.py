@@ -63,7 +63,7 @@ def add_parsers(sub) -> None:
     g.add_argument("--seed", type=int, default=1)
     g.add_argument("--objective", choices=["sum", "max", "sum_per_size", "makespan", "total_wait"], default=None, help="span objective (default max), or with --mesh makespan (default) or total_wait")
     g.add_argument("--mesh", metavar="WxL", default=None, help="2-D mode: the mesh (up to about 6x6), e.g. 4x4")
-    g.add_argument("--family", metavar="MACHINE", default=None, help="subcube/subtorus mode: hypercube:N (N <= 6) or torus:AxB... (up to 128 processors); scores buddy, gray_code, free_list, afl or ep, nep (or --heuristic) against the optimal schedule of power-of-two pieces")
+    g.add_argument("--family", metavar="MACHINE", default=None, help="subcube/subtorus/slice mode: hypercube:N (N <= 6), torus:AxB... (up to 128 processors) or a tpu:/tofu:/bgq: machine (up to 128 units); scores buddy, gray_code, free_list, afl, or ep, nep, or slice:rule=static and slice:rule=ocs (or --heuristic) against the optimal schedule of pieces")
     g.add_argument("--scheduler", default="fcfs", metavar="SPEC", help="with --mesh or --family: the scheduler the heuristics run under (default fcfs)")
     g.add_argument("--ring", action="store_true", help="ring span for the optimum and the measurement")
     g.add_argument("--time-limit", type=_pos_float, default=30.0, metavar="S", help="per-instance CP-SAT limit")
@@ -321,35 +321,48 @@ def _mesh_gap(args) -> int:
 
 def _family_gap(args) -> int:
     from topoalloc.errors import InvalidArgument
-    from topoalloc.topology import Hypercube, parse_machine
+    from topoalloc.topology import Hypercube, Torus, parse_machine
+    from topoalloc.topology.units import UnitTorus
 
-    from .family_schedule import MAX_PROCESSORS, family_gap_study
+    from .family_schedule import MAX_PROCESSORS, family_gap_study, model_cells
 
     top = parse_machine(args.family)
-    if top.n_nodes > MAX_PROCESSORS:
-        raise InvalidArgument("--family", args.family, f"a machine of at most {MAX_PROCESSORS} processors (the exact model has a constraint per processor and piece)")
+    if not isinstance(top, (Hypercube, Torus)):
+        raise InvalidArgument("--family", args.family, "a hypercube:N, torus:AxB... or tpu:/tofu:/bgq: machine")
+    cells, cell_pieces = model_cells(args.family)
+    if cells > MAX_PROCESSORS:
+        raise InvalidArgument("--family", args.family, f"a machine of at most {MAX_PROCESSORS} processors, or units on a machine of units (the exact model has a constraint per processor and piece)")
     objective = args.objective or "makespan"
     if objective not in ("makespan", "total_wait"):
         raise InvalidArgument("--objective", objective, "makespan or total_wait with --family")
     if args.ring or args.adversarial:
         raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --family")
-    heuristics = args.heuristic or (["buddy", "gray_code", "free_list", "afl"] if isinstance(top, Hypercube) else ["ep", "nep"])
+    if args.heuristic:
+        heuristics = args.heuristic
+    elif isinstance(top, Hypercube):
+        heuristics = ["buddy", "gray_code", "free_list", "afl"]
+    elif isinstance(top, UnitTorus):
+        heuristics = ["slice:rule=static", "slice:rule=ocs"]
+    else:
+        heuristics = ["ep", "nep"]
     jobs = args.jobs = 6 if args.jobs is None else args.jobs
     instances = args.instances = 20 if args.instances is None else args.instances
     _check_positive(args, "jobs", "instances")
     from topoalloc.limits import check_memory
 
-    from .family_schedule import pieces
-
-    # one Boolean and one optional interval per (job, piece), referenced once per processor of the piece
-    literals = max(len(p) * (1 + len(p[0])) for p in (pieces(args.family, 1 << k) for k in range(top.n_nodes.bit_length())) if p)
+    # one Boolean and one optional interval per (job, piece), referenced once per processor (unit) of the piece
+    sizes = [1 << k for k in range(top.n_nodes.bit_length())] if not isinstance(top, UnitTorus) else [top.unit_size * n for n in range(1, top.n_units + 1)]
+    literals = max(len(p) * (1 + len(p[0])) for p in (cell_pieces(size) for size in sizes) if p)
     check_memory(_BYTES_PER_LITERAL * jobs * literals, "--jobs", jobs, f"a piece model of {jobs:,} jobs on {args.family}")
     rep = family_gap_study(heuristics, machine=args.family, jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
     out = rep.as_dict()
     if args.json:
         print_json(out)
         return 0
-    print(f"heuristics under {args.scheduler} vs the optimal schedule of power-of-two pieces, {objective}, {args.family}, {jobs} jobs, {instances} instances (seed {args.seed})")
+    what = "slices of the static rule" if isinstance(top, UnitTorus) else "power-of-two pieces"
+    print(f"heuristics under {args.scheduler} vs the optimal schedule of {what}, {objective}, {args.family}, {jobs} jobs, {instances} instances (seed {args.seed})")
+    if isinstance(top, UnitTorus):
+        print("  (capacity optimum: the same whole units anywhere, i.e. the optical-circuit-switch rule's optimum)")
     print(f"  optimum unproven {out['unproven']}; {out['seconds']:.1f} s")
     print(f"  {'heuristic':20s} {'pieces':>6s} {'mean':>7s} {'median':>7s} {'worst':>7s} {'best':>7s} {'optimal':>8s}  {'vs capacity: mean':>18s}")
     for h, d in out["heuristics"].items():

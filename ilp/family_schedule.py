@@ -14,7 +14,14 @@ Turner ch. 3; Mao, Chen & Watson §2):
 * on a torus any box of that volume whose sides are powers of two, at any
   position, wrapping round where the machine's dimension does (the pieces EP
   and NEP can hand out, and more: they start only at the offsets their
-  partitions create).
+  partitions create);
+* on a machine of units (``tpu:``, ``tofu:``, ``bgq:``) the slices of the
+  ``slice`` allocator's static rule: whole units, ``V`` of them as its shape
+  rule rounds the job (power-of-two cube counts on TPU pods, the most cubic
+  box elsewhere), in a box of one of the rule's shapes at any position,
+  wrapping where the machine does.  The model's processors are then the units
+  (a unit is never shared), and the capacity optimum takes ``V`` whole units
+  anywhere: the optimum of the optical-circuit-switch rule (``slice:rule=ocs``).
 
 A schedule gives every job a start ``s ≥ release`` and one piece held for its
 whole run; two jobs sharing a processor may not overlap in time.  Objective
@@ -56,7 +63,7 @@ from topoalloc.errors import InvalidArgument, RequestNeverFits, SolverError
 from ._solver import check_solver_args
 from .schedule import SCHED_OBJECTIVES, SchedJob, _jobs, minimise_and_solve, optimal_schedule, replay_online, schedule_objective
 
-__all__ = ["pieces", "optimal_family_schedule", "check_family_schedule", "family_gap_study", "FamilyScheduleResult", "FamilyGapReport", "random_family_instance"]
+__all__ = ["pieces", "piece_size", "model_cells", "grants_pieces", "optimal_family_schedule", "check_family_schedule", "family_gap_study", "FamilyScheduleResult", "FamilyGapReport", "random_family_instance"]
 
 #: the size of machine the exact model is meant for (the per-processor constraints grow with it)
 MAX_PROCESSORS = 128
@@ -66,6 +73,50 @@ def _pow2_at_least(s: int) -> int:
     return 1 << max(0, (s - 1).bit_length())
 
 
+def _unit_machine(machine: str) -> Any:
+    from topoalloc.topology import parse_machine
+    from topoalloc.topology.units import UnitTorus
+
+    top = parse_machine(machine)
+    return top if isinstance(top, UnitTorus) else None
+
+
+def _static_slices(top: Any) -> Any:
+    from topoalloc.alloc.slices import SliceAllocator
+
+    return SliceAllocator(top, rule="static")
+
+
+def piece_size(machine: str, size: int) -> int:
+    """Processors a job of ``size`` holds on ``machine``: the next power of two, or whole units of a slice.
+
+    >>> piece_size("hypercube:4", 5), piece_size("tpu:2x2x2,cube=2", 9)   # 9 chips: 2 cubes of 8
+    (8, 16)
+    """
+    top = _unit_machine(machine)
+    if top is None:
+        return _pow2_at_least(size)
+    return int(_static_slices(top).candidates(size)[0]) * top.unit_size
+
+
+def model_cells(machine: str) -> tuple[int, Any]:
+    """(cells of the exact model, pieces in cells for a size): processors, or the units of a machine of units."""
+    top = _unit_machine(machine)
+    if top is None:
+        from topoalloc.topology import parse_machine
+
+        return parse_machine(machine).n_nodes, lambda size: pieces(machine, size)
+    a = _static_slices(top)
+
+    def unit_pieces(size: int) -> list[tuple[int, ...]]:
+        table = a._table(size)
+        if table is None:
+            raise InvalidArgument("machine", machine, "a machine of units small enough to list every slice placement")
+        return sorted({tuple(sorted(int(u) for u in row)) for row in table.units.tolist()})
+
+    return top.n_units, unit_pieces
+
+
 def pieces(machine: str, size: int) -> list[tuple[int, ...]]:
     """Every piece (sorted node ids) a job of ``size`` may take on ``machine`` (see the module notes).
 
@@ -73,10 +124,16 @@ def pieces(machine: str, size: int) -> list[tuple[int, ...]]:
     12
     >>> pieces("torus:4", 2)           # boxes of 2 on a ring of 4, one of them wrapping round
     [(0, 1), (0, 3), (1, 2), (2, 3)]
+    >>> len(pieces("tpu:2x2x2,cube=2", 9))   # 2 cubes of 8 chips side by side: 4 positions x 3 axes
+    12
     """
     from topoalloc.topology import Hypercube, Torus, parse_machine
 
     top = parse_machine(machine)
+    ut = _unit_machine(machine)
+    if ut is not None:  # (a machine of units is a Torus too: first)
+        _, unit_pieces = model_cells(machine)
+        return sorted({tuple(sorted(ut.unit_nodes[list(units)].ravel().tolist())) for units in unit_pieces(size)})
     need = _pow2_at_least(size)
     if isinstance(top, Hypercube):
         n = top.n
@@ -105,7 +162,7 @@ def pieces(machine: str, size: int) -> list[tuple[int, ...]]:
                 nodes = sorted(int(sum(c * st for c, st in zip(coord, strides))) for coord in itertools.product(*axes))
                 out.add(tuple(nodes))
         return sorted(out)
-    raise InvalidArgument("machine", machine, "a hypercube:n or torus:AxB... machine (the subcube and subtorus families)")
+    raise InvalidArgument("machine", machine, "a hypercube:n, torus:AxB... or tpu:/tofu:/bgq: machine (the subcube, subtorus and slice families)")
 
 
 @dataclass(frozen=True)
@@ -157,15 +214,16 @@ def optimal_family_schedule(jobs: Sequence[Any], machine: str, *, objective: str
     if objective not in SCHED_OBJECTIVES:
         raise InvalidArgument("objective", objective, f"one of {', '.join(SCHED_OBJECTIVES)}")
     check_solver_args(time_limit, workers, seed)
-    n_nodes = parse_machine(machine).n_nodes
+    n_nodes, cell_pieces = model_cells(machine)  # processors, or units on a machine of units
     if n_nodes > MAX_PROCESSORS:
-        raise InvalidArgument("machine", machine, f"at most {MAX_PROCESSORS} processors for the exact model (one constraint per processor and piece)")
+        raise InvalidArgument("machine", machine, f"at most {MAX_PROCESSORS} processors (units) for the exact model (one constraint per processor and piece)")
+    units = _unit_machine(machine)
     cands: dict[int, list[tuple[int, ...]]] = {}
     for i, j in enumerate(js):
         if j.size not in cands:
-            cands[j.size] = pieces(machine, j.size)
+            cands[j.size] = cell_pieces(j.size) if j.size <= parse_machine(machine).n_nodes else []
         if not cands[j.size]:
-            raise RequestNeverFits(f"jobs[{i}] asks for {j.size} processors; {machine} has no piece of {_pow2_at_least(j.size)}")
+            raise RequestNeverFits(f"jobs[{i}] asks for {j.size} processors; {machine} has no piece of {piece_size(machine, j.size) if j.size <= parse_machine(machine).n_nodes else j.size}")
     live = [i for i, j in enumerate(js) if j.duration > 0]
     horizon = max((j.release for j in js), default=0) + sum(j.duration for j in js)
     m = cp_model.CpModel()
@@ -189,7 +247,7 @@ def optimal_family_schedule(jobs: Sequence[Any], machine: str, *, objective: str
         if len(ivs) > 1:
             m.add_no_overlap(ivs)
     if live:
-        m.add_cumulative(whole, [_pow2_at_least(js[i].size) for i in live], n_nodes)
+        m.add_cumulative(whole, [len(cands[js[i].size][0]) for i in live], n_nodes)
     what = f"offline piece schedule ({len(js)} jobs on {machine})"
     out, bound = minimise_and_solve(m, js, live, S, horizon, objective, what, time_limit=time_limit, workers=workers, seed=seed)
     if not out.has_solution:
@@ -200,6 +258,8 @@ def optimal_family_schedule(jobs: Sequence[Any], machine: str, *, objective: str
         next(cands[js[i].size][c] for c, x in enumerate(X[i]) if val(x)) if i in S else cands[js[i].size][0]
         for i in range(len(js))
     )
+    if units is not None:  # units -> their nodes
+        placements = tuple(tuple(sorted(units.unit_nodes[list(p)].ravel().tolist())) for p in placements)
     try:
         check_family_schedule(js, machine, starts, placements)
     except SolverError as exc:
@@ -268,6 +328,17 @@ class FamilyGapReport:
 PIECE_ALLOCATORS = ("buddy", "gray_code", "free_list", "ep", "nep")
 
 
+def grants_pieces(heuristic: str) -> bool:
+    """Whether ``heuristic``'s grants are always pieces of the model: the subcube and subtorus allocators,
+    and ``slice`` with the static rule and its default shape rule."""
+    from topoalloc import spec as grammar
+
+    s = grammar.parse(heuristic, argument="heuristic")
+    if s.name == "slice":
+        return s.options.get("rule", "static") == "static" and "shapes" not in s.options
+    return s.name in PIECE_ALLOCATORS
+
+
 def family_gap_study(heuristics: Sequence[str], *, machine: str = "hypercube:4", jobs: int = 6, instances: int = 20, seed: int = 1,
                      objective: str = "makespan", scheduler: str = "fcfs", time_limit: float = 30.0) -> FamilyGapReport:
     """Each heuristic's ratio to the proven piece optimum and to the capacity optimum (instance ``i``: seed ``seed·1_000_003 + i``).
@@ -292,12 +363,15 @@ def family_gap_study(heuristics: Sequence[str], *, machine: str = "hypercube:4",
     rep = FamilyGapReport(machine, jobs, objective, scheduler, seed)
     rep.ratios = {h: [] for h in heuristics}
     rep.capacity_ratios = {h: [] for h in heuristics}
-    rep.pieces_only = {h: h.split(":")[0] in PIECE_ALLOCATORS for h in heuristics}
+    rep.pieces_only = {h: grants_pieces(h) for h in heuristics}
+    # the capacity optimum: any free processors; on a machine of units, V whole units anywhere (the OCS rule's optimum)
+    units = _unit_machine(machine) is not None
     for i in range(instances):
         inst = random_family_instance(top.n_nodes, jobs, seed * 1_000_003 + i)
         rep.instances += 1
         opt = optimal_family_schedule(inst, machine, objective=objective, time_limit=time_limit)
-        cap = optimal_schedule([SchedJob(j.release, j.duration, j.size) for j in inst], top.n_nodes, mode="flat", objective=objective, time_limit=time_limit)
+        cap = optimal_schedule([SchedJob(j.release, j.duration, piece_size(machine, j.size) if units else j.size) for j in inst], top.n_nodes,
+                               mode="flat", objective=objective, time_limit=time_limit)
         if opt.status != "optimal" or cap.status != "optimal":
             rep.unproven += 1
             continue

@@ -1,4 +1,4 @@
-"""Exact baselines of the subcube and subtorus families: the pieces, the CP-SAT optimum against brute force, the gap study."""
+"""Exact baselines of the subcube, subtorus and slice families: the pieces, the CP-SAT optimum against brute force, the gap study."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 import random
 import subprocess
 import sys
+import zlib
 
 import pytest
 
@@ -60,12 +61,15 @@ def _brute(jobs, machine, objective, horizon):
     return best
 
 
-@pytest.mark.parametrize("machine", ["hypercube:2", "torus:4", "mesh:2x2"])
+@pytest.mark.parametrize("machine", ["hypercube:2", "torus:4", "mesh:2x2", "tpu:4x1x1,cube=1", "tpu:3x1x1,cube=1"])
 @pytest.mark.parametrize("objective", ["makespan", "total_wait"])
 def test_optimum_equals_brute_force(machine, objective):
-    rng = random.Random(hash((machine, objective)) & 0xFFFF)
+    from topoalloc.topology import parse_machine
+
+    rng = random.Random(zlib.crc32(f"{machine} {objective}".encode()))  # (hash() of a str changes per process)
+    sizes = [s for s in (1, 2, 3, 4) if s <= parse_machine(machine).n_nodes]
     for _ in range(6):
-        jobs = [SchedJob(rng.randint(0, 2), rng.randint(1, 2), rng.choice([1, 2, 3, 4])) for _ in range(3)]
+        jobs = [SchedJob(rng.randint(0, 2), rng.randint(1, 2), rng.choice(sizes)) for _ in range(3)]
         horizon = max(j.release for j in jobs) + sum(j.duration for j in jobs)
         r = optimal_family_schedule(jobs, machine, objective=objective, time_limit=20)
         assert r.status == "optimal"
@@ -90,6 +94,30 @@ def test_gap_study_scores_both_families():
     assert tor["unproven"] == 0 and all(d["compared"] == 4 for d in tor["heuristics"].values())
 
 
+def test_slice_pieces_are_the_static_rules_boxes_of_whole_units():
+    from topoalloc.ilp.family_schedule import grants_pieces, model_cells, piece_size
+    from topoalloc.topology import parse_machine
+
+    # TPU cubes of 2x2x2 chips in a 2x2x2 grid: 9 chips round up to 2 cubes, a 1x1x2 box in one of 3 orientations x 4 positions
+    ps = pieces("tpu:2x2x2,cube=2", 9)
+    top = parse_machine("tpu:2x2x2,cube=2")
+    assert len(ps) == 12 and all(len(p) == 16 for p in ps) and piece_size("tpu:2x2x2,cube=2", 9) == 16
+    unit_of = {int(v): u for u in range(top.n_units) for v in top.unit_nodes[u]}
+    assert all(len({unit_of[v] for v in p}) == 2 for p in ps)  # whole units
+    # a ring of 3 units: a power of two (4) would overshoot, so 3 units, the whole ring
+    assert pieces("tpu:3x1x1,cube=1", 3) == [(0, 1, 2)] and model_cells("tpu:3x1x1,cube=1")[0] == 3
+    assert grants_pieces("slice") and grants_pieces("slice:rule=static") and not grants_pieces("slice:rule=ocs")
+    assert not grants_pieces("slice:shapes=all") and grants_pieces("ep") and not grants_pieces("afl")
+
+
+def test_gap_study_scores_the_slice_rules():
+    d = family_gap_study(["slice:rule=static", "slice:rule=ocs"], machine="tpu:4x4x2,cube=1", jobs=8, instances=4, seed=2, objective="total_wait").as_dict()
+    static, ocs = d["heuristics"]["slice:rule=static"], d["heuristics"]["slice:rule=ocs"]
+    assert d["unproven"] == 0 and static["pieces_only"] and not ocs["pieces_only"]
+    # the capacity optimum (whole units anywhere: the OCS rule's) relaxes the static one: never worse
+    assert static["vs_capacity_optimum"]["best"] >= static["vs_piece_optimum"]["best"] - 1e-12 >= 1.0 - 1e-12
+
+
 def test_bad_arguments():
     with pytest.raises(InvalidArgument, match="machine"):
         pieces("flat:8", 2)
@@ -105,5 +133,10 @@ def test_cli_gap_family(tmp_path):
     assert set(out["heuristics"]) == {"buddy", "gray_code", "free_list", "afl"}
     p = run("--family", "hypercube:9")
     assert p.returncode == 2 and "at most 128 processors" in p.stderr and "Traceback" not in p.stderr
+    p = run("--family", "tpu:4x2x2,cube=1", "--instances", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    assert set(json.loads(p.stdout)["heuristics"]) == {"slice:rule=static", "slice:rule=ocs"}
+    p = run("--family", "tofu:8x8x8")
+    assert p.returncode == 2 and "128 processors, or units" in p.stderr and "Traceback" not in p.stderr
     p = run("--family", "torus:4x4", "--mesh", "4x4")
     assert p.returncode == 2 and "either --mesh or --family" in p.stderr
