@@ -17,7 +17,7 @@ switches wire them into the slice's own torus, so it overstates the hops a
 job's messages take (the slice's own torus would give the same figure as the
 static rule's most compact box).
 
-Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families]
+Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|slurm]
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ FAMILIES = [
 ]
 
 
-def run(trace: Path, jobs: int, machine: str, allocator: str) -> dict:
+def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int | None = None) -> dict:
+    """One simulation's summary; ``racks_of``: also the mean number of racks (node id // racks_of) per job of >= 2 nodes."""
     import topoalloc
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -49,9 +50,12 @@ def run(trace: Path, jobs: int, machine: str, allocator: str) -> dict:
     n = parse_machine(machine).n_nodes
     factor = n / (w.max_procs or int(w.size.max()))
     t0 = time.perf_counter()
-    r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="easy", clean=True, scale_sizes=factor)
+    r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="easy", clean=True, scale_sizes=factor, record_allocations=racks_of is not None)
     s = r.summary()
     s["seconds"] = time.perf_counter() - t0
+    if racks_of is not None:
+        spans = [np.unique(r.nodes_of(j) // racks_of).size for j in range(len(r)) if r.allocated_size[j] >= 2]
+        s["racks_per_job"] = float(np.mean(spans)) if spans else float("nan")
     return s
 
 
@@ -80,13 +84,46 @@ def routers(jobs: int) -> None:
         print()
 
 
+def slurm_files(folder: Path) -> tuple[str, str]:
+    """An NVL72-style cluster of 16 racks × 18 nodes (288 nodes), written both ways: as topology/block
+    (BlockSizes 18, 36, ..., 288) and as topology/tree (a leaf switch per rack, one per 4 racks, a root)."""
+    racks = 16
+    block = [f"BlockName=rack{r:02d} Nodes=n[{r * 18:03d}-{r * 18 + 17:03d}]" for r in range(racks)]
+    block.append("BlockSizes=18,36,72,144,288")
+    tree = [f"SwitchName=leaf{r:02d} Nodes=n[{r * 18:03d}-{r * 18 + 17:03d}]" for r in range(racks)]
+    tree += [f"SwitchName=mid{m} Switches=leaf[{4 * m:02d}-{4 * m + 3:02d}]" for m in range(racks // 4)]
+    tree.append(f"SwitchName=root Switches=mid[0-{racks // 4 - 1}]")
+    (folder / "block.conf").write_text("\n".join(block) + "\n")
+    (folder / "tree.conf").write_text("\n".join(tree) + "\n")
+    return f"slurm-block:{folder / 'block.conf'}", f"slurm-tree:{folder / 'tree.conf'}"
+
+
+def slurm(jobs: int) -> None:
+    """Slurm's topology plugins on one cluster: block placement against tree placement and any free nodes."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        block, tree = slurm_files(Path(d))
+        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes, EASY, --clean; 16 racks x 18 nodes\n")
+        print("| trace | placement | jobs | mean wait (s) | mean bounded slowdown | utilization | racks per job | seconds |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for label, file in LOGS:
+            for what, machine, alloc in (("topology/block", block, "block"), ("topology/tree", tree, "tree"), ("any free nodes", tree, "flat")):
+                s = run(TRACES / file, jobs, machine, alloc, racks_of=18)
+                print(f"| {label} | {what} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['mean_bounded_slowdown']:,.1f} | {s['utilization']:.3f} | "
+                      f"{s['racks_per_job']:.2f} | {s['seconds']:.1f} |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--only", choices=["ocs", "families", "routers"], default=None)
+    p.add_argument("--only", choices=["ocs", "families", "routers", "slurm"], default=None)
     args = p.parse_args()
     if args.only == "routers":
         routers(args.jobs)
+        return
+    if args.only == "slurm":
+        slurm(args.jobs)
         return
     print(f"first {args.jobs:,} jobs of each trace, sizes scaled proportionally, EASY, --clean\n")
     results: dict[tuple[str, str], dict] = {}
