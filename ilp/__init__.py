@@ -7,6 +7,8 @@ One module per problem: instance -> model -> solve -> validated solution.
 ``schedule``   offline optimal schedules: contiguous rank intervals or flat capacity
 ``gap``        online allocators against the offline optimum (competitive-ratio gaps)
 ``mesh_schedule`` optimal contiguous schedules on a 2-D mesh (time × x × y) and the 2-D heuristics' ratios
+``family_schedule`` optimal schedules of subcubes, subtori and slices, and those families' ratios
+``adversary``  hill-climbing for the worst instances of the subcube, subtorus, slice and 2-D families
 
 Every solver status is handled (see :mod:`topoalloc.ilp._solver`) and every
 solution is re-checked by an independent evaluator before it is returned.
@@ -16,6 +18,8 @@ solution is re-checked by an independent evaluator before it is returned.
 # the ``order`` / ``minspan`` / ``gap`` commands — must not pay for importing OR-Tools.
 _EXPORTS = {
     "adversarial_search": "gap",
+    "family_adversary": "adversary",
+    "mesh_adversary": "adversary",
     "gap_study": "gap",
     "run_online": "gap",
     "dp_ordering": "dp",
@@ -75,5 +79,7 @@ __all__ = [
     "random_mesh_instance",
     "gap_study",
     "adversarial_search",
+    "family_adversary",
+    "mesh_adversary",
     "run_online",
 ]

@@ -292,8 +292,9 @@ def _mesh_gap(args) -> int:
     objective = args.objective or "makespan"
     if objective not in ("makespan", "total_wait"):
         raise InvalidArgument("--objective", objective, "makespan or total_wait with --mesh")
-    if args.ring or args.adversarial:
-        raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --mesh")
+    if args.ring:
+        raise InvalidArgument("--ring", True, "the span options without --mesh")
+    _check_adversarial(args)
     heuristics = args.heuristic or list(MESH_HEURISTICS)
     jobs = args.jobs = 6 if args.jobs is None else args.jobs
     instances = args.instances = 20 if args.instances is None else args.instances
@@ -304,6 +305,11 @@ def _mesh_gap(args) -> int:
     check_memory(_BYTES_PER_LITERAL * 6 * jobs * jobs, "--jobs", jobs, f"a pairwise 2-D model of {jobs:,} jobs")
     rep = mesh_gap_study(heuristics, mesh=(sides[0], sides[1]), jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
     out = rep.as_dict()
+    if args.adversarial:
+        from .adversary import mesh_adversary
+
+        out["adversarial"] = {h: mesh_adversary(h, (sides[0], sides[1]), jobs=jobs, objective=objective, scheduler=args.scheduler, steps=args.adversarial,
+                                                restarts=1, seed=args.seed, time_limit=args.time_limit).as_dict() for h in heuristics}
     if args.json:
         print_json(out)
         return 0
@@ -316,7 +322,24 @@ def _mesh_gap(args) -> int:
             print(f"  {h:28s} {'yes' if d['contiguous'] else 'no':>7s}  (no proven instance)")
             continue
         print(f"  {h:28s} {'yes' if d['contiguous'] else 'no':>7s} {c['mean']:7.3f} {c['median']:7.3f} {c['worst']:7.3f} {c['best']:7.3f} {100 * c['share_optimal']:7.0f}%  {k['mean']:18.3f}")
+    _print_adversaries(out, args.adversarial, "(release, duration, w, l)")
     return 0
+
+
+def _check_adversarial(args) -> None:
+    from topoalloc.errors import InvalidArgument
+
+    if args.adversarial < 0:
+        raise InvalidArgument("--adversarial", args.adversarial, "a number of hill-climbing steps >= 0 (0: no adversarial search)")
+
+
+def _print_adversaries(out: dict, steps: int, fields: str) -> None:
+    if not out.get("adversarial"):
+        return
+    print(f"  adversarial search ({steps} steps from one random instance each; worst ratio and the instance, jobs as {fields}):")
+    for h, a in out["adversarial"].items():
+        worst = "no proven instance" if a["worst"] is None else f"{a['worst']:.3f}"
+        print(f"    {h:26s} {worst}  {a['instance']}")
 
 
 def _family_gap(args) -> int:
@@ -335,8 +358,9 @@ def _family_gap(args) -> int:
     objective = args.objective or "makespan"
     if objective not in ("makespan", "total_wait"):
         raise InvalidArgument("--objective", objective, "makespan or total_wait with --family")
-    if args.ring or args.adversarial:
-        raise InvalidArgument("--ring" if args.ring else "--adversarial", True, "the span options without --family")
+    if args.ring:
+        raise InvalidArgument("--ring", True, "the span options without --family")
+    _check_adversarial(args)
     if args.heuristic:
         heuristics = args.heuristic
     elif isinstance(top, Hypercube):
@@ -356,6 +380,11 @@ def _family_gap(args) -> int:
     check_memory(_BYTES_PER_LITERAL * jobs * literals, "--jobs", jobs, f"a piece model of {jobs:,} jobs on {args.family}")
     rep = family_gap_study(heuristics, machine=args.family, jobs=jobs, instances=instances, seed=args.seed, objective=objective, scheduler=args.scheduler, time_limit=args.time_limit)
     out = rep.as_dict()
+    if args.adversarial:
+        from .adversary import family_adversary
+
+        out["adversarial"] = {h: family_adversary(h, args.family, jobs=jobs, objective=objective, scheduler=args.scheduler, steps=args.adversarial,
+                                                  restarts=1, seed=args.seed, time_limit=args.time_limit).as_dict() for h in heuristics}
     if args.json:
         print_json(out)
         return 0
@@ -376,6 +405,7 @@ def _family_gap(args) -> int:
         extra = f"  (+{c['infinite']} where only the optimum waits 0)" if c["infinite"] else ""
         cap = "-" if k["mean"] is None else f"{k['mean']:.3f}"
         print(f"  {h:20s} {'yes' if d['pieces_only'] else 'no':>6s} {c['mean']:7.3f} {c['median']:7.3f} {c['worst']:7.3f} {c['best']:7.3f} {100 * c['share_optimal']:7.0f}%  {cap:>18s}{extra}")
+    _print_adversaries(out, args.adversarial, "(release, duration, size)")
     return 0
 
 
