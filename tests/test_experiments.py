@@ -211,6 +211,23 @@ def test_stopping_rule_watches_every_metric_of_its_list_and_per_cell_lists(tmp_p
         parse_spec({**base, "replications": {**rule, "metric": []}})
 
 
+def test_two_grid_points_running_the_same_simulation_are_two_rows(tmp_path):
+    """A labelled point in one sub-grid may run what a point of another runs (a bound of 8 among bounds, the default
+    bound of 8 among loads): both get their rows, keyed apart by their labels."""
+    spec = parse_spec({**SMALL, "replications": 1, "grid": [
+        {"experiment": [{"label": "load"}], "load": [0.5, 0.7]},
+        {"experiment": [{"label": "other", "load": 0.7}], "point": [{"label": 8}]},
+    ]})
+    cells = spec.cells()
+    assert len(cells) == 3 and len({c.key for c in cells}) == 3
+    assert cells[1].params == cells[2].params  # the same simulation ...
+    run_sweep(spec, tmp_path / "out", workers=1, progress=False)
+    df = load(tmp_path / "out")
+    assert len(df) == 3 and sorted(df["experiment"]) == ["load", "load", "other"]  # ... in both rows
+    a, b = df[(df["experiment"] == "load") & (df["load"] == 0.7)], df[df["experiment"] == "other"]
+    assert a["mean_wait"].item() == b["mean_wait"].item() and b["point"].item() == 8
+
+
 def test_job_tables(tmp_path):
     spec = parse_spec({**SMALL, "grid": {"load": [0.5]}, "replications": 1, "job_tables": True})
     run_sweep(spec, tmp_path / "out", workers=1, progress=False)

@@ -59,6 +59,14 @@ def test_quick_reproduction(tmp_path):
     assert sum(1 for f in (out / "figures").glob("fig*-*.png")) == 12
 
 
+def test_the_full_spec_has_one_cell_per_point():
+    """The bound of 8 and the unbounded references at load 0.7 run what the load sweep runs at 0.7: still their own cells."""
+    from topoalloc.experiments.reproduce import builtin_spec
+
+    cells = builtin_spec("bani-ahmad").cells()
+    assert len(cells) == ((6 * 8 + 2 * 7 + 2) * 2 + 5 * 5) * 3 and len({c.key for c in cells}) == len(cells)
+
+
 @pytest.mark.parametrize(
     "params, pinned",
     [

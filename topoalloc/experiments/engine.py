@@ -361,10 +361,11 @@ def run_sweep(
 
 
 def _group(cell: Cell) -> str:
+    """The key of a cell without its replication number (labels included, as in the cell's own key)."""
     p = {k: v for k, v in cell.params.items() if k not in ("rep", "workload_seed")}
     from .spec import cell_key
 
-    return cell_key(p)
+    return cell_key({**p, "_labels": cell.labels} if cell.labels else p)
 
 
 def _unsettled(spec: ExperimentSpec, store: Store, reps: int, trace_dirs: Sequence[str | os.PathLike[str]]) -> set[str]:

@@ -28,7 +28,7 @@ how to report them::
     metric = "mean_response"
 
 A **cell** is one full parameter set (one simulation).  Its key is a hash of
-its parameters, the package version and the checksum of its trace: a store
+its parameters (and its axis labels), the package version and the checksum of its trace: a store
 (:mod:`topoalloc.experiments.store`) keeps one result per key, so re-running a
 spec skips the cells already done and a changed spec adds only the new ones.
 
@@ -231,7 +231,10 @@ class ExperimentSpec:
                     path, sha = checksums[name]
                     p["trace_sha256"] = sha
                 p["version"] = version
-                out.append(Cell(cell_key(p), p, labels, path, self.metrics, self.job_tables))
+                # the labels are part of the key: two grid points that run the same simulation (e.g. a bound of 8
+                # in a sweep over bounds and the default bound of 8 in a sweep over loads) are two cells, each with
+                # its own row; without labels the key is the parameters' alone
+                out.append(Cell(cell_key({**p, "_labels": labels} if labels else p), p, labels, path, self.metrics, self.job_tables))
         return out
 
 
