@@ -408,16 +408,17 @@ def _bani_claims_of(pts: dict[tuple[str, str, str, float], dict[str, Any]], comm
         sure = all(i[1] for i in items) if held else any(i[1] for i in items if not i[0])
         return _claim(claim + tag, paper, numbers + ("" if sure else " (within the CIs)"), held)
 
+    def rise(exp: str, series: tuple[str, ...], x0: float, x1: float, metric: str) -> tuple[list[tuple[bool, bool]], str]:
+        """Whether ``metric`` rises from ``x0`` to ``x1`` for each series, and the numbers."""
+        pairs = [(v(exp, s, x0, metric), v(exp, s, x1, metric)) for s in series]
+        return [less(a, b) for a, b in pairs], "; ".join(f"{s} {f(a)} → {f(b)}" for s, (a, b) in zip(series, pairs))
+
     rows: Rows = []
     loads = xs("load")
     if len(loads) >= 2:
         lo, hi = loads[0], loads[-1]
-        items, parts = [], []
-        for s in ("MBS",) + BANI_ANCA:
-            a, b = v("load", s, lo, "MBPJ"), v("load", s, hi, "MBPJ")
-            items.append(less(a, b))
-            parts.append(f"{s} {f(a)} → {f(b)}")
-        rows.append(row("Fig. 1: MBPJ rises with system load", items, f"load {lo:g} → {hi:g}: " + "; ".join(parts), "rises for MBS and ANCA"))
+        items, nums = rise("load", ("MBS",) + BANI_ANCA, lo, hi, "MBPJ")
+        rows.append(row("Fig. 1: MBPJ rises with system load", items, f"load {lo:g} → {hi:g}: " + nums, "rises for MBS and ANCA"))
         items, parts = [], []
         for x in loads:
             a = {s: v("load", s, x, "MJRT") for s in BANI_ANCA + ("MBS", "Paging(0)")}
@@ -428,12 +429,8 @@ def _bani_claims_of(pts: dict[tuple[str, str, str, float], dict[str, Any]], comm
                         f"both ANCA below MBS at {below['MBS']} and below Paging at {below['Paging(0)']} of {len(loads)} loads; " + "; ".join(parts),
                         "ANCA lowest at every load"))
         if network:
-            items, parts = [], []
-            for s in BANI_ANCA:
-                a, b = v("load", s, lo, "MJST"), v("load", s, hi, "MJST")
-                items.append(less(a, b))
-                parts.append(f"{s} {f(a)} → {f(b)}")
-            rows.append(row("Fig. 3: MJST rises with system load (ANCA)", items, f"load {lo:g} → {hi:g}: " + "; ".join(parts), "rises"))
+            items, nums = rise("load", BANI_ANCA, lo, hi, "MJST")
+            rows.append(row("Fig. 3: MJST rises with system load (ANCA)", items, f"load {lo:g} → {hi:g}: " + nums, "rises"))
             items, parts = [], []
             for x in loads:
                 ff_w, ff_s = v("load", "FF", x, "wait")[0], v("load", "FF", x, "MJST")[0]
@@ -466,12 +463,8 @@ def _bani_claims_of(pts: dict[tuple[str, str, str, float], dict[str, Any]], comm
         for fig, metric in ((9, "MBPJ"), (10, "MJRT"), (11, "MJST")):
             if metric == "MJST" and not network:
                 continue
-            items, parts = [], []
-            for s in BANI_ANCA:
-                a0, a1 = v("pbv", s, bounds[0], metric), v("pbv", s, bounds[-1], metric)
-                items.append(less(a0, a1))
-                parts.append(f"{s} {f(a0)} → {f(a1)}")
-            rows.append(row(f"Fig. {fig}: {metric} rises with the partitioning bound", items, f"PBV {bounds[0]:g} → {bounds[-1]:g}: " + "; ".join(parts), "rises"))
+            items, nums = rise("pbv", BANI_ANCA, bounds[0], bounds[-1], metric)
+            rows.append(row(f"Fig. {fig}: {metric} rises with the partitioning bound", items, f"PBV {bounds[0]:g} → {bounds[-1]:g}: " + nums, "rises"))
         items, parts = [], []
         for s in BANI_ANCA:
             vals = [(b, v("pbv", s, b, "PSU")) for b in bounds]

@@ -33,6 +33,7 @@ sizes of the aggregated blocks a job may span).  See :class:`SlurmBlock`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -83,16 +84,22 @@ def expand_hostlist(text: str) -> list[str]:
     return out
 
 
-def read_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
-    """(switch names in file order, switch → child switches, switch → nodes)."""
+#: the keys of each plugin's lines (lower case), as the documentation spells them
+_KEYS = {"tree": ("SwitchName", "Nodes", "Switches", "LinkSpeed"), "block": ("BlockName", "Nodes", "BlockSizes")}
+
+
+def _conf_lines(path: str, plugin: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, {lower-case key: value}) of every non-empty line of a topology.conf for ``plugin`` (tree or block).
+
+    A key of the other plugin's file says which machine kind reads it; any other unknown key is an error.
+    """
     try:
         text = Path(path).read_text()
     except OSError as exc:
         raise TopologyConfError(path, 0, f"cannot read the file ({exc.strerror})") from None
-    switches: list[str] = []
-    children: dict[str, list[str]] = {}
-    nodes: dict[str, list[str]] = {}
-    where: dict[str, int] = {}
+    mine = {k.lower() for k in _KEYS[plugin]}
+    other = next(p for p in _KEYS if p != plugin)
+    theirs = {k.lower() for k in _KEYS[other]} - mine
     for no, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -103,11 +110,21 @@ def read_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dict
                 raise TopologyConfError(path, no, f"expected Key=Value, got {item!r}")
             k, v = item.split("=", 1)
             key = k.lower()
-            if key in ("blockname", "blocksizes"):
-                raise TopologyConfError(path, no, f"{k}= belongs to a topology/block file: read it as slurm-block:{path}")
-            if key not in ("switchname", "nodes", "switches", "linkspeed"):
-                raise TopologyConfError(path, no, f"unknown key {k!r} (SwitchName, Nodes, Switches, LinkSpeed)")
+            if key in theirs:
+                raise TopologyConfError(path, no, f"{k}= belongs to a topology/{other} file: read it as slurm-{other}:{path}")
+            if key not in mine:
+                raise TopologyConfError(path, no, f"unknown key {k!r} ({', '.join(_KEYS[plugin])})")
             fields[key] = v
+        yield no, fields
+
+
+def read_topology_conf(path: str) -> tuple[list[str], dict[str, list[str]], dict[str, list[str]]]:
+    """(switch names in file order, switch → child switches, switch → nodes)."""
+    switches: list[str] = []
+    children: dict[str, list[str]] = {}
+    nodes: dict[str, list[str]] = {}
+    where: dict[str, int] = {}
+    for no, fields in _conf_lines(path, "tree"):
         name = fields.get("switchname")
         if not name:
             raise TopologyConfError(path, no, "a line without SwitchName=")
@@ -223,31 +240,13 @@ def read_block_conf(path: str) -> tuple[list[str], dict[str, list[str]], list[in
     one ``BlockSizes=N,2N,4N,...`` line; ``#`` starts a comment.  Every error
     names the file and the line.
     """
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise TopologyConfError(path, 0, f"cannot read the file ({exc.strerror})") from None
     blocks: list[str] = []
     nodes: dict[str, list[str]] = {}
     where: dict[str, int] = {}
     owner: dict[str, str] = {}
     sizes: list[int] | None = None
     sizes_line: int | None = None
-    for no, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        fields: dict[str, str] = {}
-        for item in line.split():
-            if "=" not in item:
-                raise TopologyConfError(path, no, f"expected Key=Value, got {item!r}")
-            k, v = item.split("=", 1)
-            key = k.lower()
-            if key in ("switchname", "switches", "linkspeed"):
-                raise TopologyConfError(path, no, f"{k}= belongs to a topology/tree file: read it as slurm-tree:{path}")
-            if key not in ("blockname", "nodes", "blocksizes"):
-                raise TopologyConfError(path, no, f"unknown key {k!r} (BlockName, Nodes, BlockSizes)")
-            fields[key] = v
+    for no, fields in _conf_lines(path, "block"):
         if "blocksizes" in fields:
             if set(fields) != {"blocksizes"}:
                 raise TopologyConfError(path, no, "BlockSizes= stands on a line of its own")
