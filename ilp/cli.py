@@ -48,6 +48,8 @@ def add_parsers(sub) -> None:
     m = sub.add_parser("minspan", help="offline minimum-span allocation of a random fixed-time instance", description="Solve minimum-span allocation (seed 003 §2.3) for a seeded random instance of fixed-time jobs.")
     m.add_argument("--processors", type=int, default=32)
     m.add_argument("--jobs", type=int, default=15)
+    m.add_argument("--fragmenting", type=int, default=None, metavar="STEPS",
+                   help="instead of --jobs random jobs: an instance that keeps the machine full for STEPS time units and is proven to admit no contiguous packing (the hard family)")
     m.add_argument("--seed", type=int, default=1, help="instance seed")
     m.add_argument("--objective", choices=["sum", "max", "sum_per_size"], default="sum")
     m.add_argument("--ring", action="store_true", help="ring span instead of linear span")
@@ -210,11 +212,17 @@ def _report_order(args, res) -> int:
 def _minspan(args) -> int:
     from topoalloc.limits import check_memory
 
-    from .minspan import min_span_allocation, random_fixed_instance
+    from .minspan import fragmenting_instance, min_span_allocation, random_fixed_instance
 
     _check_positive(args, "processors", "jobs")
-    check_memory(_BYTES_PER_LITERAL * 2 * args.processors * args.jobs, "--processors", args.processors, f"a min-span model of {args.processors:,} processors x {args.jobs:,} jobs")
-    inst = random_fixed_instance(args.processors, args.jobs, args.seed)
+    if args.fragmenting is not None:
+        _check_positive(args, "fragmenting")
+        # a full machine holds at most `processors` jobs at a time, each living at least one step
+        check_memory(_BYTES_PER_LITERAL * 2 * args.processors * args.processors * args.fragmenting, "--fragmenting", args.fragmenting, f"a min-span model of {args.processors:,} processors x {args.fragmenting:,} full steps")
+        inst = fragmenting_instance(args.processors, args.fragmenting, args.seed)
+    else:
+        check_memory(_BYTES_PER_LITERAL * 2 * args.processors * args.jobs, "--processors", args.processors, f"a min-span model of {args.processors:,} processors x {args.jobs:,} jobs")
+        inst = random_fixed_instance(args.processors, args.jobs, args.seed)
     bar, update = _solver_progress(args, "min-span")
     with bar:
         res = min_span_allocation(inst, args.processors, objective=args.objective, ring=args.ring, time_limit=args.time_limit)

@@ -51,6 +51,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -69,6 +70,9 @@ __all__ = [
     "greedy_min_span",
     "min_span_allocation",
     "random_fixed_instance",
+    "fragmenting_instance",
+    "full_machine_instance",
+    "has_contiguous_packing",
     "OBJECTIVES",
 ]
 
@@ -385,6 +389,13 @@ def min_span_allocation(
         raise SolverError(what, out.status, f"independent evaluation gives {value}, the model {out.solver.objective_value / scale}")
     if out.status == "optimal":
         bound = value
+    elif greedy_obj < value:
+        # the hint is only a hint: a search stopped by its time limit may hold something worse than the warm start
+        # (seen on fragmenting instances, e.g. 335 against the greedy 230); the greedy allocation is valid, return it
+        ranks = tuple(tuple(sorted(r)) for r in greedy)
+        _validate(js, ranks, N, what)
+        spans = tuple(span_of(r, N, ring=ring) for r in ranks)
+        value = objective_of(spans, sizes, objective)
     nodes = tuple(tuple(sorted(ordering[r] for r in rs)) for rs in ranks)
     return MinSpanResult(out.status, objective, ring, N, ranks, nodes, spans, value, min(bound, value), out.seconds, greedy_obj, out.interrupted)
 
@@ -397,6 +408,18 @@ def _contiguous_packing(js: list[SpanJob], N: int, *, ring: bool, time_limit, wo
     satisfies ``d >= p_a`` and ``N - d >= p_b``; job 0's arc starts at 0
     (rotation).
     """
+    m, x = _contiguous_model(js, N, ring=ring)
+    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what + " (contiguous phase)")
+    if out.interrupted:
+        raise KeyboardInterrupt  # nothing to report from this phase: the caller's Ctrl-C handling takes it
+    if not out.has_solution:
+        return None
+    ranks = tuple(tuple(sorted((out.solver.value(x[i]) + k) % N for k in range(j.size))) for i, j in enumerate(js))
+    return ranks, out.seconds
+
+
+def _contiguous_model(js: list[SpanJob], N: int, *, ring: bool) -> tuple[Any, list[Any]]:
+    """The contiguous phase's model (see :func:`_contiguous_packing`) and its start variables."""
     m = cp_model.CpModel()
     if ring:
         x = [m.new_int_var(0, N - 1, f"x{i}") for i in range(len(js))]
@@ -416,13 +439,65 @@ def _contiguous_packing(js: list[SpanJob], N: int, *, ring: bool, time_limit, wo
                 left = m.new_bool_var("")
                 m.add(x[a] + js[a].size <= x[b]).only_enforce_if(left)
                 m.add(x[b] + js[b].size <= x[a]).only_enforce_if(left.negated())
-    out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what + " (contiguous phase)")
-    if out.interrupted:
-        raise KeyboardInterrupt  # nothing to report from this phase: the caller's Ctrl-C handling takes it
-    if not out.has_solution:
-        return None
-    ranks = tuple(tuple(sorted((out.solver.value(x[i]) + k) % N for k in range(j.size))) for i, j in enumerate(js))
-    return ranks, out.seconds
+    return m, x
+
+
+def has_contiguous_packing(jobs: Sequence, processors: int, *, ring: bool = False, time_limit: float | None = 30.0) -> bool | None:
+    """Whether some allocation gives every job consecutive ranks: True, False (proven impossible), or None (not decided in time)."""
+    js = check_instance(jobs, processors)
+    m, _ = _contiguous_model(js, processors, ring=ring)
+    out = run_solver(m, time_limit=time_limit, workers=1, seed=0, what=f"contiguous packing ({len(js)} jobs on {processors} processors)")
+    if out.has_solution:
+        return True
+    return False if out.status == "infeasible" else None
+
+
+def full_machine_instance(processors: int, steps: int, seed: int, *, max_run: int = 3) -> list[SpanJob]:
+    """A seeded instance that keeps the machine full: at each integer time ``0 .. steps-1`` the free processors
+    are filled with new jobs (sizes uniform in ``1 ..`` what is still free, runs ``1 .. max_run``).
+
+    The load is ``processors`` at every instant before ``steps``, so there is no slack to pack around.
+    """
+    import random
+
+    if not isinstance(steps, int) or steps < 1:
+        raise InvalidArgument("steps", steps, "a positive integer")
+    rng = random.Random(seed)
+    running: list[tuple[int, int]] = []  # (end, size)
+    out = []
+    for t in range(steps):
+        running = [(e, s) for e, s in running if e > t]
+        free = processors - sum(s for _, s in running)
+        while free > 0:
+            size, end = rng.randint(1, free), t + rng.randint(1, max_run)
+            running.append((end, size))
+            out.append(SpanJob(float(t), float(end), size))
+            free -= size
+    return out
+
+
+def fragmenting_instance(processors: int, steps: int, seed: int, *, ring: bool = False, tries: int = 2000, time_limit: float = 10.0) -> list[SpanJob]:
+    """A seeded instance that **forces fragmentation**: no allocation gives every job consecutive ranks (proven).
+
+    :func:`random_fixed_instance` draws instances that almost always pack
+    contiguously (20 of 20 on 16 processors × 10 jobs): the contiguous phase
+    settles them at once and the span objective is trivial.  Here candidates
+    come from :func:`full_machine_instance` (the machine full at every
+    instant, short runs) and the first whose contiguous packing CP-SAT proves
+    impossible is returned — about 1 in 20 to 1 in 100 candidates on 16–32
+    processors (candidate ``k`` uses seed ``seed · 10000 + k``).  Every
+    instance of the family is a case the full span model must decide.
+
+    Raises
+    ------
+    SolverError
+        No candidate among ``tries`` was proven to fragment.
+    """
+    for k in range(tries):
+        cand = full_machine_instance(processors, steps, seed * 10000 + k)
+        if has_contiguous_packing(cand, processors, ring=ring, time_limit=time_limit) is False:
+            return cand
+    raise SolverError(f"fragmenting instance ({steps} steps on {processors} processors)", "not found", f"none of {tries} candidates was proven to fragment")
 
 
 def _validate(js: list[SpanJob], ranks: Sequence[Sequence[int]], N: int, what: str) -> None:

@@ -301,3 +301,41 @@ def test_adaptive_adversary_ratio_grows_linearly(heuristic, n):
     ring = adaptive_adversary(heuristic + ":span=ring", n, ring=True)
     on_r = run_online(heuristic + ":span=ring", ring, n, ring=True)
     assert max(on_r.spans) == n // 2 + 1 and min_span_allocation(ring, n, objective="max", ring=True).objective == 2
+
+
+def test_fragmenting_instances_admit_no_contiguous_packing_and_are_solved_by_the_full_model():
+    from topoalloc.ilp.minspan import fragmenting_instance, full_machine_instance, has_contiguous_packing
+
+    # the plain generator packs contiguously (the contiguous phase settles it); the full-machine one fills every instant
+    assert all(has_contiguous_packing(random_fixed_instance(16, 10, s), 16) for s in range(5))
+    inst = full_machine_instance(8, 5, 3)
+    assert all(sum(j.size for j in inst if j.start <= t < j.end) == 8 for t in range(5))
+    hard = fragmenting_instance(16, 10, 1)
+    assert hard == fragmenting_instance(16, 10, 1)  # deterministic
+    assert has_contiguous_packing(hard, 16) is False
+    res = min_span_allocation(hard, 16, objective="sum", time_limit=30)
+    # pinned: 22 jobs, proven optimal at 80 (every span at least its size: the trivial bound is not met)
+    assert len(hard) == 22 and res.status == "optimal" and res.objective == 80 > sum(j.size for j in hard)
+    assert any(s > j.size for s, j in zip(res.spans, hard))
+
+
+def test_a_search_stopped_early_never_returns_worse_than_its_warm_start():
+    from topoalloc.ilp.minspan import fragmenting_instance
+
+    hard = fragmenting_instance(32, 10, 0)
+    res = min_span_allocation(hard, 32, objective="sum", time_limit=1.0)
+    assert res.spans is not None and res.objective <= res.warm_start_objective
+
+
+def test_cli_minspan_fragmenting(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "topoalloc", "minspan", "--processors", "16", "--fragmenting", "10", "--seed", "1", "--json", "--time-limit", "30"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["status"] == "optimal" and len(out["jobs"]) == 22
+    p = subprocess.run([sys.executable, "-m", "topoalloc", "minspan", "--fragmenting", "0"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and "--fragmenting" in p.stderr and "Traceback" not in p.stderr
