@@ -175,3 +175,12 @@ def test_a_block_file_read_as_a_tree_says_so(tmp_path):
     p.write_text("BlockName=a Nodes=n[0-3]\n")
     with pytest.raises(InvalidArgument, match="slurm-block:"):
         parse_machine(f"slurm-tree:{p}")
+
+
+@pytest.mark.parametrize("kind", ["slurm-tree", "slurm-block"])
+def test_a_binary_file_is_one_error_naming_the_line(tmp_path, kind):
+    p = tmp_path / "topology.conf"
+    p.write_bytes(b"# fine\n\xff\xfe binary")
+    with pytest.raises(InvalidArgument) as err:
+        parse_machine(f"{kind}:{p}")
+    assert f"{p}:2:" in str(err.value) and "binary" in str(err.value)

@@ -94,9 +94,14 @@ def _conf_lines(path: str, plugin: str) -> Iterator[tuple[int, dict[str, str]]]:
     A key of the other plugin's file says which machine kind reads it; any other unknown key is an error.
     """
     try:
-        text = Path(path).read_text()
+        raw_bytes = Path(path).read_bytes()
     except OSError as exc:
         raise TopologyConfError(path, 0, f"cannot read the file ({exc.strerror})") from None
+    try:
+        text = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw_bytes.count(b"\n", 0, exc.start) + 1
+        raise TopologyConfError(path, line, f"byte 0x{raw_bytes[exc.start]:02x} is not UTF-8: not a topology.conf (is this a binary file?)") from None
     mine = {k.lower() for k in _KEYS[plugin]}
     other = next(p for p in _KEYS if p != plugin)
     theirs = {k.lower() for k in _KEYS[other]} - mine
