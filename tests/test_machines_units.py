@@ -185,3 +185,24 @@ def test_table_and_window_searches_agree(spec):
 @parametrize_with_checks(_FACTORIES, ids=_IDS)
 def test_slice_conformance(factory, check):
     check(factory)
+
+
+def test_a_failed_static_search_is_remembered_until_a_release():
+    """Allocations only take units: a unit count that found no box fails without a search until something is released."""
+    from topoalloc.alloc import Request
+    from topoalloc.api import make_allocator
+
+    a = make_allocator("slice:rule=static", "tpu:4x1x1,cube=1")  # a ring of 4 units of 1 chip
+    units = [a.allocate(Request(1)) for _ in range(4)]
+    a.release(units[1])
+    a.release(units[3])  # free: units 1 and 3, not neighbours on the ring
+    assert a.allocate(Request(2)) is None
+    n = a.units_needed(2)
+    assert a._failed[n] == a._releases
+    calls = []
+    real = a._table
+    a._table = lambda size: calls.append(size) or real(size)
+    assert a.allocate(Request(2)) is None and not calls  # remembered: no search
+    a.release(units[2])
+    got = a.allocate(Request(2))
+    assert got is not None and calls  # a release: searched again, and found

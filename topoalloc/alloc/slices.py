@@ -194,6 +194,10 @@ class SliceAllocator(Allocator):
         self.table_entries = TABLE_ENTRIES
         self._placed: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}  # unit count -> box, in the state _placed_in
         self._placed_in = b""
+        # unit counts the static search failed to place, with the release count then: until the next release the
+        # busy map only gains units, so the same count fails again (no search needed)
+        self._releases = 0
+        self._failed: dict[int, int] = {}
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
 
@@ -319,13 +323,17 @@ class SliceAllocator(Allocator):
         """The static rule's box (shape, offset) for ``size`` nodes in the current state, or None.
 
         Remembered per unit count while the busy map is unchanged (a
-        candidate allocated and released again leaves it as it was).
+        candidate allocated and released again leaves it as it was); a
+        failure is remembered until the next release (allocations only take
+        units, so no box of that count can appear before one).
         """
+        n = self.units_needed(size)
+        if self._failed.get(n) == self._releases:
+            return None
         state = self._unit_busy.tobytes()
         if state != self._placed_in:
             self._placed.clear()
             self._placed_in = state
-        n = self.units_needed(size)
         if n in self._placed:
             return self._placed[n]
         v, shapes = self.candidates(size)
@@ -337,6 +345,8 @@ class SliceAllocator(Allocator):
                 r = int(ok[0])
                 found = (tuple(int(x) for x in shapes[table.shape[r]]), tuple(int(x) for x in table.offset[r]))
             self._placed[n] = found
+            if found is None:
+                self._failed[n] = self._releases
             return found
         blocked = self._grid(self._unit_busy.view(np.uint8))
         for shape_arr, m in zip(shapes, self._box_maxima(blocked, shapes)):
@@ -345,15 +355,19 @@ class SliceAllocator(Allocator):
                 found = (tuple(int(s) for s in shape_arr), tuple(int(o) for o in np.unravel_index(int(free_at[0]), m.shape, order="F")))
                 break
         self._placed[n] = found
+        if found is None:
+            self._failed[n] = self._releases
         return found
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         self._unit_busy[token] = False
         self._free_units += int(token.size)
+        self._releases += 1
 
     def _copy_state(self, clone: Self) -> None:
         clone._unit_busy = self._unit_busy.copy()  # the memo of shapes is pure: shared
         clone._placed = dict(self._placed)
+        clone._failed = dict(self._failed)
 
     # ------------------------------------------------------------- probes
     def can_allocate(self, request: Request) -> bool:
