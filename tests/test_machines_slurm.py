@@ -105,22 +105,36 @@ def test_block_placement_rules():
         a.allocate(Request(33))
 
 
-def test_block_probes_are_exact_without_replay():
-    """earliest_fit and EASY's guard against replay on random states (the conformance suite does the same, wider)."""
+UNEVEN = "BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-6]\nBlockName=c Nodes=n[7-10]\nBlockName=d Nodes=n[11-14]\nBlockName=e Nodes=n[15-17]\nBlockSizes=4,8,16\n"
+
+
+@pytest.mark.parametrize("uneven", [False, True], ids=["example", "uneven"])
+def test_block_probes_are_exact_without_replay(tmp_path, uneven):
+    """earliest_fit, can_allocate and EASY's guard against replay on random states (the conformance suite does the same on
+    the example; "uneven": five blocks, two short, aggregates of 2 and 4: block e is only in level 0)."""
     import random
 
     from topoalloc.alloc.probes import ReplayGuard, replay_earliest_fit
 
+    if uneven:
+        (tmp_path / "u.conf").write_text(UNEVEN)
+        machine = f"slurm-block:{tmp_path / 'u.conf'}"
+    else:
+        machine = f"slurm-block:{BLOCKS}"
+    n = parse_machine(machine).n_nodes
     rng = random.Random(7)
-    for trial in range(60):
-        a = make_allocator("block", f"slurm-block:{BLOCKS}")
+    for trial in range(80):
+        a = make_allocator("block", machine)
         held = []
         for _ in range(rng.randrange(3, 14)):
             x = a.allocate(Request(rng.randrange(1, 13)))
             if x is not None:
                 held.append(x)
+        for k in range(1, n + 1):  # the probe agrees with a real attempt on a copy
+            if a._fits_empty(Request(k)):
+                assert a.can_allocate(Request(k)) == (a.snapshot().allocate(Request(k)) is not None), (trial, k)
         rng.shuffle(held)
-        head = Request(rng.randrange(1, 33))
+        head = Request(rng.randrange(1, min(n, 16) + 1))
         assert a.earliest_fit(head, held) == replay_earliest_fit(a, head, held)
         k = a.earliest_fit(head, held)
         if k is None:

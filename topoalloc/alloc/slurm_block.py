@@ -20,11 +20,12 @@ leaves to its code and which are ours (pinned by tests):
 3. A job larger than the largest aggregate can never run (Slurm does not let a
    job span more than its largest block size).
 
-A request fits now iff some largest-level aggregate has ``k`` free nodes (every
-lower level's aggregates lie inside one of them), so the probes count free nodes
-per aggregate: ``earliest_fit`` adds the releases' nodes per base block in order;
-EASY's guard keeps the free nodes per largest aggregate at the shadow time.  No
-replay.
+A request fits now iff some *maximal* aggregate (one inside no larger one: the
+largest level's, plus trailing blocks when the blocks do not divide evenly) may
+hold ``k`` nodes and has ``k`` free — every aggregate lies inside one of them —
+so the probes count free nodes per maximal aggregate: ``earliest_fit`` adds the
+releases' nodes per base block in order; EASY's guard keeps those counts at the
+shadow time.  No replay.
 """
 
 from __future__ import annotations
@@ -58,12 +59,21 @@ class SlurmBlockAllocator(Allocator):
         self.blocks = top
         self._block_nodes = top.nodes_of_router[: len(top.block_names)]
         self._bfree = np.array([n.size for n in self._block_nodes], dtype=np.int64)  # free nodes per base block
-        top_aggs = top.aggregates[-1]
-        self._top_of_block = np.full(len(top.block_names), -1, dtype=np.int64)  # largest aggregate of each base block
-        for i, (a, b) in enumerate(top_aggs.tolist()):
-            self._top_of_block[a:b] = i
-        self._cap = int(max(top.block_sizes[-1], 0))
-        self._top_cap = max(int(self._bfree[a:b].sum()) for a, b in top_aggs.tolist())  # nodes of the largest aggregate
+        # the maximal aggregates: those inside no larger one (when the blocks do not divide evenly, trailing blocks
+        # belong only to smaller levels); every aggregate lies inside exactly one of them
+        self._max_of_block = np.full(len(top.block_names), -1, dtype=np.int64)
+        spans, sizes = [], []
+        for level in range(len(top.block_sizes) - 1, -1, -1):
+            for a, b in top.aggregates[level].tolist():
+                if self._max_of_block[a] < 0:
+                    self._max_of_block[a:b] = len(spans)
+                    spans.append((a, b))
+                    sizes.append(top.block_sizes[level])
+        self._max_spans = np.array(spans, dtype=np.int64).reshape(-1, 2)
+        self._max_sizes = np.array(sizes, dtype=np.int64)  # nominal nodes (BlockSizes) of each maximal aggregate
+        self._cap = int(top.block_sizes[-1])
+        nodes = self._max_free(self._bfree)
+        self._most = int(np.minimum(nodes, self._max_sizes).max())  # the largest job the empty machine can hold
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -74,11 +84,16 @@ class SlurmBlockAllocator(Allocator):
         clone._bfree = self._bfree.copy()
 
     # ------------------------------------------------------------ placement
-    def _top_free(self, bfree: np.ndarray) -> np.ndarray:
-        """Free nodes of every largest-level aggregate, given free nodes per base block."""
-        aggs = self.blocks.aggregates[-1]
+    def _max_free(self, bfree: np.ndarray) -> np.ndarray:
+        """Free nodes of every maximal aggregate, given free nodes per base block."""
+        spans = self._max_spans
         c = np.concatenate([[0], np.cumsum(bfree)])
-        return c[aggs[:, 1]] - c[aggs[:, 0]]
+        return c[spans[:, 1]] - c[spans[:, 0]]
+
+    def _fits(self, free: np.ndarray, k: int) -> bool:
+        """Whether a job of ``k`` nodes fits given the free nodes per maximal aggregate: some maximal aggregate
+        may hold ``k`` (its size) and has ``k`` free (then it, or one inside it, takes the job)."""
+        return bool(((free >= k) & (self._max_sizes >= k)).any())
 
     def _choose(self, k: int) -> tuple[int, int, int] | None:
         """(level, first base block, last+1) of the aggregate a job of ``k`` nodes goes to, or None."""
@@ -144,13 +159,13 @@ class SlurmBlockAllocator(Allocator):
     # --------------------------------------------------------------- probes
     def can_allocate(self, request: Request) -> bool:
         k = request.size
-        return k <= self._cap and k <= self._free_count and bool((self._top_free(self._bfree) >= k).any())
+        return k <= self._free_count and self._fits(self._max_free(self._bfree), k)
 
     def _fits_empty(self, request: Request) -> bool:
-        return request.size <= min(self._cap, self._top_cap)
+        return request.size <= self._most
 
     def max_request_now(self) -> int:
-        return min(self._cap, int(self._top_free(self._bfree).max()))
+        return int(np.minimum(self._max_free(self._bfree), self._max_sizes).max())
 
     def fit_key(self, request: Request) -> Hashable | None:
         return request.size  # placement depends on the size alone
@@ -162,17 +177,16 @@ class SlurmBlockAllocator(Allocator):
         k = request.size
         if not self._fits_empty(request):
             return None
-        tf = self._top_free(self._bfree)
-        if (tf >= k).any():
+        tf = self._max_free(self._bfree)
+        if self._fits(tf, k):
             return 0
-        tob = self._top_of_block
+        mob, sizes = self._max_of_block, self._max_sizes
         for n, alloc in enumerate(releases, 1):
             hit = False
             for blk, take in self._released_blocks(alloc):
-                t = tob[blk]
-                if t >= 0:
-                    tf[t] += take
-                    hit = hit or tf[t] >= k
+                t = mob[blk]
+                tf[t] += take
+                hit = hit or (tf[t] >= k and sizes[t] >= k)
             if hit:
                 return n
         return None
@@ -182,7 +196,7 @@ class SlurmBlockAllocator(Allocator):
 
 
 class _BlockGuard(ReservationGuard):
-    """EASY's guard: free nodes per largest aggregate at the shadow time; the head fits iff one has enough.
+    """EASY's guard: free nodes per maximal aggregate at the shadow time; the head fits iff one may hold it and has enough.
 
     A candidate ending by the shadow time changes nothing then; one running past
     it takes its nodes from the shadow-time counts of the aggregates it lies in.
@@ -194,35 +208,33 @@ class _BlockGuard(ReservationGuard):
 
     def __init__(self, allocator: SlurmBlockAllocator, head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
-        tf = allocator._top_free(allocator._bfree)
-        tob = allocator._top_of_block
+        tf = allocator._max_free(allocator._bfree)
+        mob = allocator._max_of_block
         for alloc in self.releases:
             for blk, take in allocator._released_blocks(alloc):
-                if tob[blk] >= 0:
-                    tf[tob[blk]] += take
+                tf[mob[blk]] += take
         self.shadow = tf
         self.k = head.size
 
     def _after(self, counts: Iterable[tuple[int, int]]) -> np.ndarray:
         tf = self.shadow.copy()
-        tob = self.allocator._top_of_block
+        mob = self.allocator._max_of_block
         for blk, take in counts:
-            if tob[blk] >= 0:
-                tf[tob[blk]] -= take
+            tf[mob[blk]] -= take
         return tf
 
     def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
             return True
         placed = self.allocator._place(request.size)
-        return placed is not None and bool((self._after(placed[3]) >= self.k).any())
+        return placed is not None and self.allocator._fits(self._after(placed[3]), self.k)
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
             self.releases.append(allocation)
             return True
         tf = self._after(self.allocator._released_blocks(allocation))
-        if not (tf >= self.k).any():
+        if not self.allocator._fits(tf, self.k):
             return False
         self.shadow = tf
         return True
