@@ -62,7 +62,8 @@ class SlurmBlockAllocator(Allocator):
         # the maximal aggregates: those inside no larger one (when the blocks do not divide evenly, trailing blocks
         # belong only to smaller levels); every aggregate lies inside exactly one of them
         self._max_of_block = np.full(len(top.block_names), -1, dtype=np.int64)
-        spans, sizes = [], []
+        spans: list[tuple[int, int]] = []
+        sizes: list[int] = []
         for level in range(len(top.block_sizes) - 1, -1, -1):
             for a, b in top.aggregates[level].tolist():
                 if self._max_of_block[a] < 0:

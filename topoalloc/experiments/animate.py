@@ -172,7 +172,7 @@ def write_gif(path: str | os.PathLike[str], pics: list[np.ndarray], info: list[d
 
 def _video(path: str | os.PathLike[str]) -> Any:
     try:
-        import imageio_ffmpeg
+        import imageio_ffmpeg  # type: ignore[import-untyped, import-not-found, unused-ignore]  # (no type information; maybe not installed)
     except ImportError:
         raise InvalidArgument("--out", str(path), 'a .gif or .html file, or install the video extra for .mp4: pip install "topoalloc[video]"') from None
     return imageio_ffmpeg

@@ -100,8 +100,8 @@ def _conf_lines(path: str, plugin: str) -> Iterator[tuple[int, dict[str, str]]]:
     try:
         text = raw_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw_bytes.count(b"\n", 0, exc.start) + 1
-        raise TopologyConfError(path, line, f"byte 0x{raw_bytes[exc.start]:02x} is not UTF-8: not a topology.conf (is this a binary file?)") from None
+        bad_line = raw_bytes.count(b"\n", 0, exc.start) + 1
+        raise TopologyConfError(path, bad_line, f"byte 0x{raw_bytes[exc.start]:02x} is not UTF-8: not a topology.conf (is this a binary file?)") from None
     mine = {k.lower() for k in _KEYS[plugin]}
     other = next(p for p in _KEYS if p != plugin)
     theirs = {k.lower() for k in _KEYS[other]} - mine
@@ -331,12 +331,12 @@ class SlurmBlock(RouterNetwork):
         graph = nx.Graph()
         top = len(blocks)
         graph.add_nodes_from(range(top + 1))
-        graph.add_edges_from((b, top) for b in range(top))
+        graph.add_edges_from((k, top) for k in range(top))
         names: list[str] = []
         node_router: list[int] = []
-        for i, b in enumerate(blocks):
-            names.extend(hosts[b])
-            node_router.extend([i] * len(hosts[b]))
+        for i, name in enumerate(blocks):
+            names.extend(hosts[name])
+            node_router.extend([i] * len(hosts[name]))
         self.names = names
         self.block_of_node = np.asarray(node_router, dtype=np.int64)
         aggs = []
