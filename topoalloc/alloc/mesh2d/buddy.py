@@ -302,6 +302,7 @@ class MBS(CountingProbes, MeshAllocator):
     def __init__(self, topology: Topology):
         super().__init__(topology)
         self.buddies = BuddySystem(self.geom, square_roots(self.geom))
+        self._block_nodes: dict[int, np.ndarray] = {}  # (address << 6 | level) -> the block's nodes (shared by snapshots)
 
     def granted_size(self, request: Request) -> int:
         return request.size
@@ -327,13 +328,18 @@ class MBS(CountingProbes, MeshAllocator):
                     break
                 taken.append((k, got[0], got[1]))
                 n -= 1
-        zpos, zorder, X = bs.zpos, bs.zorder, self.geom.X
+        X = self.geom.X
+        memo = self._block_nodes
         parts = []
         for k, x, r in taken:
-            i = int(zpos[x + X * r])
-            parts.append(zorder[i : i + (1 << (2 * k))])
-        nodes = np.sort(parts[0] if len(parts) == 1 else np.concatenate(parts))
-        return Grant(nodes, {"blocks": Blocks(tuple((x, r, 1 << k, 1 << k) for k, x, r in taken))}, taken)
+            key = (x + X * r) << 6 | k
+            part = memo.get(key)
+            if part is None:
+                part = memo[key] = bs.block_nodes(k, x, r)  # a read-only view; blocks are fixed by the roots
+            parts.append(part)
+        # unsorted (Morton order within each block): the base class sorts the grant it checks anyway
+        nodes = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return Grant(nodes, {"blocks": Blocks(tuple([(x, r, 1 << k, 1 << k) for k, x, r in taken]))}, taken)
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         give = self.buddies.give
