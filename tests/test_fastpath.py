@@ -192,3 +192,18 @@ def test_kernel_on_full_ctc(sched, tmp_path):
     a, b = both(trace, "flat:338", sched)
     assert a.to_csv() == b.to_csv()
     assert a.to_json() == b.to_json()
+
+
+def test_conservative_moves_a_job_whose_window_ends_exactly_where_a_reservation_starts():
+    """Found by Hypothesis: job 3 fits [0.7, 0.7 + 3.2) ending exactly at job 2's reservation (3.9000000000000004);
+    the Python profile measured the job's window as end - start of its old reservation, one rounding step longer,
+    and refused. Kernel, Python engine and replay probes now agree."""
+    from topoalloc.workload.core import Workload
+
+    w = Workload(job_id=np.arange(1, 5), submit=[0.0, 0.5, 0.5, 0.5], run=[0.7000000000000001, 1.7000000000000002, 1.4000000000000001, 1.6],
+                 size=[5, 7, 12, 5], requested_time=[-1.0] * 4, header={"MaxProcs": "16"}, source="<pinned>")
+    py = topoalloc.simulate(w, machine="flat:16", scheduler="conservative", engine="python")
+    replay = topoalloc.simulate(w, machine="flat:16", scheduler="conservative", allocator="flat:probe=replay")
+    assert py.start.tolist() == replay.start.tolist() == [0.0, 0.5, 2.3000000000000003, 0.7000000000000001]
+    if fastpath.compiled_available():
+        assert topoalloc.simulate(w, machine="flat:16", scheduler="conservative", engine="compiled").start.tolist() == py.start.tolist()

@@ -61,10 +61,10 @@ class CountingProfile:
         delta: dict[float, int] = {}
         for t, s in releases:
             delta[t] = delta.get(t, 0) + s
-        res: dict[int, tuple[float, float, int]] = {}
+        res: dict[int, tuple[float, float, int, float]] = {}
         for job, t, dur, size in reservations or ():
             end = t + _span(dur)
-            res[job] = (t, end, size)
+            res[job] = (t, end, size, _span(dur))
             delta[t] = delta.get(t, 0) - size
             delta[end] = delta.get(end, 0) + size
         start = delta.pop(now, 0)
@@ -96,11 +96,11 @@ class CountingProfile:
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
         end = t + _span(dur)
-        self._res[job] = (t, end, size)
+        self._res[job] = (t, end, size, _span(dur))
         self._change(t, end, -size)
 
     def remove(self, job: int) -> None:
-        t, end, size = self._res.pop(job)
+        t, end, size, _ = self._res.pop(job)
         self._change(t, end, size)
 
     def feasible(self) -> bool:
@@ -113,9 +113,10 @@ class CountingProfile:
         counted free inside its reservation instead of taking it out and
         putting it back: a job that stays (most of them) costs no update.
         """
-        t0, end0, size = self._res[job]
+        # the job's own duration, not end0 - t0: the difference of two floats can exceed it by a rounding step,
+        # and a window that long reaches a breakpoint the duration itself stops short of (as `earliest` sees it)
+        t0, end0, size, span = self._res[job]
         times, free = self.times, self.free
-        span = end0 - t0
         i = 0
         n = bisect_left(times, t0)  # candidate starts before the reservation
         m = len(times)
