@@ -52,18 +52,26 @@ def test_center_allocators_on_a_torus_use_wrap_distance():
     assert got.nodes.tolist() == [0, 7] and got.info["score"] == 1
 
 
+def _grants_under(monkeypatch, name: str, setting: str, values: tuple, machine: str, jobs: int) -> list:
+    """(starts, nodes) of the same run once per value of the module constant ``setting`` of the center allocators."""
+    import topoalloc.alloc.center as center
+    from topoalloc.workload import default_trace_path, read_swf
+
+    w = read_swf(default_trace_path()).take(np.arange(jobs))
+    runs = []
+    for value in values:
+        monkeypatch.setattr(center, setting, value)
+        r = simulate(w, machine=machine, allocator=name, scheduler="easy", clean=True, record_allocations=True)
+        runs.append((r.start.tolist(), r.allocations[0].tolist()))
+    return runs
+
+
 @pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
 def test_long_dimensions_measured_by_arithmetic_agree_with_the_tables(name, monkeypatch):
     """A dimension longer than the table bound is measured by arithmetic: same grants as by the tables."""
     import topoalloc.alloc.center as center
-    from topoalloc.workload import read_swf, default_trace_path
 
-    w = read_swf(default_trace_path()).take(np.arange(200))
-    runs = []
-    for bound in (center._TABLE_MAX, 3):
-        monkeypatch.setattr(center, "_TABLE_MAX", bound)
-        r = simulate(w, machine="torus:6x4x5", allocator=name, scheduler="easy", clean=True, record_allocations=True)
-        runs.append((r.start.tolist(), r.allocations[0].tolist()))
+    runs = _grants_under(monkeypatch, name, "_TABLE_MAX", (center._TABLE_MAX, 3), "torus:6x4x5", 200)
     assert runs[0] == runs[1]
 
 
@@ -71,14 +79,8 @@ def test_long_dimensions_measured_by_arithmetic_agree_with_the_tables(name, monk
 def test_chunk_size_does_not_change_the_grants(name, monkeypatch):
     """Centers are scored in chunks bounded in memory; a chunk of one center gives the same grants."""
     import topoalloc.alloc.center as center
-    from topoalloc.workload import read_swf, default_trace_path
 
-    w = read_swf(default_trace_path()).take(np.arange(120))
-    runs = []
-    for chunk_bytes in (center._CHUNK_BYTES, 1):
-        monkeypatch.setattr(center, "_CHUNK_BYTES", chunk_bytes)
-        r = simulate(w, machine="mesh:6x5", allocator=name, scheduler="easy", clean=True, record_allocations=True)
-        runs.append((r.start.tolist(), r.allocations[0].tolist()))
+    runs = _grants_under(monkeypatch, name, "_CHUNK_BYTES", (center._CHUNK_BYTES, 1), "mesh:6x5", 120)
     assert runs[0] == runs[1]
 
 

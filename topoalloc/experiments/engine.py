@@ -365,7 +365,7 @@ def _group(cell: Cell) -> str:
     p = {k: v for k, v in cell.params.items() if k not in ("rep", "workload_seed")}
     from .spec import cell_key
 
-    return cell_key({**p, "_labels": cell.labels} if cell.labels else p)
+    return cell_key(p, cell.labels)
 
 
 def _unsettled(spec: ExperimentSpec, store: Store, reps: int, trace_dirs: Sequence[str | os.PathLike[str]]) -> set[str]:
@@ -382,16 +382,12 @@ def _unsettled(spec: ExperimentSpec, store: Store, reps: int, trace_dirs: Sequen
     group_of = {c.key: _group(c) for c in cells}
     watched_of = {_group(c): tuple(c.params.get("stop_metrics") or r.watched) for c in cells}
     df = store.load(errors=False)
+    groups = [group_of.get(key) for key in df["key"]] if "key" in df.columns else []  # each stored row's group (None: not this spec's)
+    seen = {g for g in groups if g is not None}
     values: dict[tuple[str, str], list[float]] = {}
-    seen: set[str] = set()
-    for key in df["key"] if "key" in df.columns else ():
-        g = group_of.get(key)
-        if g is not None:
-            seen.add(g)
     for metric in {m for w in watched_of.values() for m in w}:
         if metric in df.columns:
-            for key, v in zip(df["key"], df[metric]):
-                g = group_of.get(key)
+            for g, v in zip(groups, df[metric]):
                 if g is not None:
                     values.setdefault((g, metric), []).append(float(v))
     out = set()

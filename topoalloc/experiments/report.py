@@ -55,6 +55,11 @@ window.addEventListener('load', function () {
 """
 
 
+def _group_key(key: Any) -> tuple[Any, ...]:
+    """A pandas group key as a tuple, NaN as None (NaN != NaN: two NaN keys would never match)."""
+    return tuple(None if (isinstance(k, float) and k != k) else k for k in (key if isinstance(key, tuple) else (key,)))
+
+
 def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -95,7 +100,7 @@ def _points(df: Any, fig: dict[str, Any], axes: list[str]) -> dict[tuple[Any, ..
         return out
     groups = df.groupby(point_keys, sort=True, dropna=False) if point_keys else [((), df)]
     for key, g in groups:
-        key = tuple(None if (isinstance(k, float) and k != k) else k for k in (key if isinstance(key, tuple) else (key,)))  # NaN != NaN
+        key = _group_key(key)
         fk = tuple(key[: len(facets)])
         sk = tuple(key[len(facets) : len(facets) + len(series)])
         xs = [float(v) for v in g[x] if _num(v) and v == v]
@@ -198,7 +203,7 @@ def _means(df: Any, axes: list[str], metrics: list[str]) -> list[dict[str, Any]]
     rows = []
     groups = df.groupby(keys, sort=True, dropna=False) if keys else [((), df)]
     for key, g in groups:
-        key = tuple(None if (isinstance(k, float) and k != k) else k for k in (key if isinstance(key, tuple) else (key,)))  # NaN != NaN
+        key = _group_key(key)
         r: dict[str, Any] = dict(zip(keys, key))
         r["runs"] = len(g)
         for m in metrics:

@@ -231,16 +231,19 @@ class ExperimentSpec:
                     path, sha = checksums[name]
                     p["trace_sha256"] = sha
                 p["version"] = version
-                # the labels are part of the key: two grid points that run the same simulation (e.g. a bound of 8
-                # in a sweep over bounds and the default bound of 8 in a sweep over loads) are two cells, each with
-                # its own row; without labels the key is the parameters' alone
-                out.append(Cell(cell_key({**p, "_labels": labels} if labels else p), p, labels, path, self.metrics, self.job_tables))
+                out.append(Cell(cell_key(p, labels), p, labels, path, self.metrics, self.job_tables))
         return out
 
 
-def cell_key(params: Mapping[str, Any]) -> str:
-    """The hash of a cell's full parameters (package version and trace checksum included): 20 hex digits."""
-    text = json.dumps(params, sort_keys=True, separators=(",", ":"), allow_nan=False)
+def cell_key(params: Mapping[str, Any], labels: Mapping[str, Any] | None = None) -> str:
+    """The hash of a cell's full parameters (package version and trace checksum included) and its axis labels: 20 hex digits.
+
+    The labels are part of the key: two grid points that run the same simulation (e.g. a bound of 8 in a sweep
+    over bounds and the default bound of 8 in a sweep over loads) are two cells, each with its own row; without
+    labels the key is the parameters' alone.
+    """
+    keyed = {**params, "_labels": dict(labels)} if labels else params
+    text = json.dumps(keyed, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 

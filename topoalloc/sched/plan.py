@@ -63,8 +63,9 @@ class CountingProfile:
             delta[t] = delta.get(t, 0) + s
         res: dict[int, tuple[float, float, int, float]] = {}
         for job, t, dur, size in reservations or ():
-            end = t + _span(dur)
-            res[job] = (t, end, size, _span(dur))
+            span = _span(dur)
+            end = t + span
+            res[job] = (t, end, size, span)
             delta[t] = delta.get(t, 0) - size
             delta[end] = delta.get(end, 0) + size
         start = delta.pop(now, 0)
@@ -95,8 +96,9 @@ class CountingProfile:
         free[i:j] = [x + delta for x in free[i:j]]
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
-        end = t + _span(dur)
-        self._res[job] = (t, end, size, _span(dur))
+        span = _span(dur)
+        end = t + span
+        self._res[job] = (t, end, size, span)
         self._change(t, end, -size)
 
     def remove(self, job: int) -> None:
