@@ -40,6 +40,22 @@ def test_simulates_the_bundled_trace():
 def test_hostlists():
     assert expand_hostlist("n[1-3,7]x,m") == ["n1x", "n2x", "n3x", "n7x", "m"]
     assert expand_hostlist("c[009-011]") == ["c009", "c010", "c011"]
+    assert expand_hostlist("n[07]") == ["n07"] and expand_hostlist("") == []
+
+
+@pytest.mark.parametrize("text, words", [("a[1", "malformed"), ("a,,b", "malformed"), ("b]", "unbalanced"), ("n[0-999999999]", "names 1,000,000,000 nodes")])
+def test_bad_hostlists_are_refused_before_anything_is_built(text, words):
+    with pytest.raises(ValueError, match=words):
+        expand_hostlist(text)
+
+
+@pytest.mark.parametrize("kind, line", [("slurm-tree", "SwitchName=s0 Nodes=n[0-999999999]"), ("slurm-block", "BlockName=a Nodes=n[0-999999999]")])
+def test_a_huge_hostlist_is_one_error_naming_the_line(tmp_path, kind, line):
+    p = tmp_path / "topology.conf"
+    p.write_text("# a cluster\n" + line + "\n")
+    with pytest.raises(InvalidArgument) as err:
+        parse_machine(f"{kind}:{p}")
+    assert f"{p}:2:" in str(err.value) and "more than this machine can simulate" in str(err.value)
 
 
 @pytest.mark.parametrize("text,line,what", [

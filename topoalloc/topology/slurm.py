@@ -56,31 +56,51 @@ class TopologyConfError(InvalidArgument):
 def expand_hostlist(text: str) -> list[str]:
     """Slurm's hostlist expressions: ``tux[0-2,5]`` → tux0 tux1 tux2 tux5; ``n[01-03]`` keeps the padding.
 
+    The expression is parsed and its names counted before any is built: one
+    that names more nodes than this machine could simulate (``n[0-999999999]``)
+    is refused at once (:data:`~topoalloc.limits.NODE_BYTES` per node against
+    the memory budget).
+
     >>> expand_hostlist("tux[0-2,5],head")
     ['tux0', 'tux1', 'tux2', 'tux5', 'head']
     >>> expand_hostlist("n[08-10]")
     ['n08', 'n09', 'n10']
     """
-    out: list[str] = []
-    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text):
+    from ..limits import NODE_BYTES, format_bytes, memory_budget
+
+    # (head, [(first, last, zero-padding width)], tail) per part; a plain name is one range of its own
+    pieces: list[tuple[str, list[tuple[int, int, int]], str]] = []
+    count = 0
+    parts = re.findall(r"[^,\[]+(?:\[[^\]]*\][^,\[]*)*", text)
+    if ",".join(parts) != text:  # something the grammar skipped: an unbalanced bracket, an empty name
+        raise ValueError(f"malformed hostlist {text!r} (unbalanced brackets or an empty name)")
+    for part in parts:
         m = re.fullmatch(r"([^\[]*)\[([^\]]+)\](.*)", part)
         if not m:
             if "[" in part or "]" in part:
                 raise ValueError(f"unbalanced brackets in {part!r}")
-            out.append(part)
+            pieces.append((part, [], ""))
+            count += 1
             continue
         head, body, tail = m.groups()
+        ranges = []
         for rng in body.split(","):
-            if "-" in rng:
-                lo, hi = rng.split("-", 1)
-                if not (lo.isdigit() and hi.isdigit()) or int(hi) < int(lo):
-                    raise ValueError(f"bad range {rng!r} in {part!r}")
-                width = len(lo) if lo.startswith("0") else 0
-                out.extend(f"{head}{i:0{width}d}{tail}" for i in range(int(lo), int(hi) + 1))
-            elif rng.isdigit():
-                out.append(f"{head}{rng}{tail}")
-            else:
+            lo, dash, hi = rng.partition("-")
+            hi = hi if dash else lo
+            if not (lo.isdigit() and hi.isdigit()) or int(hi) < int(lo):
                 raise ValueError(f"bad range {rng!r} in {part!r}")
+            ranges.append((int(lo), int(hi), len(lo) if lo.startswith("0") else 0))
+            count += int(hi) - int(lo) + 1
+        pieces.append((head, ranges, tail))
+    if count * NODE_BYTES > memory_budget():
+        raise ValueError(f"{text[:60]!r} names {count:,} nodes, more than this machine can simulate "
+                         f"(about {format_bytes(count * NODE_BYTES)}; TOPOALLOC_MEMORY_LIMIT sets the limit)")
+    out: list[str] = []
+    for head, ranges, tail in pieces:
+        if not ranges:
+            out.append(head)
+        for lo, hi, width in ranges:
+            out.extend(f"{head}{i:0{width}d}{tail}" for i in range(lo, hi + 1))
     return out
 
 
