@@ -53,7 +53,9 @@ def minimise_and_solve(m: Any, js: Sequence[Any], live: Sequence[int], S: dict[i
                        time_limit: float | None, workers: int, seed: int) -> tuple[Any, int]:
     """The schedule models' common end: the objective (``makespan`` or ``total_wait``) over start variables ``S``,
     the solve, and its proven bound.  Raises :class:`SolverError` on an infeasible model (the serial schedule
-    always fits the horizon)."""
+    always fits the horizon), and ``KeyboardInterrupt`` when Ctrl-C stopped the search: CP-SAT takes the signal
+    itself, so without this the studies and adversaries that solve one schedule after another would count the
+    stopped search as unproven and go on."""
     if objective == "makespan":
         mk = m.new_int_var(max((j.release for j in js), default=0), horizon, "makespan")
         for i in live:
@@ -62,6 +64,8 @@ def minimise_and_solve(m: Any, js: Sequence[Any], live: Sequence[int], S: dict[i
     else:
         m.minimize(sum(S[i] - js[i].release for i in live))
     out = run_solver(m, time_limit=time_limit, workers=workers, seed=seed, what=what)
+    if out.interrupted:
+        raise KeyboardInterrupt
     if out.status == "infeasible":
         raise SolverError(what, "infeasible", "the serial schedule fits the horizon; the model is wrong")
     bound = int(round(out.solver.best_objective_bound)) if live else 0

@@ -156,6 +156,19 @@ def test_interrupt_while_a_library_loads_is_one_line(tmp_path):
     assert p.returncode == 130 and len(lines) == 1 and "interrupted after" in lines[0], (p.returncode, err)
 
 
+def test_an_adversary_stops_at_ctrl_c(tmp_path):
+    """Ctrl-C during a long adversarial search (one CP-SAT solve after another: CP-SAT takes the signal itself)
+    stops it with one line and 130, instead of the search counting the stopped solve as unproven and going on."""
+    p = subprocess.Popen([sys.executable, str(RUNNER), "gap", "--family", "hypercube:4", "--instances", "1", "--adversarial", "1000000"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_until_loaded(p.pid, "ortools", seconds=90)
+    time.sleep(3)  # well into the search
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert p.returncode == 130 and len(lines) == 1 and "interrupted after" in lines[0], (p.returncode, err)
+
+
 def test_order_interrupt_is_not_a_time_out(tmp_path):
     ready = tmp_path / ".searching"
     p = subprocess.Popen([sys.executable, str(RUNNER), "order", "--topology", "mesh:6x6", "--time-limit", "120", "--json"],
