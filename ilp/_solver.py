@@ -25,9 +25,12 @@ several workers the portfolio's interleaving depends on timing, so only the
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -85,6 +88,24 @@ class _Best(cp_model.CpSolverSolutionCallback):
             self.progress(time.perf_counter() - self.t0, self.objective, self.best_objective_bound)
 
 
+def _solve_keeping_sigint(solver: cp_model.CpSolver, model: cp_model.CpModel, best: _Best) -> Any:
+    """``solver.solve`` with Python's SIGINT handler put back afterwards.
+
+    CP-SAT installs its own SIGINT handler for the solve (to stop the search) and, when the solve ends, sets
+    the disposition to the *default* — not to the handler it replaced.  Python still believes its handler is
+    in place, so a Ctrl-C between two solves (an adversary's or a study's loop) killed the process with no
+    message and status -2 instead of raising ``KeyboardInterrupt``.  Re-installing the saved handler
+    restores the C-level disposition (only the main thread may set handlers; elsewhere nothing is changed).
+    """
+    in_main = threading.current_thread() is threading.main_thread()
+    saved = signal.getsignal(signal.SIGINT) if in_main else None
+    try:
+        return solver.solve(model, best)
+    finally:
+        if in_main and saved is not None:
+            signal.signal(signal.SIGINT, saved)
+
+
 def run_solver(
     model: cp_model.CpModel,
     *,
@@ -114,7 +135,7 @@ def run_solver(
     best = _Best(progress)
     t0 = time.perf_counter()
     best.t0 = t0
-    code = solver.solve(model, best)
+    code = _solve_keeping_sigint(solver, model, best)
     seconds = time.perf_counter() - t0
     status = STATUS_NAMES.get(code)
     if status is None:  # pragma: no cover - a status CP-SAT may add later
