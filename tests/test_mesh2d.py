@@ -15,6 +15,7 @@ import pytest
 
 import topoalloc
 from topoalloc.alloc import Request
+from topoalloc.alloc.mesh2d import core
 from topoalloc.alloc.mesh2d import (
     ANCA,
     INDEXINGS,
@@ -130,9 +131,18 @@ def test_first_fit_takes_the_first_free_base_in_row_major_order(machine):
             a.release(got)
 
 
+@pytest.fixture(params=["compiled", "python"])
+def search(request, monkeypatch):
+    """Best Fit's search: the compiled extension (skipped where it is not built) or the Python reference."""
+    if request.param == "compiled" and core._cmesh is None:
+        pytest.skip("the compiled Best Fit search is not built")
+    monkeypatch.setattr(core, "USE_COMPILED", request.param == "compiled")
+    return request.param
+
+
 @pytest.mark.parametrize("criterion", ["perimeter", "busy"])
 @pytest.mark.parametrize("machine", MACHINES)
-def test_best_fit_takes_the_best_score_first_in_row_major_order(machine, criterion):
+def test_best_fit_takes_the_best_score_first_in_row_major_order(machine, criterion, search):
     top = parse_machine(machine)
     rng = random.Random(3)
     for _ in range(20):
@@ -153,11 +163,11 @@ def test_best_fit_takes_the_best_score_first_in_row_major_order(machine, criteri
 
 
 @pytest.mark.parametrize("criterion", ["perimeter", "busy"])
-def test_best_fit_prefix_sums_on_a_large_machine(criterion):
-    top = parse_machine("mesh:50x46x2")  # above PREFIX_SUMS_ABOVE: candidates scored from the prefix sums
+def test_best_fit_prefix_sums_on_a_large_machine(criterion, search):
+    top = parse_machine("mesh:50x46x2")  # above PREFIX_SUMS_ABOVE: the Python search scores from prefix sums
     rng = random.Random(9)
     a = BestFit(top, criterion=criterion)
-    assert a._perim is not None
+    assert (a._perim is not None) == (search == "python") and (a._cbest is not None) == (search == "compiled")
     for _ in range(3):
         busy = random_busy(top, rng, rng.uniform(0.2, 0.6))
         for x in list(a.allocations):
@@ -170,6 +180,44 @@ def test_best_fit_prefix_sums_on_a_large_machine(criterion):
             scores = [brute_score(b, 46, x, r, w, l, criterion) for x, r in bases]
             assert got.info["blocks"][0] == (*bases[scores.index(max(scores))], w, l)
             a.release(got)
+
+
+@pytest.mark.skipif(core._cmesh is None, reason="the compiled Best Fit search is not built")
+@pytest.mark.parametrize("machine", ["mesh:1x1", "mesh:1x9", "mesh:9x1", "mesh:63x2", "mesh:64x3", "mesh:65x4x2", "mesh:20x20", "mesh:7x5x2x2", "torus:31x33"])
+def test_compiled_best_fit_equals_the_python_search(machine, monkeypatch):
+    """The compiled search gives the Python search's base for every frame on random states, both criteria
+    (widths around the 64-bit word size, several layers, one-wide meshes, full and empty machines)."""
+    top = parse_machine(machine)
+    rng = random.Random(machine)
+    for criterion in ("perimeter", "busy"):
+        monkeypatch.setattr(core, "USE_COMPILED", False)
+        py = BestFit(top, criterion=criterion)
+        monkeypatch.setattr(core, "USE_COMPILED", True)
+        c = BestFit(top, criterion=criterion)
+        assert c._cbest is not None and py._cbest is None
+        for p in (0.0, 1.0, 0.2, 0.5, 0.8):
+            busy = random_busy(top, rng, p)
+            for a in (py, c):
+                for x in list(a.allocations):
+                    a.release(x)
+                occupy(a, busy)
+            g = c.geom
+            frames = {(rng.randint(1, g.X), rng.randint(1, g.Y)) for _ in range(12)} | {(1, 1), (g.X, 1), (1, g.Y), (g.X, g.Y)}
+            for w, l in sorted(frames):
+                assert c._best_fit(w, l) == py._best_fit(w, l), (criterion, p, w, l)
+            assert c._best_fit(g.X + 1, 1) is None and c._best_fit(1, g.Y + 1) is None
+
+
+def test_compiled_best_fit_refuses_bad_arguments():
+    if core._cmesh is None:
+        pytest.skip("the compiled Best Fit search is not built")
+    g = Layers((4, 3))
+    with pytest.raises(ValueError, match="inconsistent geometry"):
+        core._cmesh.best_fit(g.all_free.to_bytes(g.nbytes, "little"), g.S + 1, g.LS, g.X, g.Y, g.nbits, 1, 1, 1)
+    with pytest.raises(ValueError, match="expected 3 bytes"):
+        core._cmesh.best_fit(b"\xff" * 40, g.S, g.LS, g.X, g.Y, g.nbits, 1, 1, 1)
+    with pytest.raises(TypeError, match="expected 9 arguments"):
+        core._cmesh.best_fit(b"")
 
 
 @pytest.mark.parametrize("machine", MACHINES)

@@ -20,11 +20,26 @@ from ...topology.base import Topology
 from ..base import Allocation, Allocator, Grant, Request
 from .geometry import SHAPE_RULES, Blocks, Layers, Rect, _runs, accepts_grid, frame_for, free_bases, layers_of, request_frame
 
-__all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter"]
+try:  # the compiled Best Fit search (an optional extension: without a C compiler the Python search runs, same results)
+    from . import _cmesh  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - built without a C compiler
+    _cmesh = None
 
-#: Best Fit keeps row and column prefix sums (:class:`Perimeter`) on machines with more bits than this
-#: (about 45 x 45): there a search often has hundreds of candidates; below, each candidate is scored by
-#: one AND on the busy bit set, with nothing to keep up to date on allocate and release
+__all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter", "compiled_search"]
+
+#: Best Fit uses the compiled search when it is built and this is true (tests turn it off to check the
+#: Python search, which is the reference, against brute force and against the compiled one)
+USE_COMPILED = True
+
+
+def compiled_search() -> bool:
+    """Whether Best Fit searches with the compiled extension (built, and not turned off)."""
+    return USE_COMPILED and _cmesh is not None
+
+#: The Python Best Fit search keeps row and column prefix sums (:class:`Perimeter`) on machines with more
+#: bits than this (about 45 x 45): there a search often has hundreds of candidates; below, each candidate
+#: is scored by one AND on the busy bit set, with nothing to keep up to date on allocate and release.
+#: (The compiled search scores each candidate from the free bit set and keeps nothing.)
 PREFIX_SUMS_ABOVE = 2048
 
 #: Best Fit criteria (Bani-Ahmad uses Best Fit without defining its criterion):
@@ -155,6 +170,7 @@ class MeshAllocator(Allocator):
         self._cache: tuple[int, int] = (-1, 0)
         self._ring_src: tuple[int, int] = (-1, 0)
         self._frames: dict[tuple[int, tuple[int, ...] | None], tuple[int, int]] = {}
+        self._cbest: Any = None
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -166,7 +182,8 @@ class MeshAllocator(Allocator):
         if criterion not in CRITERIA:
             raise InvalidArgument("criterion", criterion, f"one of {', '.join(CRITERIA)}")
         self.criterion = criterion
-        if self.geom.nbits > PREFIX_SUMS_ABOVE:
+        self._cbest = _cmesh.best_fit if compiled_search() else None
+        if self._cbest is None and self.geom.nbits > PREFIX_SUMS_ABOVE:
             self._perim = Perimeter(self.geom, criterion)
 
     # ----------------------------------------------------------------- frames
@@ -270,12 +287,19 @@ class MeshAllocator(Allocator):
         of the busy bit set with the ring of cells around it, or, on large
         machines with many such candidates, all at once from the prefix sums
         of :class:`Perimeter`.  If none scores above 0, every candidate ties
-        at 0 and the first one wins.
+        at 0 and the first one wins.  With the compiled extension the same
+        search runs word by word in C (``_cmesh.c``; same answers, tested).
         """
         g = self.geom
         f = self._free
         if w > g.X or l > g.Y:
             return None
+        if self._cbest is not None:
+            b = self._cbest(f.to_bytes(g.nbytes, "little"), g.S, g.LS, g.X, g.Y, g.nbits, w, l, self.criterion == "perimeter")
+            if b < 0:
+                return None
+            x, r = g.base_of_bit(b)
+            return (x, r, w, l)
         S = g.S
         rh = _runs(f, w, 1) if w > 1 else f
         v = _runs(rh, l, S) if l > 1 else rh
