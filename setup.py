@@ -11,7 +11,8 @@ simulation its general engine and the SWF reader its Python parser (same
 results, slower).  ``_cengine`` is the network simulator's engine;
 ``_ckernel`` simulates counting allocators whose placement nobody needs
 (``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
-(``topoalloc.workload.swf``); ``_cmesh`` is the 2-D Best Fit search
+(``topoalloc.workload.swf``); ``_cgrant`` the grant check every allocation passes
+(``topoalloc.alloc.base``); ``_cmesh`` the 2-D Best Fit search
 (``topoalloc.alloc.mesh2d.core``).
 """
 
@@ -33,6 +34,7 @@ setup(
         Extension("topoalloc.network._cengine", sources=["topoalloc/network/_cengine.c"], optional=True),
         Extension("topoalloc.sched._ckernel", sources=["topoalloc/sched/_ckernel.c"], optional=True),
         Extension("topoalloc.workload._cswf", sources=["topoalloc/workload/_cswf.c"], optional=True),
+        Extension("topoalloc.alloc._cgrant", sources=["topoalloc/alloc/_cgrant.c"], optional=True),
         Extension("topoalloc.alloc.mesh2d._cmesh", sources=["topoalloc/alloc/mesh2d/_cmesh.c"], optional=True),
     ],
 )

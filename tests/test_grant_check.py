@@ -1,0 +1,104 @@
+"""The one grant check every allocation passes (``Allocator._take_checked``): compiled and numpy alike.
+
+A deliberately wrong allocator grants whatever the test tells it to; each fault must raise
+:class:`AllocationError` naming it, mark nothing busy and leave the allocator usable, with the
+compiled check (``_cgrant.c``) and without it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from topoalloc.alloc import Request, base
+from topoalloc.alloc.base import Allocator
+from topoalloc.errors import AllocationError
+from topoalloc.topology import parse_machine
+
+
+class Scripted(Allocator):
+    """Grants the next array of ``script`` whatever the state (a faulty allocator on purpose)."""
+
+    name = "scripted"
+
+    def __init__(self, topology, script):
+        super().__init__(topology)
+        self.script = list(script)
+
+    def _allocate(self, request):
+        return np.asarray(self.script.pop(0))
+
+    def _release(self, allocation, token):
+        pass
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def check(request, monkeypatch):
+    if request.param == "compiled" and base._cgrant is None:
+        pytest.skip("the compiled grant check is not built")
+    if request.param == "numpy":
+        monkeypatch.setattr(base, "_cgrant", None)
+    return request.param
+
+
+FAULTS = [
+    ([3, 4], 3, "granted 2 nodes for a request of 3"),
+    ([2, 5, 2], 3, "granted a node twice"),
+    ([5, 2, 5, 7], 4, "granted a node twice"),
+    ([-1, 2], 2, "outside 0..9"),
+    ([9, 10], 2, "outside 0..9"),
+    ([1, 6], 2, r"granted busy nodes \[6\]"),
+    ([7, 6, 0], 3, r"granted busy nodes \[6\]"),
+]
+
+
+@pytest.mark.parametrize("nodes, size, message", FAULTS)
+def test_every_fault_is_named_and_marks_nothing(check, nodes, size, message):
+    a = Scripted(parse_machine("flat:10"), [[6], nodes, [0, 1]])
+    held = a.allocate(Request(1))
+    before = a.busy_mask.copy()
+    with pytest.raises(AllocationError, match=message):
+        a.allocate(Request(size))
+    assert (a.busy_mask == before).all() and a.free_count == 9
+    x = a.allocate(Request(2))  # still usable
+    assert x.nodes.tolist() == [0, 1] and a.free_count == 7
+    a.release(x)
+    a.release(held)
+    assert not a.busy_mask.any() and a.free_count == 10
+
+
+def test_an_unsorted_grant_is_sorted_and_the_subclass_buffer_is_not_touched(check):
+    buf = np.array([8, 3, 5, 0], dtype=np.int64)
+    a = Scripted(parse_machine("flat:10"), [buf])
+    x = a.allocate(Request(4))
+    assert x.nodes.tolist() == [0, 3, 5, 8] and buf.tolist() == [8, 3, 5, 0]
+    assert a.busy_mask.tolist() == [i in (0, 3, 5, 8) for i in range(10)]
+    with pytest.raises(ValueError):
+        x.nodes[0] = 1  # read-only, as ever
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-3, 40), min_size=0, max_size=60), st.sets(st.integers(0, 35), max_size=10), st.integers(1, 36))
+def test_compiled_and_numpy_checks_agree(nodes, busy, size):
+    """On any grant and any busy set both checks accept or refuse alike, and mark the same nodes."""
+    if base._cgrant is None:
+        pytest.skip("the compiled grant check is not built")
+    outcomes = []
+    for cg in (base._cgrant, None):
+        saved = base._cgrant
+        base._cgrant = cg
+        try:
+            a = Scripted(parse_machine("flat:36"), [list(busy), nodes])
+            if busy:
+                a.allocate(Request(len(busy)))
+            try:
+                x = a.allocate(Request(size))
+                got = ("ok", x.nodes.tolist()) if x is not None else ("not now", None)
+            except AllocationError as e:
+                got = ("error", str(e))
+            outcomes.append((got, a.busy_mask.tolist(), a.free_count))
+        finally:
+            base._cgrant = saved
+    assert outcomes[0] == outcomes[1]
