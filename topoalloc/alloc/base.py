@@ -36,7 +36,7 @@ __all__ = ["Request", "Allocation", "Grant", "Allocator"]
 _count_nonzero = np.count_nonzero
 
 try:  # the grant check compiled (an optional extension: without a C compiler numpy does it, same checks)
-    from . import _cgrant  # type: ignore[attr-defined]
+    import topoalloc.alloc._cgrant as _cgrant
 except ImportError:  # pragma: no cover - built without a C compiler
     _cgrant = None
 
