@@ -124,8 +124,8 @@ def test_earliest_fit_counts_releases_until_a_box_is_free():
 
 def test_full_spec_is_recorded():
     a = make_allocator("slice:rule=ocs", "tpu:v4")
-    assert a.spec == "slice:rule=ocs,shapes=pow2"
-    assert make_allocator("slice", "tofu:2x2x2").spec == "slice:rule=static,shapes=cubic"
+    assert a.spec == "slice:rule=ocs,shapes=pow2,twist=false"
+    assert make_allocator("slice", "tofu:2x2x2").spec == "slice:rule=static,shapes=cubic,twist=false"
     with pytest.raises(InvalidArgument):
         make_allocator("slice", "torus:4x4")
 
@@ -154,6 +154,8 @@ def _windows_only(spec: str, shapes: str) -> SliceAllocator:
 _WINDOW_CASES = [("tpu:4x2x3,cube=1", "cubic"), ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "all")]
 _FACTORIES += [(lambda spec=spec, shapes=shapes: _windows_only(spec, shapes)) for spec, shapes in _WINDOW_CASES]
 _IDS = [f"{rule}-{shapes}-{spec}" for spec, rule, shapes in _CASES] + [f"windows-{shapes}-{spec}" for spec, shapes in _WINDOW_CASES]
+_FACTORIES.append(lambda: make_allocator("slice:rule=ocs,twist=true", "tpu:2x2x2,cube=2"))  # twisted tori: same placements
+_IDS.append("ocs-twisted-tpu:2x2x2,cube=2")
 
 
 @pytest.mark.parametrize("spec", ["tpu:v4", "tofu:6x5x4", "bgq:sequoia"])
@@ -206,3 +208,138 @@ def test_a_failed_static_search_is_remembered_until_a_release():
     a.release(units[2])
     got = a.allocate(Request(2))
     assert got is not None and calls  # a release: searched again, and found
+
+
+# ------------------------------------------------------ slices' own networks, twisted tori
+import itertools as _it  # noqa: E402
+import random as _random  # noqa: E402
+
+import networkx as nx  # noqa: E402
+
+from topoalloc.topology.slicenet import bfs_distances, neighbours, slice_net, twist_kind  # noqa: E402
+
+
+def _graph_from_definition(sides, torus, twisted):
+    """The slice's network built edge by edge from coordinates (not from ``neighbours``)."""
+    g = nx.MultiGraph()
+    k = min(sides)
+    short = [i for i, s in enumerate(sides) if twisted and s == k]
+    long_ = [i for i, s in enumerate(sides) if twisted and s == 2 * k]
+    for c in _it.product(*[range(s) for s in sides]):
+        g.add_node(c)
+        for i, s in enumerate(sides):
+            if c[i] + 1 < s:
+                d = list(c)
+                d[i] += 1
+                g.add_edge(c, tuple(d))
+            elif torus[i]:  # the wrap-around link of side i
+                d = list(c)
+                d[i] = 0
+                if i in short:
+                    for j in long_:
+                        d[j] = (d[j] + k) % sides[j]
+                g.add_edge(c, tuple(d))
+    return g
+
+
+@pytest.mark.parametrize("sides, torus, twisted", [
+    ((3, 3, 6), (True,) * 3, True), ((6, 3, 3), (True,) * 3, True), ((3, 6, 6), (True,) * 3, True), ((6, 6, 3), (True,) * 3, True),
+    ((4, 4, 8), (True,) * 3, True), ((4, 8, 8), (True,) * 3, True), ((2, 2, 4), (True,) * 3, True),
+    ((4, 4, 8), (True,) * 3, False), ((3, 5, 2), (True, False, True), False), ((4, 1, 6), (False, False, False), False), ((7,), (True,), False),
+])
+def test_slice_network_distances_match_the_definition(sides, torus, twisted):
+    """Mean hops over distinct pairs and diameter equal all-pairs shortest paths on the graph built from the definition."""
+    g = _graph_from_definition(sides, torus, twisted)
+    lengths = dict(nx.all_pairs_shortest_path_length(g))
+    n = g.number_of_nodes()
+    total = sum(d for src in lengths.values() for d in src.values())
+    net = slice_net(sides, torus, twisted)
+    assert net.mean_hops == pytest.approx(total / (n * (n - 1)), rel=1e-12)
+    assert net.diameter == max(max(src.values()) for src in lengths.values())
+
+
+@pytest.mark.parametrize("sides", [(3, 3, 6), (4, 8, 8), (8, 4, 8)])
+def test_twisted_neighbours_are_the_definitions_edges(sides):
+    """Each node's six links are the definition's (a wrap of a short side moves k along the long side(s))."""
+    nbr = neighbours(sides, (True,) * 3, twisted=True)
+    g = _graph_from_definition(sides, (True,) * 3, True)
+    strides = [1, sides[0], sides[0] * sides[1]]
+    ident = {c: sum(x * s for x, s in zip(c, strides)) for c in g.nodes}
+    for c in g.nodes:
+        assert sorted(nbr[ident[c]].tolist()) == sorted(ident[d] for d in g.neighbors(c))
+
+
+def test_twisted_tori_are_vertex_transitive_so_one_search_suffices():
+    rng = _random.Random(1)
+    for sides in [(3, 3, 6), (4, 8, 8), (5, 10, 5)]:
+        nbr = neighbours(sides, (True,) * 3, twisted=True)
+        ref = sorted(bfs_distances(nbr, 0).tolist())
+        for src in rng.sample(range(nbr.shape[0]), 5):
+            assert sorted(bfs_distances(nbr, src).tolist()) == ref
+
+
+def test_twist_kinds_and_what_cannot_be_twisted():
+    assert [twist_kind(s) for s in [(4, 4, 8), (8, 4, 4), (4, 8, 8), (8, 8, 4), (8, 8, 8), (4, 8, 16), (4, 4), (4, 8, 12)]] == \
+        ["k,k,2k", "k,k,2k", "k,2k,2k", "k,2k,2k", None, None, None, None]
+    with pytest.raises(InvalidArgument, match="twisted"):
+        slice_net((8, 8, 8), (True,) * 3, True)
+    with pytest.raises(InvalidArgument, match="twisted"):
+        slice_net((4, 4, 8), (True, False, True), True)
+
+
+def test_twisting_shortens_the_distances_of_eligible_slices():
+    """Twisted 4x4x8 and 4x8x8 tori: diameter 6 instead of 8 and 10; mean hops 3.46 and 4.33 instead of 4.03 and 5.02."""
+    for sides, plain_d, twisted_d in [((4, 4, 8), 8, 6), ((4, 8, 8), 10, 6), ((8, 8, 16), 16, 12)]:
+        p, t = slice_net(sides, (True,) * 3), slice_net(sides, (True,) * 3, True)
+        assert (p.diameter, t.diameter) == (plain_d, twisted_d) and t.mean_hops < p.mean_hops
+
+
+def test_twist_needs_optical_switches_on_a_tpu_pod():
+    with pytest.raises(InvalidArgument, match="twist"):
+        make_allocator("slice:rule=static,twist=true", "tpu:v4")
+    with pytest.raises(InvalidArgument, match="twist"):
+        make_allocator("slice:rule=ocs,twist=true", "tofu:4x4x4")
+    with pytest.raises(InvalidArgument, match="twist"):
+        SliceAllocator(parse_machine("tpu:v4"), "ocs", twist="yes")
+
+
+def test_twisted_slices_place_alike_and_record_their_own_networks():
+    """The twist changes no placement (same starts, same nodes), only each slice's own network: eligible
+    shapes are twisted, the others not, and the recorded hops are the slice network's."""
+    kw = dict(machine="tpu:4x4x4,cube=2", scale_sizes=4, clean=True, record_allocations=True)
+    plain = simulate(allocator="slice:rule=ocs", **kw)
+    twisted = simulate(allocator="slice:rule=ocs,twist=true", **kw)
+    assert np.array_equal(plain.start, twisted.start) and np.array_equal(plain.allocations[0], twisted.allocations[0])
+    a = make_allocator("slice:rule=ocs,twist=true", "tpu:4x4x4,cube=2")
+    seen = set()
+    for units in (1, 2, 4, 8, 16, 32):
+        x = a.allocate(Request(units * 8))
+        sides = x.info["sides"]
+        assert sorted(sides) == sorted(s * 2 for s in x.info["shape"]) and x.info["twisted"] == (twist_kind(sides) is not None)
+        assert x.info["slice_hops"] == slice_net(sides, (True,) * 3, x.info["twisted"]).mean_hops
+        seen.add(x.info["twisted"])
+        a.release(x)
+    assert seen == {True, False}
+    h_p, h_t = plain.slice_hops, twisted.slice_hops
+    assert (h_t <= h_p).all() and (h_t < h_p).any()
+    s_p, s_t = plain.summary(), twisted.summary()
+    assert s_t["mean_slice_hops"] < s_p["mean_slice_hops"] and "slice_hops" in twisted.columns
+
+
+def test_static_slices_record_their_mesh_or_torus():
+    """A static slice is a torus only in the dimensions it spans; its hops are that product graph's."""
+    top = parse_machine("tpu:4x2x2,cube=2")
+    a = make_allocator("slice", top)
+    kinds = set()
+    for units in (1, 2, 4, 8, 16):
+        x = a.allocate(Request(8 * units))
+        shape, torus = x.info["shape"], x.info["torus"]
+        assert x.info["sides"] == tuple(2 * s for s in shape) and not x.info["twisted"]
+        assert torus == tuple(s == g for s, g in zip(shape, top.grid))
+        kinds.add(torus)
+        g = _graph_from_definition(x.info["sides"], torus, False)
+        lengths = dict(nx.all_pairs_shortest_path_length(g))
+        n = g.number_of_nodes()
+        assert x.info["slice_hops"] == pytest.approx(sum(d for s in lengths.values() for d in s.values()) / (n * (n - 1)))
+        a.release(x)
+    assert len(kinds) >= 3  # meshes, partial and full tori among them

@@ -17,7 +17,9 @@ box shapes of that volume it may take, and an *allocation rule* places them:
 ``rule=ocs``
     Optical circuit switching (Jouppi et al., ISCA 2023, §2): any ``V`` free
     units are wired into the slice's torus, wrap-around included, so a
-    request fits iff ``V`` units are free.
+    request fits iff ``V`` units are free.  With ``twist=true`` on a TPU pod,
+    slices of ``k × k × 2k`` and ``k × 2k × 2k`` chips are wired as twisted
+    tori, as Cloud TPU v4 offers them (:mod:`topoalloc.topology.slicenet`).
 
 Shape rules (``shapes=``), each naming how a size becomes a slice:
 
@@ -64,6 +66,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from ..registry import ALLOCATORS
 from ..topology.base import Topology
+from ..topology.slicenet import slice_net, twist_kind
 from ..topology.units import UnitTorus
 from .base import Allocation, Allocator, Grant, Request
 from .probes import ReservationGuard
@@ -158,20 +161,35 @@ class SliceAllocator(Allocator):
         Contiguous boxes of units, or any free units wired by optical circuit switches.
     shapes : {"pow2", "cubic", "all"}, optional
         The shape rule (default: ``pow2`` on TPU pods, ``cubic`` elsewhere).
+    twist : bool
+        With ``rule="ocs"`` on a TPU pod: wire slices of ``k × k × 2k`` and
+        ``k × 2k × 2k`` chips as twisted tori (:mod:`topoalloc.topology.slicenet`);
+        other shapes stay plain tori.  Placement is unchanged: only the slice's
+        own network, and so its hop distances, differ.
+
+    Every grant records its slice's own network in ``info``: ``sides`` (in
+    nodes), ``torus`` (per job dimension), ``twisted`` and ``slice_hops``, the
+    mean hop distance between its nodes on that network — which the
+    simulation keeps per job (``SimulationResult.slice_hops``, summary
+    ``mean_slice_hops``).  Under OCS that is the distance the job sees; the
+    pod-grid locality metrics measure where the cubes happen to lie.
 
     Examples
     --------
     >>> from topoalloc.topology import parse_machine
     >>> a = SliceAllocator(parse_machine("tpu:v4"))
     >>> got = a.allocate(Request(100))   # 2 cubes, a 4x4x8-chip slice
-    >>> got.size, got.info["shape"], got.info["torus"]
-    (128, (1, 1, 2), (False, False, False))
+    >>> got.size, got.info["shape"], got.info["torus"], round(got.info["slice_hops"], 3)
+    (128, (1, 1, 2), (False, False, False), 5.165)
+    >>> t = SliceAllocator(parse_machine("tpu:v4"), "ocs", twist=True).allocate(Request(100))
+    >>> t.info["sides"], t.info["twisted"], round(t.info["slice_hops"], 3)   # plain torus: 4.031
+    ((4, 4, 8), True, 3.465)
     """
 
     name = "slice"
     claims = frozenset({"whole_units"})
 
-    def __init__(self, topology: Topology, rule: str = "static", shapes: str | None = None):
+    def __init__(self, topology: Topology, rule: str = "static", shapes: str | None = None, *, twist: bool = False):
         super().__init__(topology)
         top = self.topology
         if not isinstance(top, UnitTorus):  # accepts() has said so already; for the type checker
@@ -182,6 +200,11 @@ class SliceAllocator(Allocator):
             shapes = "pow2" if top.family == "tpu" else "cubic"
         if shapes not in SHAPE_RULES:
             raise InvalidArgument("shapes", shapes, f"one of {', '.join(SHAPE_RULES)}")
+        if not isinstance(twist, bool):
+            raise InvalidArgument("twist", twist, "true or false")
+        if twist and (top.family != "tpu" or rule != "ocs"):
+            raise InvalidArgument("twist", twist, "only with rule=ocs on a TPU pod (twisted tori are wired by its optical circuit switches)")
+        self.twist = twist
         self.units = top
         self.rule = rule
         self.shapes = shapes
@@ -306,6 +329,7 @@ class SliceAllocator(Allocator):
             units = np.flatnonzero(~self._unit_busy)[:v]
             shape = tuple(int(s) for s in shapes[0][: top.job_dims])
             info: dict[str, Any] = {"shape": shape, "units": v, "torus": (True,) * top.job_dims}
+            self._own_network(info, tuple(int(s) for s in shapes[0]))
         else:
             found = self._static_place(request.size)
             if found is None:
@@ -314,10 +338,25 @@ class SliceAllocator(Allocator):
             units = self._box_units(shape, offset)
             torus = tuple(bool(shape[i] == top.grid[i] and top.wrap[i]) or (top.unit_torus and shape[i] == 1) for i in range(top.job_dims))
             info = {"shape": shape[: top.job_dims], "offset": offset, "units": v, "torus": torus}
+            self._own_network(info, shape)
         self._unit_busy[units] = True
         self._free_units -= v
         units.flags.writeable = False
         return Grant(np.sort(top.unit_nodes[units].ravel()), info, units)
+
+    def _own_network(self, info: dict[str, Any], shape: tuple[int, ...]) -> None:
+        """Record the slice's own network in ``info``: its sides in nodes (``sides``), whether it is
+        twisted, and its mean hop distance (``slice_hops``, over distinct pairs of its nodes; see
+        :mod:`topoalloc.topology.slicenet`).  Dimensions beyond the job's (a Tofu unit's a, b, c) are
+        whole inside every slice and rings where the machine's are."""
+        top = self.units
+        sides = tuple(int(s) * u for s, u in zip(shape, top.unit))
+        torus = tuple(info["torus"]) + tuple(top.wrap[top.job_dims :])
+        twisted = self.twist and twist_kind(sides) is not None
+        net = slice_net(sides, torus, twisted)
+        info["sides"] = sides
+        info["twisted"] = twisted
+        info["slice_hops"] = net.mean_hops
 
     def _static_place(self, size: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """The static rule's box (shape, offset) for ``size`` nodes in the current state, or None.
@@ -500,6 +539,6 @@ class _ShadowMapGuard(ReservationGuard):
 
 
 @ALLOCATORS.register("slice", accepts=SliceAllocator.accepts)
-def _make_slice(topology: Topology, rule: Literal["static", "ocs"] = "static", shapes: Literal["pow2", "cubic", "all"] | None = None) -> SliceAllocator:
-    """Whole-unit slices on tpu:/tofu:/bgq: machines; rule=static (a box of units) | ocs (any free units, optically wired); shapes=pow2|cubic|all."""
-    return SliceAllocator(topology, rule, shapes)
+def _make_slice(topology: Topology, rule: Literal["static", "ocs"] = "static", shapes: Literal["pow2", "cubic", "all"] | None = None, twist: bool = False) -> SliceAllocator:
+    """Whole-unit slices on tpu:/tofu:/bgq: machines; rule=static (a box of units) | ocs (any free units, optically wired); shapes=pow2|cubic|all; twist=true: twisted tori for kxkx2k and kx2kx2k TPU slices (rule=ocs)."""
+    return SliceAllocator(topology, rule, shapes, twist=twist)

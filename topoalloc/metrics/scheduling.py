@@ -143,6 +143,9 @@ def summarize(result: "SimulationResult") -> dict[str, Any]:
         from .blocks import block_summary  # blocks per job (the allocator's own) and internal fragmentation
 
         out.update(block_summary(result))
+    if result.slice_hops is not None:  # the slices' own networks (see topoalloc.topology.slicenet)
+        h = result.slice_hops[np.isfinite(result.slice_hops)]
+        out["mean_slice_hops"] = float(h.mean()) if h.size else float("nan")
     out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
     out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
     if result.params:

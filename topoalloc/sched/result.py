@@ -69,6 +69,10 @@ class SimulationResult:
     #: blocks per job as the allocator counts them (``Allocation.info["blocks"]``: sub-meshes, buddies,
     #: pages), -1 for jobs whose allocation records none; None when no allocation recorded blocks
     blocks: np.ndarray | None = None
+    #: per job, the mean hop distance between its nodes on the network its allocator wired for it (the slice
+    #: allocators' own torus, twisted torus or mesh: ``Allocation.info["slice_hops"]``), NaN where none was
+    #: recorded; None when no allocation recorded one
+    slice_hops: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.workload)
@@ -143,12 +147,15 @@ class SimulationResult:
             table.update(self.network["per_job"])
         if self.blocks is not None:
             table["blocks"] = self.blocks
+        if self.slice_hops is not None:
+            table["slice_hops"] = self.slice_hops
         return table
 
     @property
     def columns(self) -> tuple[str, ...]:
         """Columns of the per-job table, in output order."""
-        return JOB_COLUMNS + (NETWORK_COLUMNS if self.network is not None else ()) + (("blocks",) if self.blocks is not None else ())
+        return (JOB_COLUMNS + (NETWORK_COLUMNS if self.network is not None else ()) + (("blocks",) if self.blocks is not None else ())
+                + (("slice_hops",) if self.slice_hops is not None else ()))
 
     def to_csv(self, path: str | Path | None = None) -> str | None:
         """Write the per-job table as CSV (or return it as text when ``path`` is None)."""

@@ -44,6 +44,7 @@ class Simulation:
     _end: list[float]
     _alloc_size: list[int]
     _blocks: list[int]
+    _slice_hops: list[float] | None
     _nodes_of: list[np.ndarray | None]
     _heap: list[tuple[float, int, int]]
     _pending_wakeups: set[float]
@@ -263,6 +264,7 @@ class Simulation:
         self._alloc_size = [0] * n
         self._nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
         self._blocks = [-1] * n  # blocks per job as the allocator counts them (info["blocks"]), -1: not recorded
+        self._slice_hops = None  # mean hops on each job's own network (info["slice_hops"]; slices), NaN: none
         #: (time, sequence, job) for a completion, (time, sequence, -1) for a wake-up
         self._heap: list[tuple[float, int, int]] = []
         self._pending_wakeups: set[float] = set()
@@ -346,9 +348,15 @@ class Simulation:
         blocks = self._blocks
         for j in started:
             start[j] = now
-            b = allocation[j].info.get("blocks")
+            info = allocation[j].info
+            b = info.get("blocks")
             if b is not None:
                 blocks[j] = len(b)
+            h = info.get("slice_hops")
+            if h is not None:
+                if self._slice_hops is None:
+                    self._slice_hops = [math.nan] * self._n
+                self._slice_hops[j] = h
             if network is not None:
                 alloc = allocation[j]
                 alloc_size[j] = alloc.size
@@ -398,6 +406,7 @@ class Simulation:
             network=None if self.network is None else self._network_result(),
             locality=None if self.locality is None else self.locality.summary(),
             blocks=np.array(self._blocks, dtype=np.int64) if max(self._blocks, default=-1) >= 0 else None,
+            slice_hops=None if self._slice_hops is None else np.array(self._slice_hops, dtype=np.float64),
         )
 
     def _network_result(self) -> dict[str, Any]:
