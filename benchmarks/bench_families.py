@@ -17,7 +17,12 @@ switches wire them into the slice's own torus, so it overstates the hops a
 job's messages take (the slice's own torus would give the same figure as the
 static rule's most compact box).
 
-Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|slurm]
+``--only twist``: on the TPU v4 pod, each slice's *own* network (``mean_slice_hops``: the
+mean over jobs of the average hop distance between a slice's chips on the torus, mesh or
+twisted torus it is wired as) under the static rule, OCS, and OCS with twisted tori for
+the k×k×2k and k×2k×2k slices; and the plain and twisted figures of every v4 slice shape.
+
+Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|slurm|twist]
 """
 
 from __future__ import annotations
@@ -114,16 +119,57 @@ def slurm(jobs: int) -> None:
                       f"{s['racks_per_job']:.2f} | {s['seconds']:.1f} |", flush=True)
 
 
+def twist(jobs: int) -> None:
+    """The slices' own networks on a TPU v4 pod: static, OCS, OCS with twisted tori."""
+    import topoalloc
+    from topoalloc.topology import parse_machine
+    from topoalloc.topology.slicenet import slice_net, twist_kind
+    from topoalloc.workload import read_swf
+
+    print("### Every TPU v4 slice shape of the `pow2` rule: plain and twisted torus (chips)\n")
+    print("| cubes | chips | mean hops, torus | diameter | mean hops, twisted | diameter | change |\n|---:|---|---:|---:|---:|---:|---:|")
+    for cubes, sides in [(1, (4, 4, 4)), (2, (4, 4, 8)), (4, (4, 8, 8)), (8, (8, 8, 8)), (16, (8, 8, 16)), (32, (8, 16, 16)), (64, (16, 16, 16))]:
+        p = slice_net(sides, (True,) * 3)
+        if twist_kind(sides) is None:
+            print(f"| {cubes} | {'x'.join(map(str, sides))} | {p.mean_hops:.3f} | {p.diameter} | (not twistable) | | |")
+            continue
+        t = slice_net(sides, (True,) * 3, True)
+        print(f"| {cubes} | {'x'.join(map(str, sides))} | {p.mean_hops:.3f} | {p.diameter} | {t.mean_hops:.3f} | {t.diameter} | {(t.mean_hops / p.mean_hops - 1) * 100:+.1f} % |")
+    print(f"\n### The slices' own networks on real traces (`tpu:v4`, first {jobs:,} jobs, sizes scaled proportionally, EASY, --clean)\n")
+    print("| trace | jobs | mean slice hops static | OCS | OCS twisted | twisted vs OCS | jobs on a twisted slice | mean wait static / OCS / twisted (s) | seconds (3 runs) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    n = parse_machine("tpu:v4").n_nodes
+    for label, file in LOGS:
+        w = read_swf(TRACES / file)
+        w = w.take(np.arange(min(jobs, len(w))))
+        factor = n / (w.max_procs or int(w.size.max()))
+        got = []
+        t0 = time.perf_counter()
+        for alloc in ("slice:rule=static", "slice:rule=ocs", "slice:rule=ocs,twist=true"):
+            r = topoalloc.simulate(w, machine="tpu:v4", allocator=alloc, scheduler="easy", clean=True, scale_sizes=factor)
+            got.append((r, r.summary()))
+        sec = time.perf_counter() - t0
+        (_, st), (ro, oc), (rt, tw) = got
+        assert np.array_equal(ro.start, rt.start), "the twist must not change the schedule"
+        share = float((rt.slice_hops < ro.slice_hops).mean())
+        change = (tw["mean_slice_hops"] / oc["mean_slice_hops"] - 1) * 100
+        print(f"| {label} | {st['jobs']:,} | {st['mean_slice_hops']:.3f} | {oc['mean_slice_hops']:.3f} | {tw['mean_slice_hops']:.3f} | {change:+.1f} % | {share:.1%} | "
+              f"{st['mean_wait']:,.0f} / {oc['mean_wait']:,.0f} / {tw['mean_wait']:,.0f} | {sec:.1f} |", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--only", choices=["ocs", "families", "routers", "slurm"], default=None)
+    p.add_argument("--only", choices=["ocs", "families", "routers", "slurm", "twist"], default=None)
     args = p.parse_args()
     if args.only == "routers":
         routers(args.jobs)
         return
     if args.only == "slurm":
         slurm(args.jobs)
+        return
+    if args.only == "twist":
+        twist(args.jobs)
         return
     print(f"first {args.jobs:,} jobs of each trace, sizes scaled proportionally, EASY, --clean\n")
     results: dict[tuple[str, str], dict] = {}
