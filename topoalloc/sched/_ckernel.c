@@ -443,6 +443,7 @@ typedef struct {
     int kind, incremental;
     /* outputs */
     double *start, *end;
+    i64 *log, nlog; /* optional: every start (j) and end (-1 - j) in the order applied (NULL: not kept) */
     /* state */
     Heap heap;
     TimeSet pending;
@@ -481,6 +482,7 @@ static int start_job(Sim *s, i64 j) {
     s->serial++;
     if (run_insert(&s->running, s->now + s->est[j], s->serial, j, sz) < 0) return -1;
     s->start[j] = s->now;
+    if (s->log) s->log[s->nlog++] = j;
     double e = s->end[j] = s->now + s->run[j];
     s->seq++;
     return heap_push(&s->heap, e, s->seq, j);
@@ -722,6 +724,7 @@ static int simulate(Sim *s) {
                 Event e = heap_pop(&s->heap);
                 if (e.job < 0) { ts_discard(&s->pending, now); continue; }
                 i64 j = e.job;
+                if (s->log) s->log[s->nlog++] = -1 - j;
                 double ee = s->start[j] + s->est[j];
                 s->free += s->size[j];
                 run_remove(&s->running, ee, j);
@@ -766,22 +769,23 @@ static int get_buf(PyObject *obj, Py_buffer *v, int itemsize, i64 n, int writabl
 }
 
 PyDoc_STRVAR(run_doc,
-"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end) -> (status, job)\n\n"
+"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log]) -> (status, job)\n\n"
 "Simulate every job on a counting allocator of `nodes` processors: kind 0 FCFS,\n"
 "1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
 "is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
 "1 jobs never started, 2 an EASY head never fits, 3 a job never fits the\n"
-"conservative profile (job: the first such job position).");
+"conservative profile (job: the first such job position).  `log` (int64, 2n items, optional)\n"
+"receives every start (j) and every end (-1 - j) in the order the simulation applied them.");
 
 static PyObject *py_run(PyObject *self, PyObject *args) {
     (void)self;
     int kind, incremental;
     long long nodes;
-    PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end;
-    if (!PyArg_ParseTuple(args, "iLOOOOOpOO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end))
+    PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end, *o_log = Py_None;
+    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|O", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log))
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
-    Py_buffer b[7];
+    Py_buffer b[8];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
     Sim s;
@@ -792,8 +796,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     if (get_buf(o_submit, &b[0], 8, n, 0, "submit") < 0 || get_buf(o_run, &b[1], 8, n, 0, "run") < 0 ||
         get_buf(o_est, &b[2], 8, n, 0, "estimate") < 0 || get_buf(o_size, &b[3], 8, n, 0, "size") < 0 ||
         get_buf(o_start, &b[4], 8, n, 1, "start") < 0 || get_buf(o_end, &b[5], 8, n, 1, "end") < 0 ||
-        (o_rank != Py_None && get_buf(o_rank, &b[6], 8, n, 0, "rank") < 0))
+        (o_rank != Py_None && get_buf(o_rank, &b[6], 8, n, 0, "rank") < 0) ||
+        (o_log != Py_None && get_buf(o_log, &b[7], 8, 2 * n, 1, "log") < 0))
         goto done;
+    s.log = o_log != Py_None ? b[7].buf : NULL;
+    s.nlog = 0;
     s.n = n;
     s.nodes = nodes;
     s.submit = b[0].buf; s.run = b[1].buf; s.est = b[2].buf; s.size = b[3].buf;
@@ -834,7 +841,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("(iL)", st, (long long)(st ? s.err_job : -1));
 done:
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         if (b[i].obj) PyBuffer_Release(&b[i]);
     free(s.heap.a); free(s.pending.t); free(s.pending.used);
     q_free(&s.q);

@@ -2,11 +2,17 @@
 
 On a counting allocator (a request fits iff ``size <= free``, see
 :class:`~topoalloc.alloc.probes.CountingProbes`) that grants exactly the
-size asked for, a schedule depends on processor counts only.  When nobody
-needs the placement either — no per-job nodes recorded, no locality
-metrics, no run-time model or network that reads the nodes, no reservation
-log — the compiled kernel (``_ckernel``, built at install time if a C
-compiler is there) runs the whole simulation on arrays of counts.  It is a
+size asked for, a schedule depends on processor counts only.  When nothing
+that depends on the placement feeds back into the schedule — no run-time
+model or network that reads the nodes, no reservation log — the compiled
+kernel (``_ckernel``, built at install time if a C compiler is there) runs
+the whole simulation on arrays of counts.  If the run also wants the
+placement (per-job nodes recorded, locality metrics, the allocator's blocks
+or slice networks), the kernel logs every start and end in the order it
+applied them, and the allocator is then driven through exactly that sequence
+of ``allocate`` and ``release`` calls (:func:`_replay`) — the calls the
+general engine makes for such an allocator, so the same nodes, without the
+scheduler's passes.  It is a
 translation of the general engine (:mod:`.simulation`, :mod:`.fcfs`,
 :mod:`.easy`, :mod:`.conservative`, :mod:`.plan`), which stays the
 reference: the differential tests compare the two job by job, and every
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..alloc.base import Request
 from ..errors import InternalError, SimulationError
 from .conservative import Conservative
 from .easy import EASY
@@ -53,9 +60,10 @@ def why_not(sim: "Simulation") -> str | None:
 
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
-    size; and nothing that needs the nodes or the scheduler's inner
-    decisions (recorded allocations or reservations, locality metrics, a
-    run-time model, a network).
+    size; and nothing that feeds the nodes back into the schedule or needs the
+    scheduler's inner decisions (recorded reservations, a run-time model, a
+    network).  Recorded allocations and locality metrics are served by
+    replaying the kernel's log through the allocator.
     """
     allocator = sim.allocator
     if type(sim.scheduler) not in _KINDS:
@@ -65,9 +73,7 @@ def why_not(sim: "Simulation") -> str | None:
     if "exact_size" not in allocator.claims:
         return f"allocator {allocator.describe()} does not grant exactly the requested size"
     needs = [
-        ("record_allocations", sim.record_allocations),
         ("record_reservations", sim.record_reservations),
-        ("locality metrics", sim.locality is not None),
         ("a run-time model", sim.runtime_model is not None),
         ("a network", sim.network is not None),
     ]
@@ -133,7 +139,8 @@ def run(sim: "Simulation") -> SimulationResult:
     incremental = isinstance(sched, EASY) and sched.incremental and sched.order == "fcfs"
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
-    status, job = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, size, rank, incremental, start, end)
+    log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
+    status, job = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, size, rank, incremental, start, end, log)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
     if status == 2:
@@ -142,6 +149,7 @@ def run(sim: "Simulation") -> SimulationResult:
         raise SimulationError(f"job position {job} (size {int(size[job])}) never fits the profile")
     if status:
         raise InternalError(f"the compiled kernel returned status {status}")
+    placed = _replay(sim, log) if log is not None else {}
     if sim.progress is not None:
         sim.progress(n, n)
     return SimulationResult(
@@ -153,9 +161,69 @@ def run(sim: "Simulation") -> SimulationResult:
         topology=sim.allocator.topology,
         allocator=sim.allocator.describe(),
         scheduler=sched.describe(),
-        allocations=None,
+        allocations=placed.get("allocations"),
         reservations=None,
         actual_run=None,
         network=None,
-        locality=None,
+        locality=None if sim.locality is None else sim.locality.summary(),
+        blocks=placed.get("blocks"),
+        slice_hops=placed.get("slice_hops"),
     )
+
+
+def _wants_placement(sim: "Simulation") -> bool:
+    """Whether the result needs the allocator's grants: recorded nodes, locality metrics, or the blocks an
+    allocator that claims ``blocks`` records in every grant (the general engine keeps them per job)."""
+    return sim.record_allocations or sim.locality is not None or "blocks" in sim.allocator.claims
+
+
+def _replay(sim: "Simulation", log: np.ndarray) -> dict:
+    """Drive the allocator through the kernel's starts and ends, in the kernel's order; collect what the
+    general engine collects from the grants (nodes, locality as jobs end, blocks, slice networks)."""
+    from .simulation import _csr
+
+    w = sim.workload
+    allocator = sim.allocator
+    n = len(w)
+    sizes = w.size.tolist()
+    ids = w.job_id.tolist()
+    shapes = None if w.shape is None else [tuple(int(x) for x in s) for s in w.shape.tolist()]
+    run_time = w.run.tolist()
+    record = sim.record_allocations
+    locality = sim.locality
+    nodes_of: list[np.ndarray | None] = [None] * n if record else []
+    blocks = [-1] * n
+    hops: list[float] | None = None
+    held: list = [None] * n
+    for e in log.tolist():
+        if e >= 0:
+            alloc = allocator.allocate(Request._trusted(sizes[e], None if shapes is None else shapes[e], ids[e]))
+            if alloc is None:
+                raise InternalError(f"{allocator.describe()} refused job position {e} when the counting kernel started it: not a counting allocator")
+            held[e] = alloc
+            info = alloc.info
+            b = info.get("blocks")
+            if b is not None:
+                blocks[e] = len(b)
+            h = info.get("slice_hops")
+            if h is not None:
+                if hops is None:
+                    hops = [float("nan")] * n
+                hops[e] = h
+        else:
+            j = -1 - e
+            alloc = held[j]
+            held[j] = None
+            allocator.release(alloc)
+            if record:
+                nodes_of[j] = alloc.nodes
+            if locality is not None:
+                locality.add(alloc.nodes, run_time[j])
+    out: dict = {}
+    if record:
+        out["allocations"] = _csr(nodes_of)
+    if max(blocks, default=-1) >= 0:
+        out["blocks"] = np.array(blocks, dtype=np.int64)
+    if hops is not None:
+        out["slice_hops"] = np.array(hops, dtype=np.float64)
+    return out
