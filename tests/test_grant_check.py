@@ -102,3 +102,25 @@ def test_compiled_and_numpy_checks_agree(nodes, busy, size):
         finally:
             base._cgrant = saved
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("fault", [None, "repeat", "busy", "range"])
+def test_a_long_unsorted_grant_is_sorted_by_numpy_and_checked(check, fault):
+    """Grants longer than the compiled check sorts itself come back to be sorted by numpy, then checked alike."""
+    rng = np.random.default_rng(5)
+    nodes = rng.permutation(np.arange(1, 1001))[:700]
+    if fault == "repeat":
+        nodes[-1] = nodes[0]
+    elif fault == "busy":
+        nodes[-1] = 0
+    elif fault == "range":
+        nodes[-1] = 5000
+    a = Scripted(parse_machine("flat:1001"), [[0], nodes.copy()])
+    a.allocate(Request(1))
+    if fault is None:
+        x = a.allocate(Request(700))
+        assert x.nodes.tolist() == sorted(nodes.tolist()) and a.free_count == 300
+    else:
+        with pytest.raises(AllocationError, match={"repeat": "twice", "busy": "busy", "range": "outside"}[fault]):
+            a.allocate(Request(699))
+        assert a.free_count == 1000 and int(a.busy_mask.sum()) == 1

@@ -236,3 +236,38 @@ def test_metrics_on_a_topology_without_coordinates():
     a = LinearAllocator(top, strategy="best_fit")  # default curve off a grid: node-id order
     assert a.ordering.name == "row_major"
     assert LinearAllocator(_Ring(16), strategy="first_fit", curve="gray").ordering.name == "gray"
+
+
+@pytest.mark.parametrize("spec", ["mesh:5x3", "torus:4x4", "torus:2x3x4", "torus:2x2,wrap=11", "mesh:7", "torus:3x4,wrap=01", "hypercube:5", "mesh:4x1x3"])
+def test_compiled_components_equal_the_numpy_path(spec):
+    """Union-find in C against label propagation in numpy, on batches where jobs share nodes (jobs that ran
+    at different times), with empty jobs, and across the stamps' reset when tokens would overflow."""
+    from topoalloc.metrics import locality as L
+
+    if L._cmetrics is None:
+        pytest.skip("the compiled components are not built")
+    top = parse_machine(spec)
+    rng = random.Random(spec)
+    for trial in range(30):
+        allocs = [sorted(rng.sample(range(top.n_nodes), rng.randint(0, top.n_nodes))) for _ in range(rng.randint(1, 12))]
+        flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+        seg = np.repeat(np.arange(len(allocs)), [len(a) for a in allocs])
+        if trial == 5:  # the next tokens would overflow: the stamps start afresh
+            L._WORK.setdefault(top.n_nodes, (np.zeros(top.n_nodes, np.int32), np.zeros(top.n_nodes, np.int32), [0]))[2][0] = 2**31 - 3
+        got = L._components(flat, seg, len(allocs), top)
+        want = L._components(flat, seg, len(allocs), top, compiled=False)
+        assert got.tolist() == want.tolist(), allocs
+
+
+def test_compiled_components_refuse_bad_arguments():
+    from topoalloc.metrics import locality as L
+
+    if L._cmetrics is None:
+        pytest.skip("the compiled components are not built")
+    stamp, index, out = np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(1, np.int64)
+    with pytest.raises(ValueError, match="out of range"):
+        L._cmetrics.components(np.array([5], np.int64), np.array([0, 1], np.int64), (4,), (1,), (0,), stamp, index, 0, out)
+    with pytest.raises(ValueError, match="inconsistent"):
+        L._cmetrics.components(np.array([1], np.int64), np.array([0, 2], np.int64), (4,), (1,), (0,), stamp, index, 0, out)
+    with pytest.raises(ValueError, match="differ in length"):
+        L._cmetrics.components(np.array([1], np.int64), np.array([0, 1], np.int64), (4,), (1, 2), (0,), stamp, index, 0, out)

@@ -2,9 +2,11 @@
  *
  * take(idx, busy, size) checks a granted node array in place and, only if every check passes,
  * marks its nodes busy:
- *   0  ok: idx is sorted ascending (sorted here if it was not), has no repeat, lies in
- *      0 .. len(busy) - 1, was all free, and is now marked busy;
- *   1  fewer than `size` nodes;   2  a node repeated;   3  a node out of range;   4  a busy node.
+ *   0  ok: idx is sorted ascending (sorted here if it was not and is short), has no repeat, lies
+ *      in 0 .. len(busy) - 1, was all free, and is now marked busy;
+ *   1  fewer than `size` nodes;   2  a node repeated;   3  a node out of range;   4  a busy node;
+ *   5  not sorted and longer than SORT_HERE: nothing checked (numpy's sort is much faster than
+ *      qsort on long arrays; the caller sorts and asks again).
  * On any status but 0 nothing is marked and the caller re-checks with numpy for its message.
  * clear(nodes, busy) marks the nodes free again (release).  Both take buffers: `idx`/`nodes`
  * int64 and one-dimensional, `busy` one byte per node (numpy bool) and writable.
@@ -12,23 +14,16 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
-#include <stdlib.h>
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
+/* longest grant sorted here (insertion sort); longer unsorted grants are left to numpy */
+#define SORT_HERE 256
 
-static void sort_i64(int64_t *v, Py_ssize_t n) {
-    if (n <= 24) {  /* insertion sort: grants of a few blocks */
-        for (Py_ssize_t i = 1; i < n; i++) {
-            int64_t t = v[i];
-            Py_ssize_t j = i;
-            while (j > 0 && v[j - 1] > t) { v[j] = v[j - 1]; j--; }
-            v[j] = t;
-        }
-    } else {
-        qsort(v, (size_t)n, sizeof(int64_t), cmp_i64);
+static void sort_small(int64_t *v, Py_ssize_t n) {
+    for (Py_ssize_t i = 1; i < n; i++) {
+        int64_t t = v[i];
+        Py_ssize_t j = i;
+        while (j > 0 && v[j - 1] > t) { v[j] = v[j - 1]; j--; }
+        v[j] = t;
     }
 }
 
@@ -45,7 +40,8 @@ static int get(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, const char *name)
 PyDoc_STRVAR(take_doc,
 "take(idx, busy, size) -> int\n\n"
 "Check the grant `idx` (int64, sorted in place if needed) against `busy` (bool) and, if it\n"
-"passes, mark it busy.  0 ok; 1 fewer than `size` nodes; 2 a repeat; 3 out of range; 4 busy.");
+"passes, mark it busy.  0 ok; 1 fewer than `size` nodes; 2 a repeat; 3 out of range; 4 busy;\n"
+"5 unsorted and long: sort it and ask again.");
 
 static PyObject *py_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -61,7 +57,11 @@ static PyObject *py_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     long st = 0;
     if (n < size || n == 0) { st = 1; goto done; }
     for (Py_ssize_t i = 1; i < n; i++) {
-        if (v[i] <= v[i - 1]) { sort_i64(v, n); break; }
+        if (v[i] <= v[i - 1]) {
+            if (n > SORT_HERE) { st = 5; goto done; }
+            sort_small(v, n);
+            break;
+        }
     }
     for (Py_ssize_t i = 1; i < n; i++) {
         if (v[i] == v[i - 1]) { st = 2; goto done; }

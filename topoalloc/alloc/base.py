@@ -296,8 +296,13 @@ class Allocator(ABC):
         nothing unless all holds; on any failure, or without it, :meth:`_checked` checks and names the fault."""
         if _cgrant is not None:
             idx = np.array(nodes, dtype=np.int64)  # a private copy: the subclass may reuse its buffer
-            if idx.ndim == 1 and _cgrant.take(idx, self._busy, request.size) == 0:
-                return idx
+            if idx.ndim == 1:
+                st = _cgrant.take(idx, self._busy, request.size)
+                if st == 5:  # long and unsorted: numpy sorts far faster than C's qsort
+                    idx.sort()
+                    st = _cgrant.take(idx, self._busy, request.size)
+                if st == 0:
+                    return idx
         idx = self._checked(nodes, request)
         self._busy[idx] = True
         return idx

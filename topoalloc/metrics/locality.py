@@ -249,11 +249,56 @@ def _component_labels(k: int, a: np.ndarray, b: np.ndarray, *, use_scipy: bool |
     return label
 
 
-def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology) -> np.ndarray:
-    """Connected components of each job's induced subgraph (label propagation with pointer jumping)."""
+try:  # components on grids and hypercubes, compiled (an optional extension: without it numpy does the same)
+    import topoalloc.metrics._cmetrics as _cmetrics
+except ImportError:  # pragma: no cover - built without a C compiler
+    _cmetrics = None
+
+#: work arrays of the compiled components (stamp, index, [last token]) per machine size, the last two sizes
+_WORK: dict[int, tuple[np.ndarray, np.ndarray, list[int]]] = {}
+
+
+def _grid_form(topology: Topology) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """``(dims, strides, wrap)`` of a grid or hypercube (a hypercube is the grid 2 x 2 x ... x 2), else None."""
+    if isinstance(topology, Subcubes):
+        return (2,) * topology.n, tuple(1 << b for b in range(topology.n)), (0,) * topology.n
+    if isinstance(topology, Grid):
+        return tuple(topology.dims), tuple(topology.strides), tuple(int(w) for w in topology.wrap)
+    return None
+
+
+def _components_compiled(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology) -> np.ndarray | None:
+    """:func:`_components` by union-find in C on grids and hypercubes (``None``: not built, or another topology)."""
+    form = _grid_form(topology)
+    if _cmetrics is None or form is None or len(form[0]) > 32:
+        return None
+    n = topology.n_nodes
+    work = _WORK.get(n)
+    if work is None:
+        if len(_WORK) >= 2:
+            _WORK.pop(next(iter(_WORK)))
+        work = _WORK[n] = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), [0])
+    stamp, index, token = work
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seg, minlength=m), out=offsets[1:])
+    out = np.zeros(m, dtype=np.int64)
+    token[0] = _cmetrics.components(np.ascontiguousarray(nodes, dtype=np.int64), offsets, *form, stamp, index, token[0], out)
+    return out
+
+
+def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology, *, compiled: bool = True) -> np.ndarray:
+    """Connected components of each job's induced subgraph (``seg``: each node's job, non-decreasing).
+
+    On grids and hypercubes the compiled union-find (``_cmetrics.c``) counts them; otherwise, or with
+    ``compiled=False``, label propagation with pointer jumping in numpy (the reference; tests compare them).
+    """
     k = nodes.size
     if k == 0:
         return np.zeros(m, dtype=np.int64)
+    if compiled:
+        got = _components_compiled(nodes, seg, m, topology)
+        if got is not None:
+            return got
     n = topology.n_nodes
     key = seg.astype(np.int64) * n + nodes
     if k < 2 or bool((key[1:] > key[:-1]).all()):  # recorded allocations are sorted within each job
