@@ -252,6 +252,7 @@ class LinearAllocator(CountingProbes, Allocator):
         n = self.n_nodes
         free_r = self._free_r
         info: dict[str, Any] = {}
+        runs: tuple[tuple[int, int], ...] | None = None  # the grant's runs of ranks, ascending, when known without a sort
         if not self._intervals:
             ranks = free_r.nonzero()[0][:p]
         else:
@@ -260,8 +261,10 @@ class LinearAllocator(CountingProbes, Allocator):
                 self._carve(s, p)
                 if s + p <= n:
                     ranks = np.arange(s, s + p)
+                    runs = ((s, p),)
                 else:
                     ranks = np.arange(s, s + p) % n
+                    runs = ((0, n),) if p == n else ((0, s + p - n), (s, n - s))
                 info["contiguous"] = True
             else:
                 free = free_r.nonzero()[0]
@@ -279,12 +282,18 @@ class LinearAllocator(CountingProbes, Allocator):
                     self._carve(a % n, b1 - b0)
                 info["contiguous"] = len(heads) == 1
         free_r[ranks] = False
-        return Grant(ranks if self._identity else self._node_at_rank[ranks], info)  # row-major: ranks are node ids
+        return Grant(ranks if self._identity else self._node_at_rank[ranks], info, runs)  # row-major: ranks are node ids
 
     def _release(self, allocation: Allocation, token: Any) -> None:
+        """Free the grant's ranks and give its runs back, in ascending order of rank.  A contiguous grant
+        carries its runs (its token); otherwise the runs are found by sorting its ranks — the same runs."""
         ranks = self._rank_of[allocation.nodes]
         self._free_r[ranks] = True
         if not self._intervals:
+            return
+        if token is not None:
+            for a, k in token:
+                self._give_back(a, k)
             return
         ranks = np.sort(ranks)
         if ranks.size == 1:
