@@ -271,3 +271,28 @@ def test_compiled_components_refuse_bad_arguments():
         L._cmetrics.components(np.array([1], np.int64), np.array([0, 2], np.int64), (4,), (1,), (0,), stamp, index, 0, out)
     with pytest.raises(ValueError, match="differ in length"):
         L._cmetrics.components(np.array([1], np.int64), np.array([0, 1], np.int64), (4,), (1, 2), (0,), stamp, index, 0, out)
+
+
+def test_hypercube_metrics_match_brute_force():
+    """Pairwise hops (a popcount) and components on a hypercube, against brute force, for random node sets
+    and whole subcubes (counted as one piece without the graph search) of every dimension."""
+    top = parse_machine("hypercube:6")
+    rng = random.Random(6)
+    allocs = [sorted(rng.sample(range(64), rng.randint(1, 20))) for _ in range(40)]
+    for _ in range(20):  # whole subcubes: fixed bits anywhere, k varying bits
+        k = rng.randint(0, 6)
+        free_bits = rng.sample(range(6), k)
+        base = rng.randrange(64) & ~sum(1 << b for b in free_bits)
+        allocs.append(sorted(base | sum(((i >> t) & 1) << b for t, b in enumerate(free_bits)) for i in range(1 << k)))
+    allocs.append([0, 3])  # two nodes, two bits apart: 2 pieces, not a subcube although 2 = 2^1
+    flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(a) for a in allocs])
+    per = job_locality(topology=top, allocations=(flat, offsets))
+    for j, nodes in enumerate(allocs):
+        g = nx.Graph()
+        g.add_nodes_from(nodes)
+        g.add_edges_from((a, b) for a, b in itertools.combinations(nodes, 2) if bin(a ^ b).count("1") == 1)
+        assert per["components"][j] == nx.number_connected_components(g), nodes
+        pairs = list(itertools.combinations(nodes, 2))
+        if pairs:
+            assert per["pairwise_l1"][j] == pytest.approx(sum(bin(a ^ b).count("1") for a, b in pairs) / len(pairs))

@@ -96,6 +96,16 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
         memset(stamp, 0, (size_t)n * sizeof(int32_t));
         token = 0;
     }
+    /* a power-of-two stride and side (every hypercube dimension) is a shift and a mask, not a division */
+    int shift[MAXD];
+    for (Py_ssize_t i = 0; i < d; i++) {
+        shift[i] = -1;
+        if (strides[i] > 0 && (strides[i] & (strides[i] - 1)) == 0 && dims[i] > 0 && (dims[i] & (dims[i] - 1)) == 0) {
+            int sh = 0;
+            while ((1LL << sh) < strides[i]) sh++;
+            shift[i] = sh;
+        }
+    }
     for (Py_ssize_t j = 0; j < m; j++) {
         Py_ssize_t a = off[j], b = off[j + 1], size = b - a;
         int32_t tk = (int32_t)++token;
@@ -110,7 +120,7 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
             for (Py_ssize_t i = 0; i < d; i++) {
                 long long D = dims[i];
                 if (D < 2) continue;
-                long long c = (x / strides[i]) % D, nb;
+                long long c = shift[i] >= 0 ? (x >> shift[i]) & (D - 1) : (x / strides[i]) % D, nb;
                 if (c + 1 < D) nb = x + strides[i];
                 else if (wrap[i]) nb = x - (D - 1) * strides[i];
                 else continue;

@@ -411,10 +411,17 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
             out[key] = nanv.copy()
         hop_sum = np.zeros(m)
         if isinstance(topology, Subcubes):
-            # hops are a popcount: over unordered pairs, bit b differs for (ones in b) x (zeros in b) pairs
-            for b in range(topology.n):
-                ones = np.bincount(seg, weights=((nodes >> b) & 1).astype(np.float64), minlength=m)
-                hop_sum += ones * (p - ones)
+            # hops are a popcount: over unordered pairs, bit b differs for (ones in b) x (zeros in b) pairs;
+            # every bit of every node at once, summed per job by one reduceat over the jobs' first nodes
+            has = p > 0
+            if has.any():
+                bits = (nodes[:, None] >> np.arange(topology.n, dtype=np.int64)) & 1
+                ones = np.zeros((m, topology.n))
+                ones[has] = np.add.reduceat(bits, offsets[:-1][has], axis=0)
+                hop_sum = (ones * (p[:, None] - ones)).sum(axis=1)
+                # a job of 2^k distinct nodes whose ids vary in exactly k bits is a whole subcube: one piece
+                varying = ((ones > 0) & (ones < p[:, None])).sum(axis=1)
+                full_box = has & (p == (np.int64(1) << varying))
         else:
             dist = _distance_matrix(topology)
             if dist is None:
