@@ -25,7 +25,6 @@ several workers the portfolio's interleaving depends on timing, so only the
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -88,22 +87,50 @@ class _Best(cp_model.CpSolverSolutionCallback):
             self.progress(time.perf_counter() - self.t0, self.objective, self.best_objective_bound)
 
 
-def _solve_keeping_sigint(solver: cp_model.CpSolver, model: cp_model.CpModel, best: _Best) -> Any:
-    """``solver.solve`` with Python's SIGINT handler put back afterwards.
+def _solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel, best: _Best) -> tuple[Any, bool]:
+    """``solver.solve`` in a worker thread, the main thread waiting for it and for Ctrl-C: ``(status code, interrupted)``.
 
-    CP-SAT installs its own SIGINT handler for the solve (to stop the search) and, when the solve ends, sets
-    the disposition to the *default* — not to the handler it replaced.  Python still believes its handler is
-    in place, so a Ctrl-C between two solves (an adversary's or a study's loop) killed the process with no
-    message and status -2 instead of raising ``KeyboardInterrupt``.  Re-installing the saved handler
-    restores the C-level disposition (only the main thread may set handlers; elsewhere nothing is changed).
+    CP-SAT's own SIGINT handling (``catch_sigint_signal``) is turned off.  It had two flaws for us: when
+    a solve ended it set SIGINT to the *default* disposition, not back to Python's handler (a Ctrl-C
+    between two solves killed the process silently), and a Ctrl-C that came as a short solve was
+    finishing was swallowed (the solve returned ``optimal``, so nothing said it had been interrupted,
+    and an adversary's loop of short solves went on).  Here Python keeps its handler; the main thread
+    waits on an event with a timeout, so a KeyboardInterrupt reaches it at once, and then asks CP-SAT to
+    stop (``stop_search``) and waits for the worker: ``interrupted`` is exactly "Ctrl-C arrived during
+    the solve".  Further Ctrl-Cs while the search winds down are absorbed (it stops within
+    milliseconds).  Outside the main thread (signals go to the main thread only) the solve runs inline.
     """
-    in_main = threading.current_thread() is threading.main_thread()
-    saved = signal.getsignal(signal.SIGINT) if in_main else None
+    solver.parameters.catch_sigint_signal = False
+    if threading.current_thread() is not threading.main_thread():
+        return solver.solve(model, best), False
+    done = threading.Event()
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["code"] = solver.solve(model, best)
+        except BaseException as exc:  # pragma: no cover - re-raised in the main thread below
+            out["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="cp-sat", daemon=True).start()
+    interrupted = False
     try:
-        return solver.solve(model, best)
-    finally:
-        if in_main and saved is not None:
-            signal.signal(signal.SIGINT, saved)
+        while not done.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        interrupted = True
+        solver.stop_search()
+        while True:
+            try:
+                if done.wait(0.05):
+                    break
+            except KeyboardInterrupt:
+                continue
+    if "error" in out:
+        raise out["error"]
+    return out["code"], interrupted
 
 
 def run_solver(
@@ -117,10 +144,9 @@ def run_solver(
 ) -> SolveOutcome:
     """Validate and solve ``model``; raise :class:`SolverError` on an invalid model.
 
-    Ctrl-C: CP-SAT stops the search on SIGINT and returns what it has; a
-    search that returns before its time limit without proving optimality
-    or infeasibility can only have been stopped that way, so the outcome is
-    marked ``interrupted`` (a time-out is not).  ``progress(seconds, best
+    Ctrl-C during the solve stops the search, which returns what it has, and
+    marks the outcome ``interrupted`` (a time-out is not); see
+    :func:`_solve_interruptibly`.  ``progress(seconds, best
     objective or None, bound)`` is called on every solution found.
     """
     check_solver_args(time_limit, workers, seed)
@@ -135,13 +161,11 @@ def run_solver(
     best = _Best(progress)
     t0 = time.perf_counter()
     best.t0 = t0
-    code = _solve_keeping_sigint(solver, model, best)
+    code, interrupted = _solve_interruptibly(solver, model, best)
     seconds = time.perf_counter() - t0
     status = STATUS_NAMES.get(code)
     if status is None:  # pragma: no cover - a status CP-SAT may add later
         raise SolverError(what, str(code), "unrecognised CP-SAT status")
     if status == "model_invalid":
         raise SolverError(what, status, model.validate() or "CP-SAT reported MODEL_INVALID")
-    # nothing else stops CP-SAT early: no other limit is set
-    interrupted = status in ("feasible", "unknown") and (time_limit is None or seconds < float(time_limit) - 0.05)
     return SolveOutcome(status, solver, seconds, interrupted)
