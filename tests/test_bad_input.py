@@ -117,7 +117,7 @@ def test_an_interrupted_run_leaves_no_partial_file(tmp_path):
     old.write_text("previous\n")
     trace = swf(tmp_path, "big.swf", *[f"{i} {i} -1 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1" for i in range(1, 40001)], header="; MaxProcs: 64")
     # a topology allocator: the general engine, slow enough to be interrupted (counting runs take the compiled kernel)
-    p = subprocess.Popen([sys.executable, str(RUNNER), "simulate", "--trace", trace, "--machine", "mesh:8x8", "--allocator", "first_fit", "--scheduler", "conservative", "--jobs-out", "jobs.csv"],
+    p = _popen([sys.executable, str(RUNNER), "simulate", "--trace", trace, "--machine", "mesh:8x8", "--allocator", "first_fit", "--scheduler", "conservative", "--jobs-out", "jobs.csv"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TOPOALLOC_PEAK_FILE": str(tmp_path / ".peak")})
     time.sleep(4)
     p.send_signal(signal.SIGINT)
@@ -126,6 +126,26 @@ def test_an_interrupted_run_leaves_no_partial_file(tmp_path):
     assert p.returncode == 130 and len(lines) == 1 and lines[0].startswith("topoalloc: interrupted after"), (p.returncode, err)
     assert old.read_text() == "previous\n"
     assert sorted(q.name for q in tmp_path.iterdir() if not q.name.startswith(".peak")) == ["big.swf", "jobs.csv"]
+
+
+_PROCS: list[subprocess.Popen] = []
+
+
+def _popen(*args, **kw) -> subprocess.Popen:
+    """``subprocess.Popen``, remembered so that a test that fails or times out leaves no process running."""
+    p = subprocess.Popen(*args, **kw)
+    _PROCS.append(p)
+    return p
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left_behind():
+    yield
+    while _PROCS:
+        p = _PROCS.pop()
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
 
 
 def _wait_until_loaded(pid: int, library: str, seconds: float) -> None:
@@ -145,7 +165,7 @@ def _wait_until_loaded(pid: int, library: str, seconds: float) -> None:
 
 def test_interrupt_while_a_library_loads_is_one_line(tmp_path):
     """Ctrl-C during OR-Tools' import (its ImportError wraps the interrupt) exits 130 with one line."""
-    p = subprocess.Popen([sys.executable, str(RUNNER), "order", "--topology", "mesh:3x3", "--json"],
+    p = _popen([sys.executable, str(RUNNER), "order", "--topology", "mesh:3x3", "--json"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_until_loaded(p.pid, "ortools", seconds=90)
     p.send_signal(signal.SIGINT)  # somewhere in the import or the solve: either way, one line and 130
@@ -159,7 +179,7 @@ def test_interrupt_while_a_library_loads_is_one_line(tmp_path):
 def test_an_adversary_stops_at_ctrl_c(tmp_path):
     """Ctrl-C during a long adversarial search (one CP-SAT solve after another: CP-SAT takes the signal itself)
     stops it with one line and 130, instead of the search counting the stopped solve as unproven and going on."""
-    p = subprocess.Popen([sys.executable, str(RUNNER), "gap", "--family", "hypercube:4", "--instances", "1", "--adversarial", "1000000"],
+    p = _popen([sys.executable, str(RUNNER), "gap", "--family", "hypercube:4", "--instances", "1", "--adversarial", "1000000"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_until_loaded(p.pid, "ortools", seconds=90)
     time.sleep(3)  # well into the search
@@ -211,7 +231,7 @@ def test_ctrl_c_during_a_solve_is_always_reported(tmp_path):
 
 def test_order_interrupt_is_not_a_time_out(tmp_path):
     ready = tmp_path / ".searching"
-    p = subprocess.Popen([sys.executable, str(RUNNER), "order", "--topology", "mesh:6x6", "--time-limit", "120", "--json"],
+    p = _popen([sys.executable, str(RUNNER), "order", "--topology", "mesh:6x6", "--time-limit", "120", "--json"],
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TOPOALLOC_READY_FILE": str(ready)})
     deadline = time.monotonic() + 120
     while not ready.exists() and p.poll() is None and time.monotonic() < deadline:
