@@ -195,6 +195,9 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
     blocks = [-1] * n
     hops: list[float] | None = None
     held: list = [None] * n
+    progress = sim.progress
+    tick = max(1, n // 200)
+    done = 0
     for e in log.tolist():
         if e >= 0:
             alloc = allocator.allocate(Request._trusted(sizes[e], None if shapes is None else shapes[e], ids[e]))
@@ -219,6 +222,9 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
                 nodes_of[j] = alloc.nodes
             if locality is not None:
                 locality.add(alloc.nodes, run_time[j])
+            done += 1
+            if progress is not None and done % tick == 0:
+                progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
     out: dict = {}
     if record:
         out["allocations"] = _csr(nodes_of)
