@@ -161,13 +161,10 @@ def run(sim: "Simulation") -> SimulationResult:
         topology=sim.allocator.topology,
         allocator=sim.allocator.describe(),
         scheduler=sched.describe(),
-        allocations=placed.get("allocations"),
         reservations=None,
         actual_run=None,
         network=None,
-        locality=None if sim.locality is None else sim.locality.summary(),
-        blocks=placed.get("blocks"),
-        slice_hops=placed.get("slice_hops"),
+        **placed,
     )
 
 
@@ -178,9 +175,9 @@ def _wants_placement(sim: "Simulation") -> bool:
 
 
 def _replay(sim: "Simulation", log: np.ndarray) -> dict:
-    """Drive the allocator through the kernel's starts and ends, in the kernel's order; collect what the
-    general engine collects from the grants (nodes, locality as jobs end, blocks, slice networks)."""
-    from .simulation import _csr
+    """Drive the allocator through the kernel's starts and ends, in the kernel's order; keep what the
+    general engine keeps from the grants (:class:`~.simulation.GrantRecords`) and return its result fields."""
+    from .simulation import GrantRecords
 
     w = sim.workload
     allocator = sim.allocator
@@ -189,11 +186,7 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
     ids = w.job_id.tolist()
     shapes = None if w.shape is None else [tuple(int(x) for x in s) for s in w.shape.tolist()]
     run_time = w.run.tolist()
-    record = sim.record_allocations
-    locality = sim.locality
-    nodes_of: list[np.ndarray | None] = [None] * n if record else []
-    blocks = [-1] * n
-    hops: list[float] | None = None
+    grants = GrantRecords(n, sim.record_allocations, sim.locality)
     held: list = [None] * n
     progress = sim.progress
     tick = max(1, n // 200)
@@ -204,32 +197,14 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
             if alloc is None:
                 raise InternalError(f"{allocator.describe()} refused job position {e} when the counting kernel started it: not a counting allocator")
             held[e] = alloc
-            info = alloc.info
-            b = info.get("blocks")
-            if b is not None:
-                blocks[e] = len(b)
-            h = info.get("slice_hops")
-            if h is not None:
-                if hops is None:
-                    hops = [float("nan")] * n
-                hops[e] = h
+            grants.started(e, alloc)
         else:
             j = -1 - e
             alloc = held[j]
             held[j] = None
             allocator.release(alloc)
-            if record:
-                nodes_of[j] = alloc.nodes
-            if locality is not None:
-                locality.add(alloc.nodes, run_time[j])
+            grants.ended(j, alloc, run_time[j])
             done += 1
             if progress is not None and done % tick == 0:
                 progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
-    out: dict = {}
-    if record:
-        out["allocations"] = _csr(nodes_of)
-    if max(blocks, default=-1) >= 0:
-        out["blocks"] = np.array(blocks, dtype=np.int64)
-    if hops is not None:
-        out["slice_hops"] = np.array(hops, dtype=np.float64)
-    return out
+    return grants.fields()

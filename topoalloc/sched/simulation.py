@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..alloc.base import Allocator, Request
+from ..alloc.base import Allocation, Allocator, Request
 from ..errors import InvalidArgument, RequestNeverFits, SimulationError, WorkloadError
 from ..workload.core import Workload
 from .base import Scheduler, SchedulingContext
@@ -43,9 +43,7 @@ class Simulation:
     _start: list[float]
     _end: list[float]
     _alloc_size: list[int]
-    _blocks: list[int]
-    _slice_hops: list[float] | None
-    _nodes_of: list[np.ndarray | None]
+    _grants: "GrantRecords"
     _heap: list[tuple[float, int, int]]
     _pending_wakeups: set[float]
     _seq: int
@@ -262,9 +260,7 @@ class Simulation:
         self._start = [math.nan] * n
         self._end = [math.nan] * n
         self._alloc_size = [0] * n
-        self._nodes_of: list[np.ndarray | None] = [None] * n if self.record_allocations else []
-        self._blocks = [-1] * n  # blocks per job as the allocator counts them (info["blocks"]), -1: not recorded
-        self._slice_hops = None  # mean hops on each job's own network (info["slice_hops"]; slices), NaN: none
+        self._grants = GrantRecords(n, self.record_allocations, self.locality)
         #: (time, sequence, job) for a completion, (time, sequence, -1) for a wake-up
         self._heap: list[tuple[float, int, int]] = []
         self._pending_wakeups: set[float] = set()
@@ -280,19 +276,14 @@ class Simulation:
         """Release the processors of every job that ends at ``now`` (and drop wake-ups due now)."""
         heap = self._heap
         finish = self._ctx.finish
-        record = self.record_allocations
-        locality = self.locality
+        ended = self._grants.ended
         heappop = heapq.heappop
         while heap and heap[0][0] <= now:
             j = heappop(heap)[2]
             if j < 0:  # a wake-up the scheduler asked for
                 self._pending_wakeups.discard(now)
                 continue
-            alloc = finish(j)
-            if record:
-                self._nodes_of[j] = alloc.nodes
-            if locality is not None:
-                locality.add(alloc.nodes, self._actual[j])
+            ended(j, finish(j), self._actual[j])
             self._done += 1
 
     def _network_ends(self, now: float, jobs: list[int]) -> None:
@@ -309,11 +300,7 @@ class Simulation:
             else:
                 self._end[j] = now
                 self._actual[j] = now - self._start[j]
-                alloc = self._ctx.finish(j)
-                if self.record_allocations:
-                    self._nodes_of[j] = alloc.nodes
-                if self.locality is not None:
-                    self.locality.add(alloc.nodes, self._actual[j])
+                self._grants.ended(j, self._ctx.finish(j), self._actual[j])
                 self._done += 1
                 continue
             self._actual[j] = self._end[j] - self._start[j]
@@ -345,18 +332,10 @@ class Simulation:
         heap = self._heap
         seq = self._seq
         network = self.network
-        blocks = self._blocks
+        started_with = self._grants.started
         for j in started:
             start[j] = now
-            info = allocation[j].info
-            b = info.get("blocks")
-            if b is not None:
-                blocks[j] = len(b)
-            h = info.get("slice_hops")
-            if h is not None:
-                if self._slice_hops is None:
-                    self._slice_hops = [math.nan] * self._n
-                self._slice_hops[j] = h
+            started_with(j, allocation[j])
             if network is not None:
                 alloc = allocation[j]
                 alloc_size[j] = alloc.size
@@ -400,13 +379,10 @@ class Simulation:
             topology=self.allocator.topology,
             allocator=self.allocator.describe(),
             scheduler=sched.describe(),
-            allocations=_csr(self._nodes_of) if self.record_allocations else None,
             reservations=self._ctx.reservations,
             actual_run=None if self.runtime_model is None and self.network is None else np.array(self._actual, dtype=np.float64),
             network=None if self.network is None else self._network_result(),
-            locality=None if self.locality is None else self.locality.summary(),
-            blocks=np.array(self._blocks, dtype=np.int64) if max(self._blocks, default=-1) >= 0 else None,
-            slice_hops=None if self._slice_hops is None else np.array(self._slice_hops, dtype=np.float64),
+            **self._grants.fields(),
         )
 
     def _network_result(self) -> dict[str, Any]:
@@ -418,6 +394,50 @@ class Simulation:
         return {"per_job": per_job, "summary": network.summary(per_job), "spec": {
             "network": network.config.spec(), "traffic": network.traffic.spec(),
             "cycle": network.cycle, "service": network.service}}
+
+
+class GrantRecords:
+    """What a run keeps from its grants, job by job — the same for the general engine and for the compiled
+    kernel's replay of its starts and ends (:mod:`.fastpath`).
+
+    At a job's start: the allocator's block count (``Allocation.info["blocks"]``) and its slice network's
+    mean hops (``info["slice_hops"]``); at its end: its nodes (if recorded) and its locality metrics (if
+    streamed).  :meth:`fields` gives the :class:`SimulationResult` fields they fill.
+    """
+
+    __slots__ = ("nodes_of", "locality", "blocks", "slice_hops", "n")
+
+    def __init__(self, n: int, record_allocations: bool, locality: "LocalityStream | None"):
+        self.n = n
+        self.nodes_of: list[np.ndarray | None] | None = [None] * n if record_allocations else None
+        self.locality = locality
+        self.blocks = [-1] * n  # -1: the grant recorded no blocks
+        self.slice_hops: list[float] | None = None  # NaN: the grant recorded no slice network
+
+    def started(self, j: int, alloc: Allocation) -> None:
+        info = alloc.info
+        b = info.get("blocks")
+        if b is not None:
+            self.blocks[j] = len(b)
+        h = info.get("slice_hops")
+        if h is not None:
+            if self.slice_hops is None:
+                self.slice_hops = [math.nan] * self.n
+            self.slice_hops[j] = h
+
+    def ended(self, j: int, alloc: Allocation, run: float) -> None:
+        if self.nodes_of is not None:
+            self.nodes_of[j] = alloc.nodes
+        if self.locality is not None:
+            self.locality.add(alloc.nodes, run)
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "allocations": None if self.nodes_of is None else _csr(self.nodes_of),
+            "locality": None if self.locality is None else self.locality.summary(),
+            "blocks": np.array(self.blocks, dtype=np.int64) if max(self.blocks, default=-1) >= 0 else None,
+            "slice_hops": None if self.slice_hops is None else np.array(self.slice_hops, dtype=np.float64),
+        }
 
 
 def _csr(nodes_of: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
