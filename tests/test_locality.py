@@ -253,7 +253,7 @@ def test_compiled_components_equal_the_numpy_path(spec):
         flat = np.array([v for a in allocs for v in a], dtype=np.int64)
         seg = np.repeat(np.arange(len(allocs)), [len(a) for a in allocs])
         if trial == 5:  # the next tokens would overflow: the stamps start afresh
-            L._WORK.setdefault(top.n_nodes, (np.zeros(top.n_nodes, np.int32), np.zeros(top.n_nodes, np.int32), [0]))[2][0] = 2**31 - 3
+            L._WORK.setdefault(top.n_nodes, (np.zeros(top.n_nodes, np.int32), np.zeros(top.n_nodes, np.int32), np.zeros(1, np.int64)))[2][0] = 2**31 - 3
         got = L._components(flat, seg, len(allocs), top)
         want = L._components(flat, seg, len(allocs), top, compiled=False)
         assert got.tolist() == want.tolist(), allocs
@@ -264,13 +264,13 @@ def test_compiled_components_refuse_bad_arguments():
 
     if L._cmetrics is None:
         pytest.skip("the compiled components are not built")
-    stamp, index, out = np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(1, np.int64)
+    stamp, index, state, out = np.zeros(4, np.int32), np.zeros(4, np.int32), np.zeros(1, np.int64), np.zeros(1, np.int64)
     with pytest.raises(ValueError, match="out of range"):
-        L._cmetrics.components(np.array([5], np.int64), np.array([0, 1], np.int64), (4,), (1,), (0,), stamp, index, 0, out)
+        L._cmetrics.components(np.array([5], np.int64), np.array([0, 1], np.int64), (4,), (1,), (0,), stamp, index, state, out)
     with pytest.raises(ValueError, match="inconsistent"):
-        L._cmetrics.components(np.array([1], np.int64), np.array([0, 2], np.int64), (4,), (1,), (0,), stamp, index, 0, out)
+        L._cmetrics.components(np.array([1], np.int64), np.array([0, 2], np.int64), (4,), (1,), (0,), stamp, index, state, out)
     with pytest.raises(ValueError, match="differ in length"):
-        L._cmetrics.components(np.array([1], np.int64), np.array([0, 1], np.int64), (4,), (1, 2), (0,), stamp, index, 0, out)
+        L._cmetrics.components(np.array([1], np.int64), np.array([0, 1], np.int64), (4,), (1, 2), (0,), stamp, index, state, out)
 
 
 def test_hypercube_metrics_match_brute_force():
@@ -296,3 +296,36 @@ def test_hypercube_metrics_match_brute_force():
         pairs = list(itertools.combinations(nodes, 2))
         if pairs:
             assert per["pairwise_l1"][j] == pytest.approx(sum(bin(a ^ b).count("1") for a, b in pairs) / len(pairs))
+
+
+def test_compiled_components_are_safe_to_share_between_threads():
+    """Threads measuring jobs on machines of one size share the work arrays; the last token lives with them
+    and is taken inside the compiled call, so no two jobs ever share a token."""
+    import threading
+
+    from topoalloc.metrics import locality as L
+
+    if L._cmetrics is None:
+        pytest.skip("the compiled components are not built")
+    top = parse_machine("torus:6x6")
+    rng = random.Random(11)
+    batches = []
+    for _ in range(40):
+        allocs = [sorted(rng.sample(range(36), rng.randint(1, 20))) for _ in range(8)]
+        flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+        seg = np.repeat(np.arange(len(allocs)), [len(a) for a in allocs])
+        batches.append((flat, seg, len(allocs), L._components(flat, seg, len(allocs), top, compiled=False).tolist()))
+    bad = []
+
+    def worker():
+        for _ in range(25):
+            for flat, seg, m, want in batches:
+                if L._components(flat, seg, m, top).tolist() != want:
+                    bad.append(want)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad

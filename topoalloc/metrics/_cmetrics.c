@@ -1,6 +1,6 @@
 /* Connected components of jobs' node sets on grids and hypercubes, compiled (see locality.py, _components).
  *
- * components(nodes, offsets, dims, strides, wrap, stamp, index, token, out) -> token
+ * components(nodes, offsets, dims, strides, wrap, stamp, index, state, out) -> None
  *
  * Job j's nodes are nodes[offsets[j]:offsets[j+1]] (distinct node ids of one machine whose id is
  * sum(c_i * strides[i]), coordinates c_i in 0 .. dims[i]-1).  Two of a job's nodes are joined
@@ -9,8 +9,9 @@
  *
  * `stamp` and `index` are int32 work arrays with one entry per node of the machine, kept by the
  * caller between calls: a node belongs to the job being counted iff stamp[node] == that job's
- * token, so nothing is cleared between jobs.  `token` is the last token used; the new last one is
- * returned (the stamps are cleared when tokens would overflow).  Union-find with path halving:
+ * token, so nothing is cleared between jobs.  `state` (int64, one item) holds the last token used and
+ * is updated here, under the GIL with the stamps, so threads sharing the work arrays cannot reuse a
+ * token (the stamps are cleared when tokens would overflow).  Union-find with path halving:
  * O(k * dims) per job of k nodes.
  */
 #define PY_SSIZE_T_CLEAN
@@ -58,7 +59,7 @@ static int ints(PyObject *seq, long long *out, Py_ssize_t *n, const char *name) 
 }
 
 PyDoc_STRVAR(components_doc,
-"components(nodes, offsets, dims, strides, wrap, stamp, index, token, out) -> token\n\n"
+"components(nodes, offsets, dims, strides, wrap, stamp, index, state, out) -> None\n\n"
 "Connected components of every job's nodes on a grid (see the module notes).");
 
 static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -68,16 +69,17 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_ssize_t d, d2, d3;
     if (ints(args[2], dims, &d, "dims") < 0 || ints(args[3], strides, &d2, "strides") < 0 || ints(args[4], wrap, &d3, "wrap") < 0) return NULL;
     if (d2 != d || d3 != d) return PyErr_Format(PyExc_ValueError, "components: dims, strides and wrap differ in length");
-    long long token = PyLong_AsLongLong(args[7]);
-    if (token == -1 && PyErr_Occurred()) return NULL;
-    Py_buffer bn = {0}, bo = {0}, bs = {0}, bi = {0}, bout = {0};
+    Py_buffer bn = {0}, bo = {0}, bs = {0}, bi = {0}, bout = {0}, bt = {0};
     PyObject *result = NULL;
     int32_t *parent = NULL;
     if (PyObject_GetBuffer(args[0], &bn, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     if (bn.itemsize != 8 || bn.ndim != 1) { PyErr_SetString(PyExc_ValueError, "nodes: expected int64"); goto done; }
     if (PyObject_GetBuffer(args[1], &bo, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
     if (bo.itemsize != 8 || bo.ndim != 1 || bo.shape[0] < 1) { PyErr_SetString(PyExc_ValueError, "offsets: expected int64, at least one"); goto done; }
-    if (get(args[5], &bs, 4, 1, "stamp") < 0 || get(args[6], &bi, 4, 1, "index") < 0 || get(args[8], &bout, 8, 1, "out") < 0) goto done;
+    if (get(args[5], &bs, 4, 1, "stamp") < 0 || get(args[6], &bi, 4, 1, "index") < 0 || get(args[7], &bt, 8, 1, "state") < 0 ||
+        get(args[8], &bout, 8, 1, "out") < 0) goto done;
+    if (bt.shape[0] != 1) { PyErr_SetString(PyExc_ValueError, "state: expected one item"); goto done; }
+    long long token = *(int64_t *)bt.buf;
     const int64_t *v = (const int64_t *)bn.buf, *off = (const int64_t *)bo.buf;
     int32_t *stamp = (int32_t *)bs.buf, *index = (int32_t *)bi.buf;
     int64_t *out = (int64_t *)bout.buf;
@@ -134,7 +136,9 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
         }
         out[j] = comps;
     }
-    result = PyLong_FromLongLong(token);
+    *(int64_t *)bt.buf = token;
+    Py_INCREF(Py_None);
+    result = Py_None;
 done:
     PyMem_Free(parent);
     if (bn.obj) PyBuffer_Release(&bn);
@@ -142,6 +146,7 @@ done:
     if (bs.obj) PyBuffer_Release(&bs);
     if (bi.obj) PyBuffer_Release(&bi);
     if (bout.obj) PyBuffer_Release(&bout);
+    if (bt.obj) PyBuffer_Release(&bt);
     return result;
 }
 

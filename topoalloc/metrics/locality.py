@@ -258,8 +258,8 @@ try:  # components on grids and hypercubes, compiled (an optional extension: wit
 except ImportError:  # pragma: no cover - built without a C compiler
     _cmetrics = None
 
-#: work arrays of the compiled components (stamp, index, [last token]) per machine size, the last two sizes
-_WORK: dict[int, tuple[np.ndarray, np.ndarray, list[int]]] = {}
+#: work arrays of the compiled components (stamp, index, last token) per machine size, the last two sizes
+_WORK: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
 def _grid_form(topology: Topology) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
@@ -281,12 +281,11 @@ def _components_compiled(nodes: np.ndarray, seg: np.ndarray, m: int, topology: T
     if work is None:
         if len(_WORK) >= 2:
             _WORK.pop(next(iter(_WORK)))
-        work = _WORK[n] = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), [0])
-    stamp, index, token = work
+        work = _WORK[n] = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(1, dtype=np.int64))
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg, minlength=m), out=offsets[1:])
     out = np.zeros(m, dtype=np.int64)
-    token[0] = _cmetrics.components(np.ascontiguousarray(nodes, dtype=np.int64), offsets, *form, stamp, index, token[0], out)
+    _cmetrics.components(np.ascontiguousarray(nodes, dtype=np.int64), offsets, *form, *work, out)
     return out
 
 

@@ -21,7 +21,7 @@ from ..base import Allocation, Allocator, Grant, Request
 from .geometry import SHAPE_RULES, Blocks, Layers, Rect, _runs, accepts_grid, frame_for, free_bases, layers_of, request_frame
 
 try:  # the compiled Best Fit search (an optional extension: without a C compiler the Python search runs, same results)
-    from . import _cmesh  # type: ignore[attr-defined]
+    import topoalloc.alloc.mesh2d._cmesh as _cmesh
 except ImportError:  # pragma: no cover - built without a C compiler
     _cmesh = None
 
@@ -35,6 +35,7 @@ USE_COMPILED = True
 def compiled_search() -> bool:
     """Whether Best Fit searches with the compiled extension (built, and not turned off)."""
     return USE_COMPILED and _cmesh is not None
+
 
 #: The Python Best Fit search keeps row and column prefix sums (:class:`Perimeter`) on machines with more
 #: bits than this (about 45 x 45): there a search often has hundreds of candidates; below, each candidate
