@@ -120,20 +120,19 @@ def neighbours(sides: tuple[int, ...], torus: tuple[bool, ...], twisted: bool = 
 
 
 def bfs_distances(nbr: np.ndarray, source: int = 0) -> np.ndarray:
-    """Hop distance from ``source`` to every node of the neighbour table ``nbr`` (-1 if unreachable), by
-    networkx's breadth-first search (as the project's other graphs do)."""
-    import networkx as nx
-
+    """Hop distance from ``source`` to every node (-1 if unreachable), level by level with numpy."""
     n = nbr.shape[0]
-    src = np.repeat(np.arange(n, dtype=np.int64), nbr.shape[1])
-    dst = nbr.ravel()
-    ok = dst >= 0
-    g = nx.Graph()
-    g.add_nodes_from(range(n))
-    g.add_edges_from(zip(src[ok].tolist(), dst[ok].tolist()))
     dist = np.full(n, -1, dtype=np.int64)
-    for v, d in nx.single_source_shortest_path_length(g, source).items():
-        dist[v] = d
+    dist[source] = 0
+    frontier = np.array([source], dtype=np.int64)
+    level = 0
+    while frontier.size:
+        level += 1
+        cand = nbr[frontier].ravel()
+        cand = cand[cand >= 0]
+        cand = np.unique(cand[dist[cand] < 0])
+        dist[cand] = level
+        frontier = cand
     return dist
 
 
