@@ -343,3 +343,17 @@ def test_static_slices_record_their_mesh_or_torus():
         assert x.info["slice_hops"] == pytest.approx(sum(d for s in lengths.values() for d in s.values()) / (n * (n - 1)))
         a.release(x)
     assert len(kinds) >= 3  # meshes, partial and full tori among them
+
+
+
+def test_measuring_a_twisted_slice_fits_inside_the_machine_check(monkeypatch):
+    """The search that measures a twisted slice needs fewer bytes per node than every machine is checked for,
+    and a slice too large for the budget is refused by name (direct use of slice_net)."""
+    from topoalloc.limits import NODE_BYTES
+    from topoalloc.topology.slicenet import BFS_BYTES_PER_NODE
+
+    assert BFS_BYTES_PER_NODE < NODE_BYTES
+    slice_net.cache_clear()
+    monkeypatch.setenv("TOPOALLOC_MEMORY_LIMIT", "1M")
+    with pytest.raises(InvalidArgument, match="measuring a twisted slice of 16,384 nodes"):
+        slice_net((16, 32, 32), (True,) * 3, True)

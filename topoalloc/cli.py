@@ -254,8 +254,9 @@ def _print_summary(summary: dict) -> None:
         metric = METRICS.create(name)
         unit = f" {metric.unit}" if metric.unit else ""
         print(f"  {name:24s} {summary[name]:14.4f}{unit}")
-    if "mean_pairwise_l1" in summary:
-        print(f"  {'mean_pairwise_l1':24s} {summary['mean_pairwise_l1']:14.4f} hops")
+    for key, unit in (("mean_pairwise_l1", " hops"), ("mean_slice_hops", " hops"), ("mean_blocks_per_job", "")):
+        if key in summary:  # locality on a topology; a slice allocator's own networks; an allocator's blocks
+            print(f"  {key:24s} {summary[key]:14.4f}{unit}")
     net = summary.get("network")
     if net:
         print(f"  network {net['network']}, traffic {net['traffic']}, service {net['service']}")

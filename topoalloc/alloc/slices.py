@@ -204,6 +204,8 @@ class SliceAllocator(Allocator):
             raise InvalidArgument("twist", twist, "true or false")
         if twist and (top.family != "tpu" or rule != "ocs"):
             raise InvalidArgument("twist", twist, "only with rule=ocs on a TPU pod (twisted tori are wired by its optical circuit switches)")
+        # (measuring a twisted slice takes fewer bytes per chip than the machine check of the base class
+        # allowed for, BFS_BYTES_PER_NODE < NODE_BYTES; slice_net checks the budget itself)
         self.twist = twist
         self.units = top
         self.rule = rule

@@ -44,8 +44,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InvalidArgument
+from ..limits import check_memory
 
-__all__ = ["SliceNet", "twist_kind", "slice_net", "neighbours", "bfs_distances"]
+__all__ = ["SliceNet", "twist_kind", "slice_net", "neighbours", "bfs_distances", "BFS_BYTES_PER_NODE"]
+
+#: memory of measuring a twisted slice, per node (the neighbour table, coordinates and the search's arrays;
+#: about 145 bytes measured on a 32 x 64 x 64 twisted torus)
+BFS_BYTES_PER_NODE = 160
 
 
 class SliceNet(NamedTuple):
@@ -155,6 +160,7 @@ def slice_net(sides: tuple[int, ...], torus: tuple[bool, ...], twisted: bool = F
     if twisted:
         if twist_kind(sides) is None or not all(torus):
             raise InvalidArgument("twisted", sides, "sides k x k x 2k or k x 2k x 2k (any order), a ring in every dimension")
+        check_memory(n * BFS_BYTES_PER_NODE, "twisted", "x".join(map(str, sides)), f"measuring a twisted slice of {n:,} nodes")
         dist = bfs_distances(neighbours(sides, torus, True))
         if (dist < 0).any():  # pragma: no cover - the twisted torus is connected
             raise InvalidArgument("twisted", sides, "a connected twisted torus")
