@@ -19,6 +19,7 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Hashable, Iterable, Iterator
 
 import numpy as np
@@ -235,7 +236,11 @@ class EASY(Scheduler):
         them): the queue is walked in order, but a key refused in the current
         state is skipped by looking up, per key, the next queued job that could
         still be asked (any, only those ending by the shadow time, or only those
-        ending after it).
+        ending after it).  The keys' next jobs sit in a heap by queue rank.
+        After a start only the keys whose next job depends on refusals of the
+        old state are looked up again: a key whose next job was found asking
+        for any job keeps it, and a key that is too wide, or has no job left
+        at all, stays so (free processors only shrink during a pass).
         """
         allocator = ctx.allocator
         latest_end = self._shadow - ctx.now
@@ -243,18 +248,19 @@ class EASY(Scheduler):
         size = ctx.size
         free = allocator.max_request_now()
         index.threshold = latest_end
-        at = index.rank[head]
         nxt = index.next_after
         classes = index.classes
-        mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others
-        cur = index.firsts_after(at)  # key -> index of its next job to ask
+        mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others; 3: none (both refused)
+        cur = index.firsts_after(index.rank[head])  # key -> index of its next job to ask
+        heap = [(int(classes[c].ranks[i]), c) for c, i in cur.items()]
+        heapq.heapify(heap)
+        stale: list[int] = []  # keys dropped for a refusal that a start may lift
         started = []
-        while cur:
-            c = min(cur, key=lambda c: classes[c].ranks[cur[c]])
+        while heap:
+            r, c = heap[0]
             cl = classes[c]
             i = cur[c]
             j = cl.jobs[i]
-            r = int(cl.ranks[i])
             ends_by = est[j] <= latest_end
             alloc: Allocation | None = None
             refuse = 1 if not ends_by else 2  # the code refused if j is: mode 1 asks only jobs ending by the shadow
@@ -275,22 +281,46 @@ class EASY(Scheduler):
                 free = allocator.max_request_now()
                 if not free:
                     break
-                mode = [0] * len(classes)
-                cur = index.firsts_after(r)
+                # the state changed: refusals are forgotten; keys asking for any job keep their next one
+                heapq.heappop(heap)
+                stale.append(c)
+                for c2, m2 in enumerate(mode):
+                    if m2:
+                        mode[c2] = 0
+                        if m2 != 4 and c2 in cur:
+                            stale.append(c2)
+                for c2 in stale:
+                    i2 = nxt(classes[c2], r, 0)
+                    if i2 >= 0:
+                        cur[c2] = i2
+                    else:
+                        cur.pop(c2, None)
+                stale.clear()
+                heap = [(int(classes[c2].ranks[i2]), c2) for c2, i2 in cur.items()]
+                heapq.heapify(heap)
                 continue
             # refused: mode 1 = the jobs ending after the shadow are refused, ask only those ending by it
             m = mode[c]
-            if refuse:
+            if refuse == 3:
+                m = 4  # too wide: for the rest of the pass
+            elif refuse:
                 m = refuse if m in (0, refuse) else 3
-                mode[c] = m
-            if m == 3:
+            mode[c] = m
+            if m >= 3:
+                heapq.heappop(heap)
                 del cur[c]
+                if m == 3:
+                    stale.append(c)
                 continue
             i2 = nxt(cl, r, m)
             if i2 >= 0:
                 cur[c] = i2
+                heapq.heapreplace(heap, (int(cl.ranks[i2]), c))
             else:
+                heapq.heappop(heap)
                 del cur[c]
+                if m:
+                    stale.append(c)
         self._remove_started(ctx, started)
 
     def _backfill_guarded(self, ctx: SchedulingContext, guard: ReservationGuard, candidates: Iterable[int], room: int) -> None:
@@ -374,9 +404,13 @@ def _broken_counting(allocator: Allocator, size: int) -> ConformanceError:
 
 
 class _KeyClass:
-    """The queued jobs of one fit key, in arrival order (removed ones stay, marked dead)."""
+    """The queued jobs of one fit key, in arrival order (removed ones stay, marked dead).
 
-    __slots__ = ("jobs", "ranks", "est", "alive", "n", "alive_count")
+    ``lo`` is the index of the first live job (``n`` if none): removals only
+    move it forward, so finding a key's first queued job costs no scan.
+    """
+
+    __slots__ = ("jobs", "ranks", "est", "alive", "n", "alive_count", "lo")
 
     def __init__(self) -> None:
         self.jobs: list[int] = []
@@ -385,6 +419,7 @@ class _KeyClass:
         self.alive = np.zeros(16, dtype=bool)
         self.n = 0
         self.alive_count = 0
+        self.lo = 0
 
     def append(self, job: int, rank: int, est: float) -> int:
         n = self.n
@@ -399,7 +434,6 @@ class _KeyClass:
         self.n = n + 1
         self.alive_count += 1
         return n
-
 
 class _KeyIndex:
     """Queued jobs grouped by the allocator's fit key, for FCFS-order EASY.
@@ -443,15 +477,24 @@ class _KeyIndex:
         cl.alive_count -= 1
         if not cl.alive_count:  # reclaim: nothing alive, start afresh
             cl.jobs.clear()
-            cl.n = 0
+            cl.n = cl.lo = 0
+        elif i == cl.lo:
+            alive = cl.alive
+            lo = i + 1
+            while not alive[lo]:  # a live job follows: alive_count > 0
+                lo += 1
+            cl.lo = lo
         self._where[job] = None
 
     def firsts_after(self, rank: int) -> dict[int, int]:
         """For every key with queued jobs after ``rank``: the index of the first."""
         out = {}
+        ranks = self.rank
         for c, cl in enumerate(self.classes):
             if cl.alive_count:
-                i = self.next_after(cl, rank, 0)
+                i = cl.lo
+                if ranks[cl.jobs[i]] <= rank:  # (the first live job is at or before rank: look further)
+                    i = self.next_after(cl, rank, 0)
                 if i >= 0:
                     out[c] = i
         return out
