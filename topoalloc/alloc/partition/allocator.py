@@ -42,7 +42,7 @@ def _ADDRESS(b: "Block") -> tuple[int, ...]:
 class Block:
     """A node of the partition forest."""
 
-    __slots__ = ("st", "parent", "children", "state", "serial")
+    __slots__ = ("st", "parent", "children", "state", "serial", "nfree")
 
     FREE, ALLOCATED, SPLIT = 0, 1, 2
 
@@ -52,6 +52,7 @@ class Block:
         self.children: list[Block] | None = None
         self.state = Block.FREE
         self.serial = serial
+        self.nfree = 0  # how many of its children are free leaves (kept by the allocator)
 
     def __repr__(self) -> str:
         return f"Block({self.st.describe()}, {('free', 'allocated', 'split')[self.state]})"
@@ -224,6 +225,8 @@ class PartitionAllocator(Allocator):
         if s is None:
             return None
         del self.free[s.st.order][s.serial]
+        if s.parent is not None:
+            s.parent.nfree -= 1
         r = s
         if s.st.order > k:
             pieces, at = self._partition(s.st, k)
@@ -232,6 +235,7 @@ class PartitionAllocator(Allocator):
             for i, child in enumerate(children):
                 if i != at:
                     self.free[child.st.order][child.serial] = child
+            s.nfree = len(children) - 1
             r = children[at]
         r.state = Block.ALLOCATED
         info = {"semitorus": r.st, "requested": request.size, "rounded": 1 << k, "conversion": self._conversion(r.st)}
@@ -255,16 +259,21 @@ class PartitionAllocator(Allocator):
         b = token[0]
         b.state = Block.FREE
         self.free[b.st.order][b.serial] = b
+        if b.parent is not None:
+            b.parent.nfree += 1
         self._merge_up(b)
 
     def _merge_up(self, b: Block) -> None:
         p = b.parent
-        while p is not None and all(c.state == Block.FREE for c in p.children or ()):
-            for c in p.children or ():
+        while p is not None and p.children is not None and p.nfree == len(p.children):  # every child a free leaf
+            for c in p.children:
                 del self.free[c.st.order][c.serial]
             p.children = None
+            p.nfree = 0
             p.state = Block.FREE
             self.free[p.st.order][p.serial] = p
+            if p.parent is not None:
+                p.parent.nfree += 1
             p = p.parent
 
     # --------------------------------------------------------------- probes
@@ -287,20 +296,17 @@ class PartitionAllocator(Allocator):
         k = self.order_of(request.size)
         if self._largest_free_order() >= k:
             return 0
-        freed: set[int] = set()  # serials of blocks free in the overlay (besides the real free ones)
-
-        def is_free(c: Block) -> bool:
-            # a block absorbed by a merge needs no mark: nothing below a merged parent is left to release
-            return c.serial in freed or c.state == Block.FREE
-
         tokens = self._tokens
+        extra: dict[int, int] = {}  # per split block: children not free now but free in the overlay
         for n, alloc in enumerate(releases, 1):
             b = tokens[alloc.serial][0]
-            freed.add(b.serial)
             best = b.st.order
             p = b.parent
-            while p is not None and all(is_free(c) for c in p.children):
-                freed.add(p.serial)
+            # each block becomes free in the overlay once: a released leaf, or a parent whose children all are
+            while p is not None:
+                e = extra[p.serial] = extra.get(p.serial, 0) + 1
+                if p.nfree + e < len(p.children or ()):
+                    break
                 best = p.st.order
                 p = p.parent
             if best >= k:
@@ -316,7 +322,7 @@ class PartitionAllocator(Allocator):
 
         def dup(b: Block, parent: Block | None) -> Block:
             nb = Block.__new__(Block)
-            nb.st, nb.parent, nb.state, nb.serial = b.st, parent, b.state, b.serial
+            nb.st, nb.parent, nb.state, nb.serial, nb.nfree = b.st, parent, b.state, b.serial, b.nfree
             nb.children = None if b.children is None else [dup(c, nb) for c in b.children]
             mapping[b.serial] = nb
             return nb
@@ -371,34 +377,34 @@ class _ProbeGuard(ReservationGuard):
             return c.serial in freed or c.state == Block.FREE
 
         tokens = allocator._tokens
+        extra: dict[int, int] = {}  # as in earliest_fit: children made free by the releases, per split block
+        tops = []  # blocks free at the shadow time (not now) whose parent is not
         for alloc in self.releases:
             b = tokens[alloc.serial][0]
             freed.add(b.serial)
             p = b.parent
-            while p is not None and all(shadow_free(c) for c in p.children):
+            while p is not None:
+                e = extra[p.serial] = extra.get(p.serial, 0) + 1
+                if p.nfree + e < len(p.children or ()):
+                    break
                 freed.add(p.serial)
+                b = p
                 p = p.parent
+            tops.append(b)
         self.freed = freed
         self.shadow_free = shadow_free
-        # orders of the maximal shadow-free blocks
-        self.count = [0] * (allocator.max_order + 1)
-        seen: set[int] = set()
+        # orders of the maximal shadow-free blocks: free blocks whose parent is not shadow-free
+        # (a block with children is split, so it is shadow-free only through ``freed``)
+        count = self.count = [0] * (allocator.max_order + 1)
         for blocks in allocator.free:
             for b in blocks.values():
-                self._count_top(b, seen)
-        for alloc in self.releases:
-            self._count_top(tokens[alloc.serial][0], seen)
-
-    def _maximal(self, b: Block) -> Block:
-        while b.parent is not None and self.shadow_free(b.parent):
-            b = b.parent
-        return b
-
-    def _count_top(self, b: Block, seen: set[int]) -> None:
-        top = self._maximal(b)
-        if top.serial not in seen:
-            seen.add(top.serial)
-            self.count[top.st.order] += 1
+                p = b.parent
+                if p is None or p.serial not in freed:
+                    count[b.st.order] += 1
+        for b in tops:
+            p = b.parent
+            if p is None or p.serial not in freed:
+                count[b.st.order] += 1
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         b, top = self.allocator.token_of(allocation)
