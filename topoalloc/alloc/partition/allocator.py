@@ -42,7 +42,7 @@ def _ADDRESS(b: "Block") -> tuple[int, ...]:
 class Block:
     """A node of the partition forest."""
 
-    __slots__ = ("st", "parent", "children", "state", "serial", "nfree")
+    __slots__ = ("st", "parent", "children", "state", "serial", "nfree", "m1", "m2")
 
     FREE, ALLOCATED, SPLIT = 0, 1, 2
 
@@ -53,6 +53,7 @@ class Block:
         self.state = Block.FREE
         self.serial = serial
         self.nfree = 0  # how many of its children are free leaves (kept by the allocator)
+        self.m1 = self.m2 = -1  # the largest and second largest order among its children (set at a split)
 
     def __repr__(self) -> str:
         return f"Block({self.st.describe()}, {('free', 'allocated', 'split')[self.state]})"
@@ -127,6 +128,9 @@ class PartitionAllocator(Allocator):
         self._partitions: dict[tuple[Semitorus, int], tuple[list[Semitorus], int]] = {}
         self._box: dict[Semitorus, np.ndarray] = {}
         self._conversions: dict[Semitorus, Conversion] = {}
+        self._tops: dict[tuple[Semitorus, int], tuple[int, int, int]] = {}
+        #: identification's answers per (bucket order, request order, dims) for the current state
+        self._first_memo: dict[tuple[int, int, int], tuple[Block, bool]] = {}
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -185,15 +189,23 @@ class PartitionAllocator(Allocator):
             for j in range(k, self.max_order + 1):
                 bucket = free[j]
                 if bucket:
-                    return self._first_in(bucket, k, dims)[0]
+                    return self._first_in_memo(j, k, dims)[0]
             return None
         found = []
         for j in range(k, self.max_order + 1):
             bucket = free[j]
             if bucket:
-                b, good = self._first_in(bucket, k, dims)
+                b, good = self._first_in_memo(j, k, dims)
                 found.append(((not good, b.st.offset[::-1]), b))
         return min(found, key=lambda f: f[0])[1] if found else None
+
+    def _first_in_memo(self, j: int, k: int, dims: int) -> tuple[Block, bool]:
+        """:meth:`_first_in` of the bucket of order ``j``, remembered until the available set changes."""
+        key = (j, k, dims)
+        got = self._first_memo.get(key)
+        if got is None:
+            got = self._first_memo[key] = self._first_in(self.free[j], k, dims)
+        return got
 
     def _first_in(self, bucket: dict[int, Block], k: int, dims: int) -> tuple[Block, bool]:
         """The block of ``bucket`` with the lowest first node, among those giving the job
@@ -224,6 +236,7 @@ class PartitionAllocator(Allocator):
         s = self._identify(k)
         if s is None:
             return None
+        self._first_memo.clear()
         del self.free[s.st.order][s.serial]
         if s.parent is not None:
             s.parent.nfree -= 1
@@ -236,6 +249,7 @@ class PartitionAllocator(Allocator):
                 if i != at:
                     self.free[child.st.order][child.serial] = child
             s.nfree = len(children) - 1
+            s.m1, s.m2, _ = self._top_orders(s.st, k)
             r = children[at]
         r.state = Block.ALLOCATED
         info = {"semitorus": r.st, "requested": request.size, "rounded": 1 << k, "conversion": self._conversion(r.st)}
@@ -248,6 +262,18 @@ class PartitionAllocator(Allocator):
             cached = self._partitions[key] = partition(st, k, self.scheme, self.nep_order)
         return cached
 
+    def _top_orders(self, st: Semitorus, k: int) -> tuple[int, int, int]:
+        """Orders in the partition of ``st`` for order ``k``: the largest and second largest of
+        all pieces, and the largest of the pieces other than the one allocated (-1: none)."""
+        key = (st, k)
+        got = self._tops.get(key)
+        if got is None:
+            pieces, at = self._partition(st, k)
+            orders = sorted((p.order for p in pieces), reverse=True)
+            others = max((p.order for i, p in enumerate(pieces) if i != at), default=-1)
+            got = self._tops[key] = (orders[0], orders[1] if len(orders) > 1 else -1, others)
+        return got
+
     def _conversion(self, st: Semitorus) -> Conversion:
         conv = self._conversions.get(st)
         if conv is None:
@@ -257,6 +283,7 @@ class PartitionAllocator(Allocator):
     # -------------------------------------------------------------- release
     def _release(self, allocation: Allocation, token: Any) -> None:
         b = token[0]
+        self._first_memo.clear()
         b.state = Block.FREE
         self.free[b.st.order][b.serial] = b
         if b.parent is not None:
@@ -322,12 +349,13 @@ class PartitionAllocator(Allocator):
 
         def dup(b: Block, parent: Block | None) -> Block:
             nb = Block.__new__(Block)
-            nb.st, nb.parent, nb.state, nb.serial, nb.nfree = b.st, parent, b.state, b.serial, b.nfree
+            nb.st, nb.parent, nb.state, nb.serial, nb.nfree, nb.m1, nb.m2 = b.st, parent, b.state, b.serial, b.nfree, b.m1, b.m2
             nb.children = None if b.children is None else [dup(c, nb) for c in b.children]
             mapping[b.serial] = nb
             return nb
 
         clone.roots = [dup(r, None) for r in self.roots]
+        clone._first_memo = {}
         clone.free = [{k: mapping[k] for k in bucket} for bucket in self.free]
         # a grant's top block stays split while the grant is held, so it is in the forest
         clone._tokens = {k: (mapping[b.serial], mapping[top.serial]) for k, (b, top) in self._tokens.items()}
@@ -435,13 +463,24 @@ class _ProbeGuard(ReservationGuard):
         top = a._identify(k)
         if top is None:
             return False
-        if top.st.order > k:
-            pieces, at = a._partition(top.st, k)
-            others = [p.order for i, p in enumerate(pieces) if i != at]
-        else:
-            others = []
-        path, gained = self._change(top, others)
-        return self._fits(path[-1], gained)
+        # as admit would judge it, without listing the gained pieces: only their largest order matters
+        best = a._top_orders(top.st, k)[2] if top.st.order > k else -1
+        head = self.k
+        freed = self.freed
+        F = top
+        p = F.parent
+        while p is not None and p.serial in freed:  # (a parent is split: shadow-free only through freed)
+            if best < head:
+                o = p.m2 if F.st.order == p.m1 else p.m1  # the largest sibling of F
+                if o > best:
+                    best = o
+            F = p
+            p = F.parent
+        if best >= head:
+            return True
+        count = self.count
+        f = F.st.order
+        return any(count[j] - (j == f) > 0 for j in range(head, len(count)))
 
     def _change(self, top: Block, pieces: list[int]) -> tuple[list[Block], list[int]]:
         """If ``top`` stays split until the shadow time: the lost path (ending at the maximal
