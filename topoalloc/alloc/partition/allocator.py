@@ -42,7 +42,7 @@ def _ADDRESS(b: "Block") -> tuple[int, ...]:
 class Block:
     """A node of the partition forest."""
 
-    __slots__ = ("st", "parent", "children", "state", "serial", "nfree", "m1", "m2")
+    __slots__ = ("st", "parent", "children", "state", "serial", "nfree", "m1", "m2", "mlow")
 
     FREE, ALLOCATED, SPLIT = 0, 1, 2
 
@@ -53,7 +53,7 @@ class Block:
         self.state = Block.FREE
         self.serial = serial
         self.nfree = 0  # how many of its children are free leaves (kept by the allocator)
-        self.m1 = self.m2 = -1  # the largest and second largest order among its children (set at a split)
+        self.m1 = self.m2 = self.mlow = -1  # the largest, second largest and smallest order among its children (set at a split)
 
     def __repr__(self) -> str:
         return f"Block({self.st.describe()}, {('free', 'allocated', 'split')[self.state]})"
@@ -128,9 +128,15 @@ class PartitionAllocator(Allocator):
         self._partitions: dict[tuple[Semitorus, int], tuple[list[Semitorus], int]] = {}
         self._box: dict[Semitorus, np.ndarray] = {}
         self._conversions: dict[Semitorus, Conversion] = {}
-        self._tops: dict[tuple[Semitorus, int], tuple[int, int, int]] = {}
+        self._tops: dict[tuple[Semitorus, int], tuple[int, int, int, int]] = {}
         #: identification's answers per (bucket order, request order, dims) for the current state
         self._first_memo: dict[tuple[int, int, int], tuple[Block, bool]] = {}
+        self._largest: int | None = None  # the largest order of a free block, when known
+
+    def _forget(self) -> None:
+        """The available set is about to change: drop what was remembered of it."""
+        self._first_memo.clear()
+        self._largest = None
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -236,7 +242,7 @@ class PartitionAllocator(Allocator):
         s = self._identify(k)
         if s is None:
             return None
-        self._first_memo.clear()
+        self._forget()
         del self.free[s.st.order][s.serial]
         if s.parent is not None:
             s.parent.nfree -= 1
@@ -249,7 +255,7 @@ class PartitionAllocator(Allocator):
                 if i != at:
                     self.free[child.st.order][child.serial] = child
             s.nfree = len(children) - 1
-            s.m1, s.m2, _ = self._top_orders(s.st, k)
+            s.m1, s.m2, _, s.mlow = self._top_orders(s.st, k)
             r = children[at]
         r.state = Block.ALLOCATED
         info = {"semitorus": r.st, "requested": request.size, "rounded": 1 << k, "conversion": self._conversion(r.st)}
@@ -262,16 +268,16 @@ class PartitionAllocator(Allocator):
             cached = self._partitions[key] = partition(st, k, self.scheme, self.nep_order)
         return cached
 
-    def _top_orders(self, st: Semitorus, k: int) -> tuple[int, int, int]:
+    def _top_orders(self, st: Semitorus, k: int) -> tuple[int, int, int, int]:
         """Orders in the partition of ``st`` for order ``k``: the largest and second largest of
-        all pieces, and the largest of the pieces other than the one allocated (-1: none)."""
+        all pieces, the largest of the pieces other than the one allocated (-1: none), the smallest."""
         key = (st, k)
         got = self._tops.get(key)
         if got is None:
             pieces, at = self._partition(st, k)
             orders = sorted((p.order for p in pieces), reverse=True)
             others = max((p.order for i, p in enumerate(pieces) if i != at), default=-1)
-            got = self._tops[key] = (orders[0], orders[1] if len(orders) > 1 else -1, others)
+            got = self._tops[key] = (orders[0], orders[1] if len(orders) > 1 else -1, others, orders[-1])
         return got
 
     def _conversion(self, st: Semitorus) -> Conversion:
@@ -283,7 +289,7 @@ class PartitionAllocator(Allocator):
     # -------------------------------------------------------------- release
     def _release(self, allocation: Allocation, token: Any) -> None:
         b = token[0]
-        self._first_memo.clear()
+        self._forget()
         b.state = Block.FREE
         self.free[b.st.order][b.serial] = b
         if b.parent is not None:
@@ -313,10 +319,15 @@ class PartitionAllocator(Allocator):
         return 1 << j if j >= 0 else 0
 
     def _largest_free_order(self) -> int:
-        for j in range(self.max_order, -1, -1):
-            if self.free[j]:
-                return j
-        return -1
+        got = self._largest
+        if got is None:  # (remembered until the available set changes)
+            got = -1
+            for j in range(self.max_order, -1, -1):
+                if self.free[j]:
+                    got = j
+                    break
+            self._largest = got
+        return got
 
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         """Exact, without copying: replay the releases on an overlay of the forest."""
@@ -349,13 +360,14 @@ class PartitionAllocator(Allocator):
 
         def dup(b: Block, parent: Block | None) -> Block:
             nb = Block.__new__(Block)
-            nb.st, nb.parent, nb.state, nb.serial, nb.nfree, nb.m1, nb.m2 = b.st, parent, b.state, b.serial, b.nfree, b.m1, b.m2
+            nb.st, nb.parent, nb.state, nb.serial, nb.nfree, nb.m1, nb.m2, nb.mlow = b.st, parent, b.state, b.serial, b.nfree, b.m1, b.m2, b.mlow
             nb.children = None if b.children is None else [dup(c, nb) for c in b.children]
             mapping[b.serial] = nb
             return nb
 
         clone.roots = [dup(r, None) for r in self.roots]
         clone._first_memo = {}
+        clone._largest = None
         clone.free = [{k: mapping[k] for k in bucket} for bucket in self.free]
         # a grant's top block stays split while the grant is held, so it is in the forest
         clone._tokens = {k: (mapping[b.serial], mapping[top.serial]) for k, (b, top) in self._tokens.items()}
@@ -406,30 +418,33 @@ class _ProbeGuard(ReservationGuard):
 
         tokens = allocator._tokens
         extra: dict[int, int] = {}  # as in earliest_fit: children made free by the releases, per split block
-        tops = []  # blocks free at the shadow time (not now) whose parent is not
+        made = []  # blocks not free now that are free at the shadow time
         for alloc in self.releases:
             b = tokens[alloc.serial][0]
             freed.add(b.serial)
+            made.append(b)
             p = b.parent
             while p is not None:
                 e = extra[p.serial] = extra.get(p.serial, 0) + 1
                 if p.nfree + e < len(p.children or ()):
                     break
                 freed.add(p.serial)
-                b = p
+                made.append(p)
                 p = p.parent
-            tops.append(b)
         self.freed = freed
         self.shadow_free = shadow_free
-        # orders of the maximal shadow-free blocks: free blocks whose parent is not shadow-free
-        # (a block with children is split, so it is shadow-free only through ``freed``)
-        count = self.count = [0] * (allocator.max_order + 1)
-        for blocks in allocator.free:
-            for b in blocks.values():
-                p = b.parent
-                if p is None or p.serial not in freed:
-                    count[b.st.order] += 1
-        for b in tops:
+        # orders of the maximal shadow-free blocks: the free blocks, less those inside a block made
+        # free (its free children), plus the blocks made free whose parent is not (a block with
+        # children is split, so it is shadow-free only through ``freed``)
+        count = self.count = [len(blocks) for blocks in allocator.free]
+        for b in made:
+            if b.nfree:  # (a split block: a leaf has none)
+                if b.m1 == b.mlow:  # its children all have one order (EP)
+                    count[b.m1] -= b.nfree
+                else:
+                    for c in b.children or ():
+                        if c.state == Block.FREE:
+                            count[c.st.order] -= 1
             p = b.parent
             if p is None or p.serial not in freed:
                 count[b.st.order] += 1
