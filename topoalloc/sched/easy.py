@@ -20,7 +20,7 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 from __future__ import annotations
 
 import heapq
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -251,7 +251,8 @@ class EASY(Scheduler):
         nxt = index.next_after
         classes = index.classes
         mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others; 3: none (both refused)
-        cur = index.firsts_after(index.rank[head])  # key -> index of its next job to ask
+        # key -> index of its next job to ask (keys whose first job is too wide now never are: as mode 4 below)
+        cur = index.firsts_after(index.rank[head], size, free)
         heap = [(int(classes[c].ranks[i]), c) for c, i in cur.items()]
         heapq.heapify(heap)
         stale: list[int] = []  # keys dropped for a refusal that a start may lift
@@ -486,8 +487,9 @@ class _KeyIndex:
             cl.lo = lo
         self._where[job] = None
 
-    def firsts_after(self, rank: int) -> dict[int, int]:
-        """For every key with queued jobs after ``rank``: the index of the first."""
+    def firsts_after(self, rank: int, size: Sequence[int] | None = None, limit: int = 0) -> dict[int, int]:
+        """For every key with queued jobs after ``rank``: the index of the first (with ``size``:
+        only keys whose first such job is at most ``limit`` wide)."""
         out = {}
         ranks = self.rank
         for c, cl in enumerate(self.classes):
@@ -495,7 +497,7 @@ class _KeyIndex:
                 i = cl.lo
                 if ranks[cl.jobs[i]] <= rank:  # (the first live job is at or before rank: look further)
                     i = self.next_after(cl, rank, 0)
-                if i >= 0:
+                if i >= 0 and (size is None or size[cl.jobs[i]] <= limit):
                     out[c] = i
         return out
 

@@ -226,6 +226,14 @@ class Semitorus:
     wrapped: tuple[bool, ...]
     size: int = field(init=False, compare=False, repr=False)
     order: int = field(init=False, compare=False, repr=False)  # log2 of the size
+    _hash: int | None = field(init=False, compare=False, repr=False)  # semitori key the allocators' memos: hashed once
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:  # (on first use: the proofs build semitori with symbolic offsets, never hashed)
+            h = hash((self.offset, self.sides, self.wrapped))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def __post_init__(self) -> None:
         if not (len(self.offset) == len(self.sides) == len(self.wrapped)):
@@ -236,6 +244,7 @@ class Semitorus:
         size = int(reduce(lambda a, b: a * b, self.sides, 1))
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "order", size.bit_length() - 1)
+        object.__setattr__(self, "_hash", None)
 
     @classmethod
     def _unchecked(cls, offset: tuple[int, ...], sides: tuple[int, ...], wrapped: tuple[bool, ...], order: int) -> "Semitorus":
@@ -247,6 +256,7 @@ class Semitorus:
         setattr_(self, "wrapped", tuple(w or s <= 2 for w, s in zip(wrapped, sides)))
         setattr_(self, "size", 1 << order)
         setattr_(self, "order", order)
+        setattr_(self, "_hash", None)
         return self
 
     @property
