@@ -20,6 +20,7 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -253,7 +254,7 @@ class EASY(Scheduler):
         mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others; 3: none (both refused)
         # key -> index of its next job to ask (keys whose first job is too wide now never are: as mode 4 below)
         cur = index.firsts_after(index.rank[head], size, free)
-        heap = [(int(classes[c].ranks[i]), c) for c, i in cur.items()]
+        heap = [(classes[c].ranks[i], c) for c, i in cur.items()]
         heapq.heapify(heap)
         stale: list[int] = []  # keys dropped for a refusal that a start may lift
         started = []
@@ -297,7 +298,7 @@ class EASY(Scheduler):
                     else:
                         cur.pop(c2, None)
                 stale.clear()
-                heap = [(int(classes[c2].ranks[i2]), c2) for c2, i2 in cur.items()]
+                heap = [(classes[c2].ranks[i2], c2) for c2, i2 in cur.items()]
                 heapq.heapify(heap)
                 continue
             # refused: mode 1 = the jobs ending after the shadow are refused, ask only those ending by it
@@ -316,7 +317,7 @@ class EASY(Scheduler):
             i2 = nxt(cl, r, m)
             if i2 >= 0:
                 cur[c] = i2
-                heapq.heapreplace(heap, (int(cl.ranks[i2]), c))
+                heapq.heapreplace(heap, (cl.ranks[i2], c))
             else:
                 heapq.heappop(heap)
                 del cur[c]
@@ -407,34 +408,36 @@ def _broken_counting(allocator: Allocator, size: int) -> ConformanceError:
 class _KeyClass:
     """The queued jobs of one fit key, in arrival order (removed ones stay, marked dead).
 
-    ``lo`` is the index of the first live job (``n`` if none): removals only
-    move it forward, so finding a key's first queued job costs no scan.
+    ``ranks`` and ``alive`` are Python lists (bisection and ``list.index`` find a
+    key's next live job at C speed); ``est`` is a numpy array for the scans by
+    estimate, with NaN for dead jobs (no comparison holds for them).  ``lo`` is
+    the index of the first live job (``n`` if none): removals only move it
+    forward, so finding a key's first queued job costs no search.
     """
 
     __slots__ = ("jobs", "ranks", "est", "alive", "n", "alive_count", "lo")
 
     def __init__(self) -> None:
         self.jobs: list[int] = []
-        self.ranks = np.zeros(16, dtype=np.int64)
+        self.ranks: list[int] = []
         self.est = np.zeros(16)
-        self.alive = np.zeros(16, dtype=bool)
+        self.alive: list[bool] = []
         self.n = 0
         self.alive_count = 0
         self.lo = 0
 
     def append(self, job: int, rank: int, est: float) -> int:
         n = self.n
-        if n == len(self.ranks):
-            self.ranks = np.concatenate([self.ranks, np.zeros(n, np.int64)])
+        if n == len(self.est):
             self.est = np.concatenate([self.est, np.zeros(n)])
-            self.alive = np.concatenate([self.alive, np.zeros(n, bool)])
         self.jobs.append(job)
-        self.ranks[n] = rank
+        self.ranks.append(rank)
         self.est[n] = est
-        self.alive[n] = True
+        self.alive.append(True)
         self.n = n + 1
         self.alive_count += 1
         return n
+
 
 class _KeyIndex:
     """Queued jobs grouped by the allocator's fit key, for FCFS-order EASY.
@@ -474,17 +477,15 @@ class _KeyIndex:
         c, i = where
         cl = self.classes[c]
         cl.alive[i] = False
-        cl.est[i] = np.inf
+        cl.est[i] = np.nan
         cl.alive_count -= 1
         if not cl.alive_count:  # reclaim: nothing alive, start afresh
             cl.jobs.clear()
+            cl.ranks.clear()
+            cl.alive.clear()
             cl.n = cl.lo = 0
         elif i == cl.lo:
-            alive = cl.alive
-            lo = i + 1
-            while not alive[lo]:  # a live job follows: alive_count > 0
-                lo += 1
-            cl.lo = lo
+            cl.lo = cl.alive.index(True, i + 1)  # a live job follows: alive_count > 0
         self._where[job] = None
 
     def firsts_after(self, rank: int, size: Sequence[int] | None = None, limit: int = 0) -> dict[int, int]:
@@ -504,15 +505,18 @@ class _KeyIndex:
     def next_after(self, cl: _KeyClass, rank: int, mode: int) -> int:
         """Index in ``cl`` of the first live job with rank > ``rank`` that mode admits, or -1."""
         n = cl.n
-        lo = int(cl.ranks[:n].searchsorted(rank, "right"))
+        lo = bisect_right(cl.ranks, rank, cl.lo, n)  # (the jobs before lo are dead)
         if lo >= n:
             return -1
         if mode == 0:
-            m = cl.alive[lo:n]
-        elif mode == 1:
-            m = cl.est[lo:n] <= self.threshold  # dead jobs have est = inf
+            try:
+                return cl.alive.index(True, lo, n)
+            except ValueError:
+                return -1
+        if mode == 1:
+            m = cl.est[lo:n] <= self.threshold  # (dead jobs have est = NaN: neither test holds)
         else:
-            m = cl.alive[lo:n] & (cl.est[lo:n] > self.threshold)
+            m = cl.est[lo:n] > self.threshold
         k = int(m.argmax())
         return lo + k if m[k] else -1
 
