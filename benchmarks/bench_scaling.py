@@ -10,6 +10,9 @@ Targets
   probes          SDSC-SP2, sizes rounded to powers of two, hypercube:7: every hypercube allocator under
                   EASY <= 3 x flat EASY, under conservative <= 10 x flat EASY (flat EASY measured both with
                   the compiled kernel and with the general engine, engine="python")
+  subtorus        (no target of its own: the Mao sweep's heavy cells, see bench_experiments.py mao) SDSC-SP2
+                  as Mao, Chen & Watson run it (sizes x8 on QCDOC, x2 on JLAB, rounded to powers of two,
+                  times x1.2): EP and NEP under EASY and FCFS, against flat EASY on the same torus
   locality        SDSC-BLUE on mesh:48x24, best_fit:curve=hilbert, all metrics <= 2 x without metrics and
                   <= 400 MB; NASA scaled to mesh:256x256, torus:24x24x24x12 and hypercube:17 with all
                   metrics <= 60 s and <= 2 GB each
@@ -18,7 +21,7 @@ Targets
   size            time against machine size (NASA scaled to 32x32 ... 256x256 meshes, all metrics):
                   slope <= 0.5
 
-Usage: python benchmarks/bench_scaling.py [--only GROUP ...] [--quick] [--plot PNG]
+Usage: python benchmarks/bench_scaling.py [--only GROUP ...] [--easy-only] [--quick] [--plot PNG]
 """
 
 from __future__ import annotations
@@ -94,6 +97,21 @@ def conservative() -> None:
             print(f"  -> ratio {ratio:.2f} (target <= 3): {verdict(ratio <= 3)}")
 
 
+def subtorus() -> None:
+    print("subtorus allocators on SDSC-SP2 as the Mao sweep runs them (c = 1.2), against flat EASY")
+    for label, machine, scale in (("QCDOC", "torus:2x2x2x4x4x8", 8), ("JLAB", "torus:2x2x2x6x8", 2)):
+        base = {"trace": SP2, "clean": True, "round_pow2": True, "locality": False, "machine": machine, "scale_sizes": scale, "work_multiple": 1.2}
+        flat = run({**base, "allocator": "flat", "scheduler": "easy"})
+        show(f"{label} flat EASY", flat)
+        for alloc in ("ep", "nep"):
+            for sched in ("easy", "fcfs"):
+                r = run({**base, "allocator": alloc, "scheduler": sched})
+                show(f"{label} {alloc} {sched}", r)
+
+
+EASY_ONLY = False
+
+
 def probes() -> None:
     print("hypercube allocators on SDSC-SP2 (round-pow2), hypercube:7, vs flat EASY")
     base = {"trace": SP2, "clean": True, "round_pow2": True, "locality": False}
@@ -102,7 +120,7 @@ def probes() -> None:
     show("flat EASY (compiled kernel)", flat_c)
     show("flat EASY (general engine)", flat_p)
     for alloc in ("buddy", "gray_code", "free_list", "afl"):
-        for sched, target in (("easy", 3), ("conservative", 10)):
+        for sched, target in (("easy", 3), ("conservative", 10))[: 1 if EASY_ONLY else 2]:
             r = run({**base, "machine": "hypercube:7", "allocator": alloc, "scheduler": sched})
             show(f"hypercube:7 {alloc} {sched}", r)
             if "error" not in r:
@@ -195,12 +213,15 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "locality": locality}
+    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "locality": locality}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
+    ap.add_argument("--easy-only", action="store_true", help="probes: EASY only (conservative with the hypercube allocators takes minutes per run)")
     ap.add_argument("--plot", default=None, metavar="PNG", help="write the scaling curves here")
     args = ap.parse_args()
+    global EASY_ONLY
+    EASY_ONLY = args.easy_only
     import numpy
 
     import topoalloc
