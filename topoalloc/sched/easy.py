@@ -20,7 +20,7 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -323,7 +323,7 @@ class EASY(Scheduler):
                 del cur[c]
                 if m:
                     stale.append(c)
-        self._remove_started(ctx, started)
+        self._remove_started(ctx, started, index.rank)
 
     def _backfill_guarded(self, ctx: SchedulingContext, guard: ReservationGuard, candidates: Iterable[int], room: int) -> None:
         """Start every candidate (in order) that fits now and that the reservation guard admits.
@@ -387,11 +387,21 @@ class EASY(Scheduler):
         self._remove_started(ctx, started)
 
     @staticmethod
-    def _remove_started(ctx: SchedulingContext, started: list[int]) -> None:
+    def _remove_started(ctx: SchedulingContext, started: list[int], rank: list[int] | None = None) -> None:
+        """Take the started jobs out of the queue (``rank``: the key index's ranks, which order
+        the queue, so each job is found by bisection rather than by comparing it with those before it)."""
         if started:
             q = ctx.queue
+            if rank is None:
+                for j in started:
+                    q.remove(j)
+                return
+            key = rank.__getitem__
             for j in started:
-                q.remove(j)
+                i = bisect_left(q, rank[j], key=key)
+                if i == len(q) or q[i] != j:  # pragma: no cover - the index's ranks follow the queue
+                    raise InternalError(f"job position {j} is not where the EASY key index ranks it in the queue")
+                del q[i]
 
     def _code(self, allocator: Allocator, request: Request) -> int:
         key = allocator.fit_key(request)
