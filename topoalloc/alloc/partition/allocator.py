@@ -80,9 +80,10 @@ class PartitionAllocator(Allocator):
     -----
     A request is rounded up to the next power of two (the paper's rule;
     ``allocation.info["rounded"]`` and ``["requested"]`` record the internal
-    fragmentation).  Allocation and release cost O(number of pieces) and
-    O(depth × siblings); the EASY probe (:meth:`earliest_fit`) replays releases
-    on an overlay of the forest, without copying it.
+    fragmentation).  Allocation costs O(number of pieces); release O(depth),
+    plus the siblings of each merge (every split block counts its free
+    children); the EASY probe (:meth:`earliest_fit`) replays releases on an
+    overlay of the forest, without copying it, in O(1) per block it frees.
     """
 
     claims = frozenset({"subtorus", "power_of_two"})
