@@ -338,17 +338,7 @@ class PartitionAllocator(Allocator):
         tokens = self._tokens
         extra: dict[int, int] = {}  # per split block: children not free now but free in the overlay
         for n, alloc in enumerate(releases, 1):
-            b = tokens[alloc.serial][0]
-            best = b.st.order
-            p = b.parent
-            # each block becomes free in the overlay once: a released leaf, or a parent whose children all are
-            while p is not None:
-                e = extra[p.serial] = extra.get(p.serial, 0) + 1
-                if p.nfree + e < len(p.children or ()):
-                    break
-                best = p.st.order
-                p = p.parent
-            if best >= k:
+            if _overlay_release(tokens[alloc.serial][0], extra)[-1].st.order >= k:
                 return n
         return None
 
@@ -385,6 +375,21 @@ class PartitionAllocator(Allocator):
         return out
 
 
+def _overlay_release(b: Block, extra: dict[int, int]) -> list[Block]:
+    """Release leaf ``b`` on an overlay of the forest: the blocks it makes free, ``b`` first, then the
+    parents all of whose children are now free (``extra`` counts, per split block, the children the
+    overlay has made free, beside the ``nfree`` the allocator keeps; each block is made free once)."""
+    made = [b]
+    p = b.parent
+    while p is not None:
+        e = extra[p.serial] = extra.get(p.serial, 0) + 1
+        if p.nfree + e < len(p.children or ()):
+            break
+        made.append(p)
+        p = p.parent
+    return made
+
+
 class _ProbeGuard(ReservationGuard):
     """EASY's guard for subtorus allocators: does the head still fit at the shadow time?
 
@@ -411,28 +416,17 @@ class _ProbeGuard(ReservationGuard):
     def __init__(self, allocator: "PartitionAllocator", head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
         self.k = allocator.order_of(head.size)
-        freed: set[int] = set()  # blocks not free now that are free at the shadow time
+        tokens = allocator._tokens
+        extra: dict[int, int] = {}  # as in earliest_fit: children made free by the releases, per split block
+        made: list[Block] = []  # blocks not free now that are free at the shadow time
+        for alloc in self.releases:
+            made += _overlay_release(tokens[alloc.serial][0], extra)
+        freed = self.freed = {b.serial for b in made}
 
         def shadow_free(c: Block) -> bool:
             # free at the shadow time, on its own or as part of a merged parent
             return c.serial in freed or c.state == Block.FREE
 
-        tokens = allocator._tokens
-        extra: dict[int, int] = {}  # as in earliest_fit: children made free by the releases, per split block
-        made = []  # blocks not free now that are free at the shadow time
-        for alloc in self.releases:
-            b = tokens[alloc.serial][0]
-            freed.add(b.serial)
-            made.append(b)
-            p = b.parent
-            while p is not None:
-                e = extra[p.serial] = extra.get(p.serial, 0) + 1
-                if p.nfree + e < len(p.children or ()):
-                    break
-                freed.add(p.serial)
-                made.append(p)
-                p = p.parent
-        self.freed = freed
         self.shadow_free = shadow_free
         # orders of the maximal shadow-free blocks: the free blocks, less those inside a block made
         # free (its free children), plus the blocks made free whose parent is not (a block with
@@ -459,9 +453,9 @@ class _ProbeGuard(ReservationGuard):
                 self.freed.add(top.serial)
             self.releases.append(allocation)
             return True
-        path, gained = self._change(top, [c.st.order for c in top.children if c is not b] if top is not b else [])
-        if not self._fits(path[-1], gained):
+        if not self._judge(top, (top.m2 if b.st.order == top.m1 else top.m1) if top is not b else -1):
             return False
+        path, gained = self._change(top, [c.st.order for c in top.children if c is not b] if top is not b else [])
         # commit: the path is no longer free at the shadow time, the gained pieces are maximal
         self.count[path[-1].st.order] -= 1
         for g in gained:
@@ -479,8 +473,13 @@ class _ProbeGuard(ReservationGuard):
         top = a._identify(k)
         if top is None:
             return False
-        # as admit would judge it, without listing the gained pieces: only their largest order matters
-        best = a._top_orders(top.st, k)[2] if top.st.order > k else -1
+        return self._judge(top, a._top_orders(top.st, k)[2] if top.st.order > k else -1)
+
+    def _judge(self, top: Block, best: int) -> bool:
+        """Does the head still fit at the shadow time if ``top`` stays split until then, leaving free
+        pieces of at most order ``best`` inside it?  The maximal shadow-free block F holding ``top`` is
+        lost; the siblings along the path from ``top`` up to F become maximal instead: only the largest
+        order among all those pieces matters, or else another maximal block of the head's order."""
         head = self.k
         freed = self.freed
         F = top
@@ -508,14 +507,6 @@ class _ProbeGuard(ReservationGuard):
         for x, parent in zip(path, path[1:]):
             gained.extend(c.st.order for c in parent.children or () if c is not x)
         return path, gained
-
-    def _fits(self, F: Block, gained: list[int]) -> bool:
-        k = self.k
-        if any(g >= k for g in gained):
-            return True
-        count = self.count
-        f = F.st.order
-        return any(count[j] - (j == f) > 0 for j in range(k, len(count)))
 
 
 def _factory(scheme: str) -> Callable[..., PartitionAllocator]:
