@@ -345,7 +345,6 @@ def test_static_slices_record_their_mesh_or_torus():
     assert len(kinds) >= 3  # meshes, partial and full tori among them
 
 
-
 def test_measuring_a_twisted_slice_fits_inside_the_machine_check(monkeypatch):
     """The search that measures a twisted slice needs fewer bytes per node than every machine is checked for,
     and a slice too large for the budget is refused by name (direct use of slice_net)."""

@@ -285,7 +285,8 @@ class EASY(Scheduler):
                     break
                 # the state changed: refusals are forgotten; keys asking for any job keep their next one
                 heapq.heappop(heap)
-                stale.append(c)
+                if not mode[c]:
+                    stale.append(c)  # (a key with a mode is looked up again below)
                 for c2, m2 in enumerate(mode):
                     if m2:
                         mode[c2] = 0
