@@ -49,8 +49,10 @@ Probes (:mod:`topoalloc.alloc.probes`), exact and cheap, on the unit grid
   placement of every candidate shape, by sliding-window maxima one
   dimension at a time (a doubling table per dimension, shared between
   shapes with equal leading sides), gives ``earliest_fit`` in one sweep;
-  ``can_allocate`` is the same on the busy map.  The reservation guard keeps
-  the map of units free at the shadow time and asks the same question.
+  ``can_allocate`` is the same on the busy map.  The reservation guard finds
+  the head's placements in the units free at the shadow time once; a
+  candidate keeps the reservation iff its box (where the allocator would put
+  it, asked without taking) misses one of them — arithmetic on offsets.
 * ocs: counts of free units, as EASY's extra nodes.
 
 Requests of one unit count ``n`` are interchangeable (``fit_key`` = ``n``).
@@ -217,8 +219,14 @@ class SliceAllocator(Allocator):
         self._tables: dict[int, _Placements | None] = {}
         #: placement tables up to this many entries (0: always the window search; for tests)
         self.table_entries = TABLE_ENTRIES
-        self._placed: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}  # unit count -> box, in the state _placed_in
-        self._placed_in = b""
+        self._placed: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}  # unit count -> box, in state _placed_in
+        # states are numbered: every grant and release makes a new one, except that releasing the last grant
+        # before anything else changed returns to the state before it (EASY's refused candidates)
+        self._version = 0
+        self._versions = 0
+        self._undo: tuple[Any, int, int] | None = None  # (token of the last grant, state before, state after)
+        self._failed_since_grant = False
+        self._placed_in = 0
         # unit counts the static search failed to place, with the release count then: until the next release the
         # busy map only gains units, so the same count fails again (no search needed)
         self._releases = 0
@@ -314,12 +322,26 @@ class SliceAllocator(Allocator):
             ids = (ids[None, :] + (((o + np.arange(s)) % g) * st)[:, None]).ravel()
         return np.sort(ids)
 
-    def _fits_static(self, free: np.ndarray, shapes: np.ndarray, size: int) -> bool:
+    def _free_placements(self, free: np.ndarray, shapes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every placement of a candidate box for ``size`` nodes whose units are all ``free``:
+        ``(sides, offsets)``, one row per placement (in no particular order)."""
         table = self._table(size)
         if table is not None:
-            return bool(free[table.units].all(axis=1).any())
+            rows = np.flatnonzero(free[table.units].all(axis=1))
+            return shapes[table.shape[rows]].astype(np.int64), table.offset[rows].astype(np.int64)
         blocked = self._grid((~free).view(np.uint8))
-        return any(not m.all() for m in self._box_maxima(blocked, shapes))
+        sides, offs = [], []
+        for shape, m in zip(shapes, self._box_maxima(blocked, shapes)):
+            at = np.stack(np.nonzero(m == 0), axis=1).astype(np.int64)  # the window's index is its offset
+            offs.append(at)
+            sides.append(np.broadcast_to(np.asarray(shape, dtype=np.int64), at.shape))
+        return np.concatenate(sides), np.concatenate(offs)
+
+    def _box_of(self, allocation: Allocation) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The box (sides, offset in units) of a static grant, from its ``info``."""
+        info = allocation.info
+        shape = tuple(info["shape"])
+        return shape + (1,) * (len(self.units.grid) - len(shape)), tuple(info["offset"])
 
     # ----------------------------------------------------------- allocate
     def _allocate(self, request: Request) -> Grant | None:
@@ -344,6 +366,11 @@ class SliceAllocator(Allocator):
         self._unit_busy[units] = True
         self._free_units -= v
         units.flags.writeable = False
+        before = self._version
+        self._versions += 1
+        self._version = self._versions
+        self._undo = (units, before, self._version)
+        self._failed_since_grant = False
         return Grant(np.sort(top.unit_nodes[units].ravel()), info, units)
 
     def _own_network(self, info: dict[str, Any], shape: tuple[int, ...]) -> None:
@@ -363,18 +390,19 @@ class SliceAllocator(Allocator):
     def _static_place(self, size: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """The static rule's box (shape, offset) for ``size`` nodes in the current state, or None.
 
-        Remembered per unit count while the busy map is unchanged (a
-        candidate allocated and released again leaves it as it was); a
-        failure is remembered until the next release (allocations only take
-        units, so no box of that count can appear before one).
+        Remembered per unit count while the busy map is unchanged (states are
+        numbered; a grant given back before anything else changed returns to
+        the number before it); a failure is remembered until the next release
+        (allocations only take units, so no box of that count can appear
+        before one; giving back a grant is no release for failures found
+        before it).
         """
         n = self.units_needed(size)
         if self._failed.get(n) == self._releases:
             return None
-        state = self._unit_busy.tobytes()
-        if state != self._placed_in:
+        if self._version != self._placed_in:
             self._placed.clear()
-            self._placed_in = state
+            self._placed_in = self._version
         if n in self._placed:
             return self._placed[n]
         v, shapes = self.candidates(size)
@@ -388,6 +416,7 @@ class SliceAllocator(Allocator):
             self._placed[n] = found
             if found is None:
                 self._failed[n] = self._releases
+                self._failed_since_grant = True
             return found
         blocked = self._grid(self._unit_busy.view(np.uint8))
         for shape_arr, m in zip(shapes, self._box_maxima(blocked, shapes)):
@@ -398,11 +427,22 @@ class SliceAllocator(Allocator):
         self._placed[n] = found
         if found is None:
             self._failed[n] = self._releases
+            self._failed_since_grant = True
         return found
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         self._unit_busy[token] = False
         self._free_units += int(token.size)
+        undo, self._undo = self._undo, None
+        if undo is not None and undo[0] is token and undo[2] == self._version:
+            # the last grant given back before anything else changed: the state before it, whose
+            # remembered failures still hold (it has no unit free that it had not when they were found)
+            self._version = undo[1]
+            if self._failed_since_grant:  # found with that grant's units busy: they may fit now
+                self._releases += 1
+            return
+        self._versions += 1
+        self._version = self._versions
         self._releases += 1
 
     def _copy_state(self, clone: Self) -> None:
@@ -484,7 +524,21 @@ class _UnitCountGuard(ReservationGuard):
 
 
 class _ShadowMapGuard(ReservationGuard):
-    """Static boxes: the units free at the shadow time, and whether the head's box still fits in them."""
+    """Static boxes: every placement of the head's box in the units free at the shadow time.
+
+    The placements are found once (the box search on the shadow-time map).  A
+    candidate ending after the shadow time keeps its box busy then, so it
+    keeps the reservation iff some placement does not meet its box: boxes on
+    the unit grid meet iff their intervals meet in every dimension (cyclic
+    ones round the wrap links), arithmetic on offsets and sides.
+    ``may_admit`` asks the allocator where the candidate would go (its box
+    search, remembered per state) without taking anything, so it refuses
+    exactly what ``admit`` would; an admitted candidate's box removes the
+    placements it meets.
+    """
+
+    #: placements tested per step while looking for one a candidate's box does not meet
+    CHUNK = 512
 
     def __init__(self, allocator: SliceAllocator, head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
@@ -496,16 +550,27 @@ class _ShadowMapGuard(ReservationGuard):
         self.free = free
         self.v, self.shapes = allocator.candidates(head.size)
         self.spare = int(free.sum()) - self.v  # units free at the shadow beyond the head's
-        self._fits: bool | None = None
-        # unit counts whose candidates were refused (ending after the shadow) since the last admission:
-        # the allocator is back in the same state, so the same count would be placed and refused alike
-        self._refused: set[int] = set()
-        self._refused_at = allocator._free_units
+        self._place: tuple[np.ndarray, np.ndarray] | None = None  # (sides, offsets) of the head's placements
+        self._grid = np.array(allocator.units.grid, dtype=np.int64)
 
-    def _head_fits(self) -> bool:
-        if self._fits is None:
-            self._fits = self.v > 0 and self.spare >= 0 and self.slices._fits_static(self.free, self.shapes, self.head.size)
-        return self._fits
+    def _placements(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._place is None:
+            if self.v > 0 and self.spare >= 0:
+                self._place = self.slices._free_placements(self.free, self.shapes, self.head.size)
+            else:
+                d = len(self._grid)
+                self._place = (np.zeros((0, d), np.int64), np.zeros((0, d), np.int64))
+        return self._place
+
+    def _clear_of(self, box: tuple[tuple[int, ...], tuple[int, ...]], lo: int = 0, hi: int | None = None) -> np.ndarray:
+        """Which of the head's placements ``lo:hi`` the box does not meet."""
+        sides, offs = self._placements()
+        sides, offs = sides[lo:hi], offs[lo:hi]
+        bs = np.array(box[0], dtype=np.int64)
+        bo = np.array(box[1], dtype=np.int64)
+        g = self._grid
+        meet = (((bo - offs) % g) < sides) | (((offs - bo) % g) < bs)
+        return ~meet.all(axis=1)
 
     def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
@@ -513,31 +578,29 @@ class _ShadowMapGuard(ReservationGuard):
         a = self.slices
         if a.candidates(request.size)[0] > self.spare:
             return False
-        if self._refused_at != a._free_units:
-            self._refused.clear()
-        return a.units_needed(request.size) not in self._refused
+        box = a._static_place(request.size)
+        if box is None:
+            return False  # it does not fit now (allocate would say so)
+        n = self._placements()[0].shape[0]
+        for lo in range(0, n, self.CHUNK):
+            if self._clear_of(box, lo, lo + self.CHUNK).any():
+                return True
+        return False
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
-            if self._head_fits():
+            if self._placements()[0].shape[0]:
                 self.releases.append(allocation)
-                self._refused.clear()
                 return True
             return False
         a = self.slices
-        units = a.token_of(allocation)
-        self.free[units] = False
-        self.spare -= int(units.size)
-        self._fits = None
-        if self._head_fits():
-            self._refused.clear()
-            return True
-        self.free[units] = True
-        self.spare += int(units.size)
-        self._fits = None
-        self._refused.add(a.units_needed(allocation.request.size))
-        self._refused_at = a._free_units + int(units.size)  # once the scheduler has released it
-        return False
+        keep = self._clear_of(a._box_of(allocation))
+        if not keep.any():
+            return False
+        sides, offs = self._placements()
+        self._place = (sides[keep], offs[keep])
+        self.spare -= int(a.token_of(allocation).size)
+        return True
 
 
 @ALLOCATORS.register("slice", accepts=SliceAllocator.accepts)
