@@ -142,8 +142,31 @@ def _window_max(a: np.ndarray, axis: int, s: int, g: int, cyclic: bool) -> np.nd
     return np.maximum(m[sl(0, out)], m[sl(s - w, s - w + out)])
 
 
+#: most nodes of static boxes whose units, nodes and info the slice allocator keeps for the next grant of that box
+BOX_CACHE_NODES = 1 << 22
+
 #: largest placement table (rows × volume unit ids) kept per unit count; larger ones use the window search
 TABLE_ENTRIES = 1 << 20
+
+
+class _BoxCache:
+    """Static boxes granted before, by (shape, offset): their units, sorted nodes and info, pure functions
+    of the box shared by every grant of it; at most :data:`BOX_CACHE_NODES` nodes kept, then started afresh."""
+
+    def __init__(self) -> None:
+        self._boxes: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[np.ndarray, np.ndarray, dict[str, Any]]] = {}
+        self._nodes = 0
+
+    def get(self, box: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]] | None:
+        return self._boxes.get(box)
+
+    def put(self, box: tuple[tuple[int, ...], tuple[int, ...]], value: tuple[np.ndarray, np.ndarray, dict[str, Any]], nodes: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        if self._nodes + nodes > BOX_CACHE_NODES:
+            self._boxes.clear()
+            self._nodes = 0
+        self._boxes[box] = value
+        self._nodes += nodes
+        return value
 
 
 class _Placements(NamedTuple):
@@ -231,6 +254,7 @@ class SliceAllocator(Allocator):
         # busy map only gains units, so the same count fails again (no search needed)
         self._releases = 0
         self._failed: dict[int, int] = {}
+        self._boxes = _BoxCache()  # pure: shared with snapshots
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
 
@@ -358,11 +382,25 @@ class SliceAllocator(Allocator):
             found = self._static_place(request.size)
             if found is None:
                 return None
-            shape, offset = found
-            units = self._box_units(shape, offset)
-            torus = tuple(bool(shape[i] == top.grid[i] and top.wrap[i]) or (top.unit_torus and shape[i] == 1) for i in range(top.job_dims))
-            info = {"shape": shape[: top.job_dims], "offset": offset, "units": v, "torus": torus}
-            self._own_network(info, shape)
+            hit = self._boxes.get(found)
+            if hit is None:
+                shape, offset = found
+                units = self._box_units(shape, offset)
+                units.flags.writeable = False
+                nodes = np.sort(top.unit_nodes[units].ravel())
+                nodes.flags.writeable = False
+                torus = tuple(bool(shape[i] == top.grid[i] and top.wrap[i]) or (top.unit_torus and shape[i] == 1) for i in range(top.job_dims))
+                info = {"shape": shape[: top.job_dims], "offset": offset, "units": v, "torus": torus}
+                self._own_network(info, shape)
+                hit = self._boxes.put(found, (units, nodes, info), nodes.size)
+            units, nodes, info = hit
+            info = dict(info)
+            self._grant_units(units, v)
+            return Grant(nodes, info, units)
+        self._grant_units(units, v)
+        return Grant(np.sort(top.unit_nodes[units].ravel()), info, units)
+
+    def _grant_units(self, units: np.ndarray, v: int) -> None:
         self._unit_busy[units] = True
         self._free_units -= v
         units.flags.writeable = False
@@ -371,7 +409,6 @@ class SliceAllocator(Allocator):
         self._version = self._versions
         self._undo = (units, before, self._version)
         self._failed_since_grant = False
-        return Grant(np.sort(top.unit_nodes[units].ravel()), info, units)
 
     def _own_network(self, info: dict[str, Any], shape: tuple[int, ...]) -> None:
         """Record the slice's own network in ``info``: its sides in nodes (``sides``), whether it is
