@@ -251,7 +251,9 @@ class ReplayPlan:
         before the job's allocation at ``t`` do not depend on ``t``, so one
         snapshot walks through them once, in time order; at each ``t`` the job
         must fit that snapshot's state (``can_allocate``, no copy), and only
-        then does a copy replay the rest of the plan with the job in it.
+        then does a copy replay the rest of the plan with the job in it.  At
+        ``not_after`` nothing is replayed: the plan with the job there is the
+        one every earlier answer kept feasible (the full replay finds it so).
         """
         req = self.request(job)
         prio = self.priority(job)
@@ -261,6 +263,8 @@ class ReplayPlan:
         granted: dict[int, Allocation] = {}
         i = 0
         for t in self._times(not_after):
+            if t == not_after:
+                return t  # the job back where it was: the plan this pass has kept feasible (see above)
             key = (t, 1, prio, job)
             while i < len(base) and _event_key(base[i]) < key:
                 if not self._apply(scratch, granted, base[i]):
