@@ -613,8 +613,9 @@ class _ShadowMapGuard(ReservationGuard):
         if ends_by_shadow:
             return True
         a = self.slices
-        if a.candidates(request.size)[0] > self.spare:
-            return False
+        v = a.candidates(request.size)[0]
+        if v > self.spare or v > a._free_units:
+            return False  # (not enough units at the shadow time, or now: no box search needed)
         box = a._static_place(request.size)
         if box is None:
             return False  # it does not fit now (allocate would say so)
