@@ -29,9 +29,17 @@ for all sizes: every mesh, every torus and every partially wrapped torus
 (some dimensions wrapped, as ``torus:4x5,wrap=01``) with those sides, in
 every orientation.  Method: exhaustive (every route of every machine named).
 
+Router networks (:func:`dragonfly_route`, :func:`fattree_route`): the
+dragonfly's minimal routing (local, global, local; Kim et al. 2008) with and
+without the VC class change at the global hop, and the k-ary n-tree's
+up*/down* routing with the up ports fixed by the destination's digits.
+Channels are ``(from router, to router, class)``; node links (injection,
+ejection) cannot lie on a cycle and are left out.
+
 Assumed: nothing of the simulator; the routes are derived from the
 definitions above.  Derived: the CDG and its acyclicity (or a cycle).
-Linked to the code by :func:`simulator_routes_agree`.
+Linked to the code by :func:`simulator_routes_agree` and
+:func:`simulator_router_routes_agree`.
 
 :func:`simulator_routes_agree` then checks, separately, that the
 simulator's routes (``topoalloc.network``) are exactly these routes, channel
@@ -57,6 +65,11 @@ __all__ = [
     "grid_shapes",
     "mixed_wrap_cases",
     "deadlock_rows",
+    "dragonfly_route",
+    "fattree_route",
+    "prove_dragonfly_deadlock_free",
+    "prove_fattree_deadlock_free",
+    "simulator_router_routes_agree",
 ]
 
 Channel = tuple[int, int, int, int]  # (node, dimension, direction, class)
@@ -244,7 +257,26 @@ def mixed_wrap_cases(max_side: dict[int, int]) -> list[tuple[tuple[int, ...], tu
     return out
 
 
-def deadlock_rows(*, max_side: dict[int, int] | None = None, max_cube: int = 8, mixed_side: dict[int, int] | None = None) -> list[dict]:
+def dragonfly_cases(max_a: int, max_h: int) -> list[tuple[int, int, int]]:
+    """Every dragonfly ``(a, h, g)`` with ``a <= max_a``, ``h <= max_h`` and every number of groups ``1 .. a·h + 1``."""
+    return [(a, h, g) for a in range(1, max_a + 1) for h in range(1, max_h + 1) for g in range(1, a * h + 2)]
+
+
+def dragonfly_needs_classes(a: int, h: int, g: int) -> bool:
+    """Whether minimal routing with one VC class has a dependency cycle, as the module argues it.
+
+    A cycle needs a local hop between two global hops of different routes:
+    a route arriving on router ``z`` of a group and going on locally to ``w``,
+    and a route leaving from ``z`` locally to ``w`` to take ``w``'s global link
+    — so at least three groups (with two, the only global link of a group both
+    arrives and leaves on one router), two routers a group, and global channels
+    on more than one router: the channels in use, ``0 .. g-2``, reach past
+    router 0's ``h`` when ``g - 2 >= h``.
+    """
+    return g >= 3 and a >= 2 and g - 2 >= h
+
+
+def deadlock_rows(*, max_side: dict[int, int] | None = None, max_cube: int = 8, mixed_side: dict[int, int] | None = None, max_dragonfly: tuple[int, int] = (4, 2), max_fattree: tuple[int, int] = (4, 4)) -> list[dict]:
     """Run the family and summarise it as rows (what, how many cases, largest, time, verdict).
 
     Meshes, tori and partially wrapped tori with dateline classes must be
@@ -274,6 +306,13 @@ def deadlock_rows(*, max_side: dict[int, int] | None = None, max_cube: int = 8, 
         ]
 
     cubes = [prove_hypercube_deadlock_free(n) for n in range(0, max_cube + 1)]
+    dfly = dragonfly_cases(*max_dragonfly)
+    dfly_classes = [prove_dragonfly_deadlock_free(a, h, g) for a, h, g in dfly]
+    dfly_plain = [
+        ProofResult("one class: a cycle iff g >= 3, a >= 2 and g - 2 >= h", (not r.holds) == dragonfly_needs_classes(a, h, g), r.seconds, r.size, None if (not r.holds) == dragonfly_needs_classes(a, h, g) else {"acyclic": r.holds}, r.details)
+        for (a, h, g), r in ((c, prove_dragonfly_deadlock_free(*c, classes=False)) for c in dfly)
+    ]
+    trees = [prove_fattree_deadlock_free(k, n) for k in range(2, max_fattree[0] + 1) for n in range(1, max_fattree[1] + 1)]
     size = lambda r: r.details.get("channels", 0)  # noqa: E731
     bound = ", ".join(f"{d}-D sides <= {m}" for d, m in sorted(max_side.items()))
     mbound = ", ".join(f"{d}-D sides <= {m}" for d, m in sorted(mixed_side.items()) if m)
@@ -284,4 +323,142 @@ def deadlock_rows(*, max_side: dict[int, int] | None = None, max_cube: int = 8, 
         summarise(f"partially wrapped torus + dateline VCs: CDG acyclic [{mbound}, every mixed wrap pattern]", mixed_dl, size),
         summarise(f"partially wrapped torus without dateline VCs: a cycle iff a wrapped side >= 4 [{mbound}]", cycle_iff(mixed_plain, mixed_expect), size),
         summarise(f"hypercube, E-cube: CDG acyclic [Q0..Q{max_cube}]", cubes, size),
+        summarise(f"dragonfly, minimal + VC class change at the global hop: CDG acyclic [a <= {max_dragonfly[0]}, h <= {max_dragonfly[1]}, every g]", dfly_classes, size),
+        summarise(f"dragonfly, minimal, one class: a cycle iff g >= 3, a >= 2, g - 2 >= h [a <= {max_dragonfly[0]}, h <= {max_dragonfly[1]}, every g]", dfly_plain, size),
+        summarise(f"fat tree (k-ary n-tree), up*/down*: CDG acyclic [k <= {max_fattree[0]}, n <= {max_fattree[1]}]", trees, size),
     ]
+
+
+# ------------------------------------------------------------- router networks
+RouterChannel = tuple[int, int, int]  # (from router, to router, class)
+
+
+def dragonfly_route(a: int, h: int, g: int, ra: int, rb: int, *, classes: bool = False) -> list[RouterChannel]:
+    """The router channels of the dragonfly's minimal route from router ``ra`` to router ``rb``, from the definition.
+
+    Kim, Dally, Scott & Abts (ISCA 2008), §3 with the consecutive arrangement
+    of global links: routers ``G·a .. G·a + a - 1`` form group ``G``, joined all
+    to all; global channel ``c`` (``0 <= c < a·h``) of group ``G`` is owned by
+    router ``c // h`` of the group and leads to group ``(G + c + 1) mod (a·h + 1)``,
+    where it lands on the router owning that group's channel back to ``G``.
+    Minimal routing: a local hop to the router owning the global channel to the
+    destination group (none if the packet is there), the global hop, a local
+    hop to the destination router (none if the global channel lands there); in
+    one group, one local hop.  With ``classes`` a packet takes VC class 0 until
+    its global hop and class 1 from it on (§4's VC change at the global hop).
+    """
+    gmax = a * h + 1
+    ga, gb = ra // a, rb // a
+    if ra == rb:
+        return []
+    if ga == gb:
+        return [(ra, rb, 0)]
+    out_r = ga * a + ((gb - ga - 1) % gmax) // h
+    in_r = gb * a + ((ga - gb - 1) % gmax) // h
+    route: list[RouterChannel] = []
+    if out_r != ra:
+        route.append((ra, out_r, 0))
+    up = 1 if classes else 0
+    route.append((out_r, in_r, up))
+    if in_r != rb:
+        route.append((in_r, rb, up))
+    return route
+
+
+def fattree_route(k: int, n: int, x: int, y: int) -> list[RouterChannel]:
+    """The switch channels of the k-ary n-tree's route from leaf switch ``x`` to leaf switch ``y``, from the definition.
+
+    Switch ``(w, l)`` (an (n-1)-digit base-k word ``w``, level ``l``) is router
+    ``l·k^(n-1) + w`` and joins ``(w', l+1)`` iff ``w`` and ``w'`` differ at
+    most in digit ``l`` (Petrini & Vanneschi, IPPS 1997).  Let ``L`` be one
+    more than the highest digit where ``x`` and ``y`` differ.  Up: from level
+    ``l`` to ``l + 1`` digit ``l`` becomes ``y``'s, for ``l = 0 .. L-1`` (so the
+    climb ends on ``(y, L)``); down: from ``(y, l)`` to ``(y, l-1)``.  One VC
+    class.
+    """
+    per = k ** (n - 1)
+
+    def digit(w: int, i: int) -> int:
+        return (w // k**i) % k
+
+    L = max((i + 1 for i in range(n - 1) if digit(x, i) != digit(y, i)), default=0)
+    route: list[RouterChannel] = []
+    w = x
+    for level in range(L):
+        w2 = w + (digit(y, level) - digit(w, level)) * k**level
+        route.append((level * per + w, (level + 1) * per + w2, 0))
+        w = w2
+    for level in range(L, 0, -1):
+        route.append((level * per + y, (level - 1) * per + y, 0))
+    return route
+
+
+def _router_verdict(name: str, size: str, g, t0: float) -> ProofResult:
+    import networkx as nx
+
+    details = {"channels": g.number_of_nodes(), "dependencies": g.number_of_edges(), "method": "exhaustive"}
+    if nx.is_directed_acyclic_graph(g):
+        return ProofResult(name, True, time.perf_counter() - t0, size, None, details)
+    cycle = [u for u, _ in nx.find_cycle(g)]
+    ce = {"cycle": [{"from_router": c[0], "to_router": c[1], "class": c[2]} for c in cycle]}
+    return ProofResult(name, False, time.perf_counter() - t0, size, ce, details)
+
+
+def prove_dragonfly_deadlock_free(a: int, h: int, g: int | None = None, *, classes: bool = True) -> ProofResult:
+    """Decide whether minimal routing on the dragonfly ``(a, h, g)`` has an acyclic CDG (every router pair's route).
+
+    Terminals per router do not matter: injection channels have no
+    predecessor and ejection channels no successor, so no cycle passes them.
+
+    >>> prove_dragonfly_deadlock_free(2, 1, 3).holds
+    True
+    >>> prove_dragonfly_deadlock_free(2, 1, 3, classes=False).holds
+    False
+    """
+    g = a * h + 1 if g is None else g
+    t0 = time.perf_counter()
+    R = a * g
+    cdg = _cdg(dragonfly_route(a, h, g, x, y, classes=classes) for x in range(R) for y in range(R) if x != y)  # type: ignore[arg-type]
+    name = "CDG acyclic (dragonfly minimal" + (", VC class change at the global hop)" if classes else ", one class)")
+    return _router_verdict(name, f"dragonfly:p=1,a={a},h={h},g={g}", cdg, t0)
+
+
+def prove_fattree_deadlock_free(k: int, n: int) -> ProofResult:
+    """Decide whether up*/down* routing on the k-ary n-tree has an acyclic CDG (every pair of leaf switches)."""
+    t0 = time.perf_counter()
+    per = k ** (n - 1)
+    cdg = _cdg(fattree_route(k, n, x, y) for x in range(per) for y in range(per) if x != y)  # type: ignore[arg-type]
+    return _router_verdict("CDG acyclic (fat tree up*/down*)", f"fattree:k={k},n={n}", cdg, t0)
+
+
+def simulator_router_routes_agree(topology, *, vcs: int = 2) -> ProofResult:
+    """The simulator's routes on a dragonfly or fat tree, channel by channel (routers and VC class), equal
+    :func:`dragonfly_route` / :func:`fattree_route` for every ordered pair of distinct nodes."""
+    from ..network.config import NetworkConfig
+    from ..network.engine import hop_classes, uses_dateline
+    from ..network.tables import network_tables
+    from ..topology.indirect import Dragonfly
+
+    t0 = time.perf_counter()
+    tables = network_tables(topology)
+    dateline = uses_dateline(topology, NetworkConfig(vcs=vcs))
+    n = topology.n_nodes
+    where = [int(r) for r in topology.node_router]
+    cases = 0
+    for s in range(n):
+        for d in range(n):
+            if s == d:
+                continue
+            chans = tables.route_channels(s, d)[1:-1]
+            classes = hop_classes(tables, chans, dateline) if dateline else [0] * len(chans)
+            got = [(int(tables.chan_src[c]), int(tables.chan_dst[c]), k) for c, k in zip(chans, classes)]
+            if isinstance(topology, Dragonfly):
+                want = dragonfly_route(topology.a, topology.h, topology.groups, where[s], where[d], classes=dateline)
+            else:
+                per = topology.k ** (topology.n - 1)
+                want = fattree_route(topology.k, topology.n, where[s] % per, where[d] % per)
+            cases += 1
+            if got != want:
+                ce = {"pair": [s, d], "simulator": got, "definition": want}
+                return ProofResult("simulator routes = definition", False, time.perf_counter() - t0, topology.spec(), ce, {"cases": cases, "method": "exhaustive"})
+    return ProofResult("simulator routes = definition", True, time.perf_counter() - t0, topology.spec(), None, {"cases": cases, "method": "exhaustive"})

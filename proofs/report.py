@@ -130,5 +130,5 @@ def run_family(family: str, *, full: bool = False, max_dims: int = 6, max_order:
     if family == "deadlock":
         from .deadlock import deadlock_rows
 
-        return deadlock_rows(max_side={2: 12, 3: 6, 4: 3}, max_cube=10, mixed_side={2: 8, 3: 4, 4: 3}) if full else deadlock_rows()
+        return deadlock_rows(max_side={2: 12, 3: 6, 4: 3}, max_cube=10, mixed_side={2: 8, 3: 4, 4: 3}, max_dragonfly=(6, 3), max_fattree=(5, 5)) if full else deadlock_rows()
     raise InvalidArgument("family", family, "one of torus, hypercube, deadlock")

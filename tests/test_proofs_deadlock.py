@@ -12,6 +12,11 @@ import pytest
 from topoalloc.proofs.deadlock import (
     deadlock_rows,
     dor_route,
+    dragonfly_route,
+    fattree_route,
+    prove_dragonfly_deadlock_free,
+    prove_fattree_deadlock_free,
+    simulator_router_routes_agree,
     grid_shapes,
     mixed_wrap_cases,
     prove_grid_deadlock_free,
@@ -26,12 +31,15 @@ SLOW = {2: 12, 3: 6, 4: 3}
 
 def test_default_family_holds():
     rows = deadlock_rows(max_side=DEFAULT, max_cube=8)
-    assert [r["holds"] for r in rows] == [True] * 6, rows
+    assert [r["holds"] for r in rows] == [True] * 9, rows
     assert rows[0]["cases"] == 16 + 64 + 64 and rows[5]["cases"] == 9
     assert rows[0]["largest"] == "mesh:4x4x4"  # most channels: 288 (8x8 has 224)
     # partially wrapped tori: 2-D sides <= 6 (two mixed patterns), 3-D sides <= 3 (six)
     assert rows[3]["cases"] == rows[4]["cases"] == 36 * 2 + 27 * 6
     assert {r["method"] for r in rows} == {"exhaustive"}
+    # router networks: dragonflies a <= 4, h <= 2, every number of groups (38); fat trees k <= 4, n <= 4 (12)
+    assert rows[6]["cases"] == rows[7]["cases"] == 38 and rows[8]["cases"] == 12
+    assert rows[8]["largest"] == "fattree:k=4,n=4"
 
 
 def test_torus_without_dateline_has_a_cycle():
@@ -88,3 +96,72 @@ def test_larger_family_holds():
 @pytest.mark.parametrize("spec", ["mesh:8x8", "torus:8x8", "torus:4x4x4", "hypercube:8"])
 def test_simulator_routes_larger(spec):
     assert simulator_routes_agree(parse_machine(spec), vcs=2).holds
+
+
+# ------------------------------------------------------------- router networks
+def test_dragonfly_needs_the_class_change_at_the_global_hop():
+    """One class: local, global, local, global ... closes a cycle through three groups (the check can fail)."""
+    r = prove_dragonfly_deadlock_free(2, 1, 3, classes=False)
+    assert not r.holds
+    cycle = r.counterexample["cycle"]
+    groups = {c["from_router"] // 2 for c in cycle}
+    assert len(groups) == 3 and len(cycle) == 6  # a local and a global hop in each of the three groups
+    assert prove_dragonfly_deadlock_free(2, 1, 3).holds
+    # two groups: the one global link arrives and leaves on the same router, no cycle without classes
+    assert prove_dragonfly_deadlock_free(4, 2, 2, classes=False).holds
+    # every global channel in use on router 0 (g - 2 < h): no local hop between two global hops
+    assert prove_dragonfly_deadlock_free(3, 3, 4, classes=False).holds
+
+
+def test_router_route_definitions():
+    # dragonfly a=4, h=2 (9 groups): router 0 (group 0) to router 35 (group 8): channel 7 of group 0 is router 3's,
+    # and it lands on group 8's channel back to 0, (0 - 8 - 1) mod 9 = 0, router 32's
+    assert dragonfly_route(4, 2, 9, 0, 35, classes=True) == [(0, 3, 0), (3, 32, 1), (32, 35, 1)]
+    assert dragonfly_route(4, 2, 9, 1, 2) == [(1, 2, 0)]
+    # 2-ary 3-tree (4 leaf switches per level): leaf 0 to leaf 3 climbs to level 2 through (1, 1), comes down through (3, 1)
+    assert fattree_route(2, 3, 0, 3) == [(0, 4 + 1, 0), (4 + 1, 8 + 3, 0), (8 + 3, 4 + 3, 0), (4 + 3, 3, 0)]
+    assert fattree_route(2, 3, 2, 3) == [(2, 4 + 3, 0), (4 + 3, 3, 0)]
+
+
+@pytest.mark.parametrize("k,n", [(2, 1), (2, 4), (3, 3), (4, 3), (5, 2)])
+def test_fat_tree_is_deadlock_free(k, n):
+    assert prove_fattree_deadlock_free(k, n).holds
+
+
+@pytest.mark.parametrize("spec", ["dragonfly:p=2,a=4,h=2", "dragonfly:p=1,a=3,h=2,g=5", "dragonfly:p=3,a=2,h=1", "fattree:k=2,n=3", "fattree:k=3,n=3", "fattree:k=4,n=2"])
+@pytest.mark.parametrize("vcs", [1, 2])
+def test_simulator_routes_on_router_networks_are_the_proved_routes(spec, vcs):
+    top = parse_machine(spec)
+    r = simulator_router_routes_agree(top, vcs=vcs)
+    assert r.holds, r.counterexample
+    assert r.details["cases"] == top.n_nodes * (top.n_nodes - 1)
+
+
+def test_router_route_agreement_can_fail(monkeypatch):
+    """A fat tree climbing by the source's digits instead of the destination's is caught, pair named."""
+    from topoalloc.network.tables import network_tables
+    from topoalloc.topology.indirect import FatTree
+
+    def by_source(self, a, b):  # up*/down* through the leftmost top switch: minimal, destination-based, not the definition
+        k, per = self.k, self.k ** (self.n - 1)
+        ra, rb = self.router_of(a), self.router_of(b)
+        L = max((i + 1 for i in range(self.n - 1) if (ra // k**i) % k != (rb // k**i) % k), default=0)
+        up = [ra]
+        w = ra
+        for level in range(L):
+            w -= ((w // k**level) % k) * k**level
+            up.append((level + 1) * per + w)
+        down = [rb]
+        w = rb
+        for level in range(L - 1):
+            w -= ((w // k**level) % k) * k**level
+            down.append((level + 1) * per + w)
+        return up + down[::-1][:-1] + [rb] if L else [ra]
+
+    monkeypatch.setattr(FatTree, "router_route", by_source)
+    network_tables.cache_clear()
+    try:
+        r = simulator_router_routes_agree(FatTree(2, 3))
+    finally:
+        network_tables.cache_clear()
+    assert not r.holds and r.counterexample["pair"]

@@ -103,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     af.add_argument("--mesh", required=True, metavar="XxY", help="the mesh request, e.g. 20x30")
     af.add_argument("--json", action="store_true", help='print {"cube", "mesh": [[x, y, node], ...], "leftover"} as JSON')
 
-    nw = sub.add_parser("network", help="simulate synthetic traffic on a machine's network (wormhole flits or packets)", description="Simulate synthetic traffic on a mesh, torus or hypercube: one load (--rate) or a latency-throughput sweep (--sweep) with its saturation point. Rates are flits per node per cycle.")
-    nw.add_argument("--topology", required=True, metavar="SPEC", help="mesh:8x8, torus:4x4x4, hypercube:6, ...")
+    nw = sub.add_parser("network", help="simulate synthetic traffic on a machine's network (wormhole flits or packets)", description="Simulate synthetic traffic on a mesh, torus, hypercube or router network (dragonfly, fat tree, a Slurm tree): one load (--rate) or a latency-throughput sweep (--sweep) with its saturation point. Rates are flits per node per cycle.")
+    nw.add_argument("--topology", required=True, metavar="SPEC", help="mesh:8x8, torus:4x4x4, hypercube:6, dragonfly:p=2,a=4,h=2, fattree:k=4,n=3, ...")
     nw.add_argument("--traffic", default="uniform", metavar="NAME", help="uniform, transpose, bit-complement, bit-reverse, shuffle, tornado, neighbour, hotspot[:node=N,fraction=F] (default uniform)")
     nw.add_argument("--rate", type=float, default=0.1, help="offered load in flits per node per cycle (default 0.1)")
     nw.add_argument("--packet", type=int, default=8, help="flits per packet (default 8)")

@@ -66,7 +66,7 @@ static int get_bufs(PyObject *tuple, const char *sizes, Bufs *b) {
 
 typedef struct {
     /* parameters */
-    i64 N, C, V, B, P, R, wormhole, saf, half, dateline, deadlock, nbuf, CH;
+    i64 N, C, V, B, P, R, wormhole, saf, half, dateline, deadlock, nbuf, CH, NR;
     /* scalars (pointers into the scal array) */
     i64 *scal;
     /* tables */
@@ -177,7 +177,7 @@ static int flit_cycle(Flit *s, i64 now) {
     }
     /* routers */
     i32 n_gr = 0;
-    for (i32 r = 0; r < N; r++) {
+    for (i32 r = 0; r < s->NR; r++) {
         if (!s->busy[r]) continue;
         const i32 *vcs = s->rvcs + s->rptr[r] * V;
         i32 nv = (i32)((s->rptr[r + 1] - s->rptr[r]) * V);
@@ -259,7 +259,7 @@ static int flit_cycle(Flit *s, i64 now) {
     for (i32 k = 0; k < n_ni; k++) {
         i32 u = s->ni_sends[k];
         i32 pid = s->ni_pkt[u], f = s->ni_flit[u], q = s->ni_vc[u];
-        if (!s->bcnt[q]) s->busy[u]++;
+        if (!s->bcnt[q]) s->busy[s->chan_dst[C + u]]++;
         push_flit(s, q, pid, f, now + R + 1);
         scal[S_IN_NET]++;
         if (in_window) s->link_flits[C + u]++;
@@ -280,14 +280,14 @@ static PyObject *flit_run(PyObject *self, PyObject *args) {
     Bufs bufs;
     /* see _compiled.FLIT_ARRAYS for the order */
     if (get_bufs(tuple, "qiiibiiiiqiiiiiiiiiiqiiiiqqqiiqqqqqqiiiq", &bufs) < 0) return NULL;
-    i64 p[13];
-    for (int i = 0; i < 13; i++) {
+    i64 p[14];
+    for (int i = 0; i < 14; i++) {
         p[i] = PyLong_AsLongLong(PyTuple_GetItem(ptuple, i));
     }
     if (PyErr_Occurred()) { release_bufs(&bufs); return NULL; }
     Flit s = {
         .N = p[0], .C = p[1], .V = p[2], .B = p[3], .P = p[4], .R = p[5], .wormhole = p[6], .saf = p[7],
-        .half = p[8], .dateline = p[9], .deadlock = p[10], .nbuf = p[11], .CH = p[12],
+        .half = p[8], .dateline = p[9], .deadlock = p[10], .nbuf = p[11], .CH = p[12], .NR = p[13],
         .scal = P64(0), .next_chan = P32(1), .chan_dst = P32(2), .chan_dim = P32(3), .chan_wrap = P8(4),
         .rptr = P32(5), .rvcs = P32(6), .fpid = P32(7), .fidx = P32(8), .fready = P64(9), .bhead = P32(10),
         .bcnt = P32(11), .owner = P32(12), .outq = P32(13), .busy = P32(14), .sq_head = P32(15), .sq_tail = P32(16),

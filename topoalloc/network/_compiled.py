@@ -173,7 +173,7 @@ class CFlitEngine(_CBase):
         a["bcnt"] = np.zeros(nbuf, i32)
         a["owner"] = np.full(self.CH * V, -1, i32)
         a["outq"] = np.full(nbuf, -1, i32)
-        a["busy"] = np.zeros(N, i32)
+        a["busy"] = np.zeros(tables.n_routers, i32)
         for name in ("sq_head", "sq_tail", "ni_pkt", "ni_vc"):
             a[name] = np.full(N, -1, i32)
         a["ni_flit"] = np.zeros(N, i32)
@@ -182,7 +182,7 @@ class CFlitEngine(_CBase):
         a["grants"] = np.zeros(nbuf, i32)
         a["ni_sends"] = np.zeros(N, i32)
         a["heads"] = np.zeros(int(np.diff(tables.in_ptr).max()) * V, i32)
-        self.params = (N, self.C, V, B, cfg.packet, cfg.router_delay, int(cfg.switching == "wormhole"), int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, nbuf, self.CH)
+        self.params = (N, self.C, V, B, cfg.packet, cfg.router_delay, int(cfg.switching == "wormhole"), int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, nbuf, self.CH, tables.n_routers)
 
     def _packet_arrays(self) -> dict[str, tuple[type, int, int]]:
         return {

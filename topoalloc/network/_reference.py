@@ -39,6 +39,7 @@ class _Base:
         self.tables = tables
         self.C = tables.n_links
         self.N = tables.n_nodes
+        self.NR = tables.n_routers
         self.V = cfg.vcs
         self.B = cfg.buffers
         self.P = cfg.packet
@@ -131,12 +132,12 @@ class PyFlitEngine(_Base):
 
     def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
         super().__init__(tables, cfg, dateline)
-        V, N = self.V, self.N
+        V, N, NR = self.V, self.N, self.NR
         self.buf: list[deque[Any]] = [deque() for _ in range(self.n_buffered)]
         self.outq = [-1] * self.n_buffered
         ip, ic = tables.in_ptr.tolist(), tables.in_chan.tolist()
-        self.router_vcs = [[c * V + v for c in ic[ip[r] : ip[r + 1]] for v in range(V)] for r in range(N)]
-        self.busy = [0] * N  # non-empty input VCs per router
+        self.router_vcs = [[c * V + v for c in ic[ip[r] : ip[r + 1]] for v in range(V)] for r in range(NR)]
+        self.busy = [0] * NR  # non-empty input VCs per router
         self.active: set[int] = set()
         self.srcq: list[deque[int]] = [deque() for _ in range(N)]
         self.ni_pkt = [-1] * N
@@ -292,8 +293,9 @@ class PyFlitEngine(_Base):
             pid, f, q = self.ni_pkt[u], self.ni_flit[u], self.ni_vc[u]
             b = buf[q]
             if not b:
-                self.busy[u] += 1
-                self.active.add(u)
+                r = chan_dst[C + u]
+                self.busy[r] += 1
+                self.active.add(r)
             b.append((pid, f, now + R + 1))
             self.in_net += 1
             if in_window:

@@ -84,6 +84,7 @@ import numpy as np
 
 from ..errors import InvalidArgument, NetworkDeadlock
 from ..topology import Topology, parse_machine
+from ..topology.indirect import Dragonfly
 from ..topology.torus import Torus
 from .config import NetworkConfig
 from .tables import NetworkTables, network_tables
@@ -107,10 +108,15 @@ def uses_dateline(topology: Topology, config: NetworkConfig) -> bool:
     """Whether the engines split VCs into dateline classes on ``topology`` under ``config``.
 
     Only tori with a wrapped side of at least 3 have wrap-around links a route
-    can chain through; there, ``dateline=None`` means "with two or more VCs".
+    can chain through, and only a dragonfly's minimal routing needs a class
+    change at its global hop (see :func:`topoalloc.network.tables._router_links`);
+    there, ``dateline=None`` means "with two or more VCs".
     """
     top = parse_machine(topology)
-    if not isinstance(top, Torus) or not any(w and k >= 3 for w, k in zip(top.wrap, top.dims)):
+    if isinstance(top, Dragonfly):
+        if top.groups < 2 or top.a < 2:  # no global hop, or no local hop around it
+            return False
+    elif not isinstance(top, Torus) or not any(w and k >= 3 for w, k in zip(top.wrap, top.dims)):
         return False
     if config.dateline is None:
         return config.vcs >= 2
@@ -139,7 +145,8 @@ class Network:
     Parameters
     ----------
     topology : Topology or str
-        A mesh, torus or hypercube (or its machine spec).
+        A mesh, torus, hypercube or router network (dragonfly, fat tree, a
+        Slurm tree), or its machine spec.
     config : NetworkConfig, optional
         Default ``NetworkConfig()`` (wormhole, P = 8, B = 16, V = 1, R = 1, flit level).
 

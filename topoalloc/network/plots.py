@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from ..outputs import atomic_output
+from ..topology.indirect import RouterNetwork
 from ..topology.torus import Torus
 from .sim import SweepResult, TrafficResult
 from .tables import NetworkTables
@@ -73,7 +74,8 @@ def plot_latency_throughput(result: SweepResult, path: str, *, bound: float | No
 
 
 def plot_link_utilization(result: TrafficResult, tables: NetworkTables, path: str) -> str:
-    """Utilisation of every link: on a 2-D grid, each directed link drawn beside its partner; otherwise a node x (dimension, direction) matrix."""
+    """Utilisation of every link: on a 2-D grid, each directed link drawn beside its partner; on a router network a
+    router x router matrix (blank where no link); otherwise a node x (dimension, direction) matrix."""
     plt = _pyplot(path)
     util = result.link_utilization
     top = tables.topology
@@ -94,6 +96,12 @@ def plot_link_utilization(result: TrafficResult, tables: NetworkTables, path: st
         ax.set_aspect("equal")
         ax.set_xlabel("x (dimension 0)")
         ax.set_ylabel("y (dimension 1)")
+    elif isinstance(top, RouterNetwork):
+        grid = np.full((tables.n_routers, tables.n_routers), np.nan)
+        grid[tables.chan_src[: tables.n_links], tables.chan_dst[: tables.n_links]] = util[: tables.n_links]
+        ax.imshow(grid, aspect="auto", cmap=cmap, vmin=0, vmax=vmax, interpolation="nearest")
+        ax.set_xlabel("to router")
+        ax.set_ylabel("from router")
     else:
         dims = sorted({(int(tables.chan_dim[c]), int(tables.chan_dir[c])) for c in range(tables.n_links)})
         col = {k: i for i, k in enumerate(dims)}

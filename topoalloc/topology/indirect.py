@@ -109,9 +109,25 @@ class RouterNetwork(Routers):
         return 2 + int(self.router_hops[ra, rb])
 
     def router_route(self, a: int, b: int) -> list[int]:
-        import networkx as nx
+        """A shortest route, destination-based: from each router, the lowest-numbered neighbour one hop nearer ``b``'s router.
 
-        return [int(r) for r in nx.shortest_path(self.graph, self.router_of(a), self.router_of(b))]
+        Destination-based (the route from any router of a route onwards is the
+        rest of that route), so the network simulator's route table can hold it;
+        on a tree (``topology/tree``, ``topology/block``) it is the only path.
+        """
+        return self._toward(self.router_of(a), self.router_of(b))
+
+    def _toward(self, ra: int, rb: int) -> list[int]:
+        dist = self.router_hops[:, rb]
+        path = [ra]
+        while path[-1] != rb:
+            r = path[-1]
+            path.append(min(v for v in self._adjacent[r] if dist[v] == dist[r] - 1))
+        return path
+
+    @cached_property
+    def _adjacent(self) -> list[list[int]]:
+        return [sorted(int(v) for v in self.graph.neighbors(r)) for r in range(self.n_routers)]
 
     def route(self, a: int, b: int) -> list[int]:
         """The processors a message visits: just the two ends (the routers between are in :meth:`router_route`)."""
@@ -257,6 +273,37 @@ class FatTree(RouterNetwork):
 
     def key(self) -> tuple:
         return ("fattree", self.k, self.n)
+
+    def router_route(self, a: int, b: int) -> list[int]:
+        """Minimal up*/down* routing with the up ports chosen by the destination's digits.
+
+        From switch ``(w, l)``: if ``b``'s leaf ``v`` lies below it (``w`` and
+        ``v`` agree from digit ``l`` up), go down to ``(w', l-1)`` with digit
+        ``l-1`` of ``w`` set to ``v``'s; else go up to ``(w', l+1)`` with digit
+        ``l`` set to ``v``'s.  So a route climbs to the lowest common level and
+        comes down through ``(v, l)``; every route to one leaf ends on the same
+        switches (destination-based, the deterministic fat-tree routing of
+        Gómez et al., "Deterministic versus Adaptive Routing in Fat-Trees",
+        IPDPS workshops 2007, which spreads destinations over the up ports).
+        Deadlock-free with one virtual channel: no route goes down then up.
+        """
+        k, per = self.k, self.k ** (self.n - 1)
+        v = self.router_of(b)
+        r = self.router_of(a)
+        path = [r]
+        while r != v:
+            level, w = divmod(r, per)
+            step = k**level
+            if w // step == v // step:  # v lies below (w, level): go down, fixing digit level-1
+                low = step // k
+                w += ((v // low) % k - (w // low) % k) * low
+                level -= 1
+            else:  # go up, fixing digit level
+                w += ((v // step) % k - (w // step) % k) * step
+                level += 1
+            r = level * per + w
+            path.append(r)
+        return path
 
     def spec(self) -> str:
         return f"fattree:k={self.k},n={self.n}"
