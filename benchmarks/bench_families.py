@@ -22,7 +22,13 @@ mean over jobs of the average hop distance between a slice's chips on the torus,
 twisted torus it is wired as) under the static rule, OCS, and OCS with twisted tori for
 the k×k×2k and k×2k×2k slices; and the plain and twisted figures of every v4 slice shape.
 
-Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|slurm|twist]
+``--only routers-network``: the placement policies on the dragonfly and the fat tree with the
+network simulator: after its run every job sends 64 one-packet messages between random pairs
+of its processes (flit level, wormhole, three VCs; the dragonfly under minimal and under Valiant's
+routing, the fat tree under up*/down*), and the table gains the mean communication time, packet
+latency and blocking per job (cycles; one cycle = one second).
+
+Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|routers-network|slurm|twist]
 """
 
 from __future__ import annotations
@@ -86,6 +92,44 @@ def routers(jobs: int) -> None:
             for policy in POLICIES:
                 s = run(TRACES / file, jobs, machine, policy)
                 print(f"| {label} | {policy} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['utilization']:.3f} | {s['mean_pairwise_l1']:.2f} | {s['seconds']:.1f} |", flush=True)
+        print()
+
+
+#: --only routers-network: what every job sends after its run (service = run time + communication, one cycle = one
+#: second of the trace): 64 messages of one 8-flit packet between uniform random pairs of its processes, so the
+#: messages cross the whole placement; flit-level wormhole, 4-flit buffers, three VCs (Valiant's routing on the
+#: dragonfly needs a class per global hop; every run gets the same three), router delay 1.
+ROUTER_NETWORK = {"traffic": "random-pairs:messages=64", "service": "add", "contention": False}
+ROUTER_CONFIG = "wormhole:packet=8,buffers=4,vcs=3,router_delay=1,mode=flit"
+
+
+def routers_network(jobs: int) -> None:
+    """Placement policies on router networks with the network simulator: the four logs, communication time per job
+    (the dragonfly under minimal and under Valiant's routing, the fat tree under its up*/down* routing)."""
+    import topoalloc
+    from topoalloc.topology import parse_machine
+    from topoalloc.workload import read_swf
+
+    print(f"first {jobs:,} jobs, sizes scaled proportionally, EASY, --clean; every job then sends 64 one-packet messages between random pairs of its processes ({ROUTER_CONFIG})\n")
+    for machine, what in ROUTER_MACHINES:
+        routings = ["minimal", "valiant"] if machine.startswith("dragonfly") else ["minimal"]
+        print(f"### `{machine}`: {what}\n")
+        print("| trace | policy | routing | jobs | mean wait (s) | utilization | mean pairwise hops | comm time (cycles) | packet latency | packet blocking | seconds |")
+        print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        n = parse_machine(machine).n_nodes
+        for label, file in LOGS:
+            w = read_swf(TRACES / file)
+            w = w.take(np.arange(min(jobs, len(w))))
+            factor = n / (w.max_procs or int(w.size.max()))
+            for policy in POLICIES:
+                for routing in routings:
+                    t0 = time.perf_counter()
+                    network = ROUTER_CONFIG + ("" if routing == "minimal" else ",routing=valiant")
+                    r = topoalloc.simulate(w, machine=machine, allocator=policy, scheduler="easy", clean=True, scale_sizes=factor, network=network, **ROUTER_NETWORK)
+                    s = r.summary()
+                    net = s["network"]
+                    print(f"| {label} | {policy} | {routing} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['utilization']:.3f} | {s['mean_pairwise_l1']:.2f} | "
+                          f"{net['mean_comm_time']:.1f} | {net['mean_packet_latency']:.1f} | {net['mean_packet_blocking']:.2f} | {time.perf_counter() - t0:.1f} |", flush=True)
         print()
 
 
@@ -160,10 +204,13 @@ def twist(jobs: int) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--only", choices=["ocs", "families", "routers", "slurm", "twist"], default=None)
+    p.add_argument("--only", choices=["ocs", "families", "routers", "routers-network", "slurm", "twist"], default=None)
     args = p.parse_args()
     if args.only == "routers":
         routers(args.jobs)
+        return
+    if args.only == "routers-network":
+        routers_network(args.jobs)
         return
     if args.only == "slurm":
         slurm(args.jobs)

@@ -29,9 +29,10 @@ for all sizes: every mesh, every torus and every partially wrapped torus
 (some dimensions wrapped, as ``torus:4x5,wrap=01``) with those sides, in
 every orientation.  Method: exhaustive (every route of every machine named).
 
-Router networks (:func:`dragonfly_route`, :func:`fattree_route`): the
-dragonfly's minimal routing (local, global, local; Kim et al. 2008) with and
-without the VC class change at the global hop, and the k-ary n-tree's
+Router networks (:func:`dragonfly_route`, :func:`dragonfly_valiant_route`,
+:func:`fattree_route`): the dragonfly's minimal routing (local, global, local;
+Kim et al. 2008) with and without the VC class change at the global hop,
+Valiant's routing with a class per global hop crossed, and the k-ary n-tree's
 up*/down* routing with the up ports fixed by the destination's digits.
 Channels are ``(from router, to router, class)``; node links (injection,
 ejection) cannot lie on a cycle and are left out.
@@ -66,7 +67,10 @@ __all__ = [
     "mixed_wrap_cases",
     "deadlock_rows",
     "dragonfly_route",
+    "dragonfly_valiant_route",
     "fattree_route",
+    "prove_valiant_deadlock_free",
+    "valiant_routes_agree",
     "prove_dragonfly_deadlock_free",
     "prove_fattree_deadlock_free",
     "simulator_router_routes_agree",
@@ -312,6 +316,7 @@ def deadlock_rows(*, max_side: dict[int, int] | None = None, max_cube: int = 8, 
         ProofResult("one class: a cycle iff g >= 3, a >= 2 and g - 2 >= h", (not r.holds) == dragonfly_needs_classes(a, h, g), r.seconds, r.size, None if (not r.holds) == dragonfly_needs_classes(a, h, g) else {"acyclic": r.holds}, r.details)
         for (a, h, g), r in ((c, prove_dragonfly_deadlock_free(*c, classes=False)) for c in dfly)
     ]
+    valiant = [prove_valiant_deadlock_free(a, h, g) for a, h, g in dfly]
     trees = [prove_fattree_deadlock_free(k, n) for k in range(2, max_fattree[0] + 1) for n in range(1, max_fattree[1] + 1)]
     size = lambda r: r.details.get("channels", 0)  # noqa: E731
     bound = ", ".join(f"{d}-D sides <= {m}" for d, m in sorted(max_side.items()))
@@ -325,6 +330,7 @@ def deadlock_rows(*, max_side: dict[int, int] | None = None, max_cube: int = 8, 
         summarise(f"hypercube, E-cube: CDG acyclic [Q0..Q{max_cube}]", cubes, size),
         summarise(f"dragonfly, minimal + VC class change at the global hop: CDG acyclic [a <= {max_dragonfly[0]}, h <= {max_dragonfly[1]}, every g]", dfly_classes, size),
         summarise(f"dragonfly, minimal, one class: a cycle iff g >= 3, a >= 2, g - 2 >= h [a <= {max_dragonfly[0]}, h <= {max_dragonfly[1]}, every g]", dfly_plain, size),
+        summarise(f"dragonfly, Valiant + a VC class per global hop (3): CDG acyclic [a <= {max_dragonfly[0]}, h <= {max_dragonfly[1]}, every g]", valiant, size),
         summarise(f"fat tree (k-ary n-tree), up*/down*: CDG acyclic [k <= {max_fattree[0]}, n <= {max_fattree[1]}]", trees, size),
     ]
 
@@ -363,6 +369,25 @@ def dragonfly_route(a: int, h: int, g: int, ra: int, rb: int, *, classes: bool =
     if in_r != rb:
         route.append((in_r, rb, up))
     return route
+
+
+def dragonfly_valiant_route(a: int, h: int, g: int, ra: int, rb: int, via: int, *, classes: int = 3) -> list[RouterChannel]:
+    """Valiant's route (Kim et al. §4.2) from router ``ra`` to router ``rb`` through group ``via``, from the definition.
+
+    Minimally to group ``via`` — ending where the source group's global
+    channel to ``via`` lands there — then minimally to ``rb``.  VC class:
+    the number of global hops crossed so far, capped at ``classes - 1``.
+    """
+    gmax = a * h + 1
+    ga = ra // a
+    t = ra if via == ga else via * a + ((ga - via - 1) % gmax) // h
+    hops = [(x, y) for x, y, _ in dragonfly_route(a, h, g, ra, t)] + [(x, y) for x, y, _ in dragonfly_route(a, h, g, t, rb)]
+    out: list[RouterChannel] = []
+    crossed = 0
+    for x, y in hops:
+        crossed += x // a != y // a
+        out.append((x, y, min(crossed, classes - 1)))
+    return out
 
 
 def fattree_route(k: int, n: int, x: int, y: int) -> list[RouterChannel]:
@@ -421,6 +446,38 @@ def prove_dragonfly_deadlock_free(a: int, h: int, g: int | None = None, *, class
     cdg = _cdg(dragonfly_route(a, h, g, x, y, classes=classes) for x in range(R) for y in range(R) if x != y)  # type: ignore[arg-type]
     name = "CDG acyclic (dragonfly minimal" + (", VC class change at the global hop)" if classes else ", one class)")
     return _router_verdict(name, f"dragonfly:p=1,a={a},h={h},g={g}", cdg, t0)
+
+
+def prove_valiant_deadlock_free(a: int, h: int, g: int | None = None, *, classes: int = 3) -> ProofResult:
+    """Decide whether Valiant's routing on the dragonfly ``(a, h, g)`` has an acyclic CDG: every pair of routers
+    through every intermediate group other than theirs, with ``classes`` VC classes (3: one per global hop crossed).
+
+    >>> prove_valiant_deadlock_free(2, 1, 3).holds, prove_valiant_deadlock_free(2, 1, 3, classes=2).holds
+    (True, False)
+    """
+    g = a * h + 1 if g is None else g
+    t0 = time.perf_counter()
+    R = a * g
+    routes = (dragonfly_valiant_route(a, h, g, x, y, v, classes=classes) for x in range(R) for y in range(R) if x != y for v in range(g) if v not in (x // a, y // a))
+    return _router_verdict(f"CDG acyclic (dragonfly Valiant, {classes} VC classes)", f"dragonfly:p=1,a={a},h={h},g={g}", _cdg(routes), t0)  # type: ignore[arg-type]
+
+
+def valiant_routes_agree(topology) -> ProofResult:
+    """``Dragonfly.valiant_route`` (what the simulator routes by) equals :func:`dragonfly_valiant_route` for every
+    pair of nodes and every intermediate group (router by router)."""
+    t0 = time.perf_counter()
+    a, h, g = topology.a, topology.h, topology.groups
+    where = [int(r) for r in topology.node_router]
+    cases = 0
+    for s in range(topology.n_nodes):
+        for d in range(topology.n_nodes):
+            for v in range(g):
+                got = topology.valiant_route(s, d, v)
+                want = [where[s]] + [y for _, y, _ in dragonfly_valiant_route(a, h, g, where[s], where[d], v)]
+                cases += 1
+                if got != want:
+                    return ProofResult("Valiant routes = definition", False, time.perf_counter() - t0, topology.spec(), {"pair": [s, d], "via": v, "topology": got, "definition": want}, {"cases": cases, "method": "exhaustive"})
+    return ProofResult("Valiant routes = definition", True, time.perf_counter() - t0, topology.spec(), None, {"cases": cases, "method": "exhaustive"})
 
 
 def prove_fattree_deadlock_free(k: int, n: int) -> ProofResult:

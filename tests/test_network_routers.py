@@ -201,3 +201,105 @@ def test_jobs_communicate_on_router_networks(machine, allocator):
         assert comm[j] >= (h + 1) * 2 + 8 - 1
     assert r.end[3] - r.start[3] == comm[3]  # alone: its service is its communication
     assert json.dumps(go().summary()) == json.dumps(r.summary())
+
+
+# ------------------------------------------------------------------ Valiant
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("mode", MODES)
+def test_valiant_packets_take_the_valiant_route(mode, engine):
+    """Every packet crosses exactly Dragonfly.valiant_route through its drawn group (a group other than its
+    source's and destination's), at the idle latency of that route's length."""
+    top = parse_machine("dragonfly:p=2,a=4,h=2")
+    t = network_tables(top)
+    cfg = NetworkConfig(vcs=3, routing="valiant", engine=engine, mode=mode, packet=4)
+    pairs = [(s, d) for s in range(0, 72, 5) for d in range(0, 72, 7)]
+    for i, (s, d) in enumerate(pairs[:40]):
+        net = Network(top, cfg)
+        net.set_window(0, 10**6)
+        net.add_packets([0], [s], [d])
+        net.run(200)
+        r = net.results()
+        via = int(r["via"][0])
+        gs, gd = top.router_of(s) // 4, top.router_of(d) // 4
+        if top.router_of(s) == top.router_of(d):
+            assert via == -1
+            path = [top.router_of(s)]
+        else:
+            assert via >= 0 and via // 4 not in (gs, gd) and via == top.valiant_router(top.router_of(s), via // 4)
+            path = top.valiant_route(s, d, via // 4)
+        want = sorted([t.hop_channel(a, b) for a, b in zip(path, path[1:])] + [t.n_links + s, t.n_links + top.n_nodes + d])
+        assert np.flatnonzero(net.link_flits).tolist() == want
+        h = len(path) - 1
+        assert int(r["hops"][0]) == h and int(r["latency"][0]) == (h + 1) * 2 + 4 - 1
+
+
+def test_valiant_groups_are_uniform_and_fixed_by_packet_id_and_seed():
+    top = parse_machine("dragonfly:p=2,a=4,h=2")
+    k = 9000
+    rng = np.random.default_rng(0)
+    src, dst = rng.integers(0, 72, k), rng.integers(0, 72, k)
+
+    def vias(seed, chunks):
+        net = Network(top, NetworkConfig(vcs=3, routing="valiant", valiant_seed=seed, engine="python"))
+        for part in np.array_split(np.arange(k), chunks):
+            net.add_packets(np.zeros(part.size, dtype=np.int64), src[part], dst[part])
+        return net.results()["via"]
+
+    v = vias(0, 1)
+    assert np.array_equal(v, vias(0, 7))  # however the packets are added
+    assert not np.array_equal(v, vias(1, 1))
+    rs, rd = top.node_router[src], top.node_router[dst]
+    assert ((v < 0) == (rs == rd)).all()
+    groups = v[v >= 0] // 4
+    assert ((groups != rs[v >= 0] // 4) & (groups != rd[v >= 0] // 4)).all()
+    counts = np.bincount(groups, minlength=9)
+    assert counts.min() > 0.8 * counts.mean() and counts.max() < 1.2 * counts.mean()
+
+
+def test_valiant_vc_classes_count_global_hops():
+    top = parse_machine("dragonfly:p=1,a=3,h=2,g=5")
+    t = network_tables(top)
+    net = Network(top, NetworkConfig(vcs=3, routing="valiant", engine="python"))
+    pairs = [(s, d) for s in range(top.n_nodes) for d in range(top.n_nodes) if s != d]
+    net._engine.trace = []
+    net.add_packets([i * 80 for i in range(len(pairs))], [s for s, _ in pairs], [d for _, d in pairs])
+    net.run(len(pairs) * 80 + 80)
+    seen: dict[int, list[int]] = {}
+    for pid, q, _ in net._engine.trace:
+        seen.setdefault(pid, []).append(q)
+    for pid in range(len(pairs)):
+        chans = [q // 3 for q in seen[pid][1:-1]]
+        glob = [int(top.graph.edges[int(t.chan_src[c]), int(t.chan_dst[c])]["kind"] == "global") for c in chans]
+        assert [q % 3 for q in seen[pid][1:-1]] == [min(sum(glob[: i + 1]), 2) for i in range(len(chans))] == hop_classes(t, chans, 3)
+
+
+def test_valiant_is_an_option_of_the_dragonfly_only():
+    with pytest.raises(ValueError, match="routing='valiant'.*a dragonfly"):
+        Network("fattree:k=2,n=3", NetworkConfig(routing="valiant", vcs=3))
+    with pytest.raises(ValueError, match="vcs=2: expected vcs >= 3 for Valiant"):
+        Network("dragonfly:p=2,a=3,h=1", NetworkConfig(routing="valiant", vcs=2))
+    with pytest.raises(ValueError, match="routing='ugal'.*one of minimal, valiant"):
+        NetworkConfig(routing="ugal")
+    assert NetworkConfig.parse("wormhole:vcs=3,routing=valiant,valiant_seed=4").spec() == "wormhole:packet=8,buffers=16,vcs=3,router_delay=1,mode=flit,routing=valiant,valiant_seed=4"
+    Network("dragonfly:p=2,a=3,h=1", NetworkConfig(routing="valiant", vcs=2, dateline=False))  # without classes, on request
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_valiant_spreads_a_group_to_group_hot_spot(engine):
+    """Every node of group 0 sends to group 1: minimal routing funnels it all through the one global link between
+    them, Valiant spreads it over the other groups (Kim et al. §4.2) — its mean latency is several times lower."""
+    top = parse_machine("dragonfly:p=2,a=3,h=1")  # 4 groups of 3 routers of 2 nodes
+    rng = np.random.default_rng(2)
+    k = 600
+    src = rng.integers(0, 6, k)
+    dst = 6 + rng.integers(0, 6, k)
+    create = np.sort(rng.integers(0, 1500, k))
+    lat = {}
+    for routing in ("minimal", "valiant"):
+        net = Network(top, NetworkConfig(vcs=3, routing=routing, engine=engine, packet=4))
+        net.add_packets(create, src, dst)
+        net.run(40_000)
+        r = net.results()
+        assert (r["t_done"] >= 0).all()
+        lat[routing] = float(r["latency"].mean())
+    assert lat["valiant"] * 3 < lat["minimal"], lat

@@ -16,7 +16,9 @@ from topoalloc.proofs.deadlock import (
     fattree_route,
     prove_dragonfly_deadlock_free,
     prove_fattree_deadlock_free,
+    prove_valiant_deadlock_free,
     simulator_router_routes_agree,
+    valiant_routes_agree,
     grid_shapes,
     mixed_wrap_cases,
     prove_grid_deadlock_free,
@@ -31,15 +33,15 @@ SLOW = {2: 12, 3: 6, 4: 3}
 
 def test_default_family_holds():
     rows = deadlock_rows(max_side=DEFAULT, max_cube=8)
-    assert [r["holds"] for r in rows] == [True] * 9, rows
+    assert [r["holds"] for r in rows] == [True] * 10, rows
     assert rows[0]["cases"] == 16 + 64 + 64 and rows[5]["cases"] == 9
     assert rows[0]["largest"] == "mesh:4x4x4"  # most channels: 288 (8x8 has 224)
     # partially wrapped tori: 2-D sides <= 6 (two mixed patterns), 3-D sides <= 3 (six)
     assert rows[3]["cases"] == rows[4]["cases"] == 36 * 2 + 27 * 6
     assert {r["method"] for r in rows} == {"exhaustive"}
     # router networks: dragonflies a <= 4, h <= 2, every number of groups (38); fat trees k <= 4, n <= 4 (12)
-    assert rows[6]["cases"] == rows[7]["cases"] == 38 and rows[8]["cases"] == 12
-    assert rows[8]["largest"] == "fattree:k=4,n=4"
+    assert rows[6]["cases"] == rows[7]["cases"] == rows[8]["cases"] == 38 and rows[9]["cases"] == 12
+    assert rows[9]["largest"] == "fattree:k=4,n=4"
 
 
 def test_torus_without_dateline_has_a_cycle():
@@ -165,3 +167,19 @@ def test_router_route_agreement_can_fail(monkeypatch):
     finally:
         network_tables.cache_clear()
     assert not r.holds and r.counterexample["pair"]
+
+
+def test_valiant_needs_a_class_per_global_hop():
+    """Valiant's routes (local, global, local, global, local) are acyclic with three classes, not with two."""
+    assert prove_valiant_deadlock_free(3, 2).holds
+    r = prove_valiant_deadlock_free(3, 2, classes=2)
+    assert not r.holds and {c["class"] for c in r.counterexample["cycle"]} == {1}
+    assert prove_valiant_deadlock_free(1, 2, 3).holds  # one router a group: no local hop to chain
+
+
+@pytest.mark.parametrize("spec", ["dragonfly:p=2,a=4,h=2", "dragonfly:p=1,a=3,h=2,g=5", "dragonfly:p=1,a=1,h=3"])
+def test_valiant_routes_are_the_definition(spec):
+    top = parse_machine(spec)
+    r = valiant_routes_agree(top)
+    assert r.holds, r.counterexample
+    assert r.details["cases"] == top.n_nodes**2 * top.groups

@@ -66,11 +66,12 @@ static int get_bufs(PyObject *tuple, const char *sizes, Bufs *b) {
 
 typedef struct {
     /* parameters */
-    i64 N, C, V, B, P, R, wormhole, saf, half, dateline, deadlock, nbuf, CH, NR;
+    i64 N, C, V, B, P, R, wormhole, saf, per, dateline, deadlock, nbuf, CH, NR, ncls;
     /* scalars (pointers into the scal array) */
     i64 *scal;
     /* tables */
-    const i32 *next_chan, *chan_dst, *chan_dim, *rptr, *rvcs;
+    const i32 *next_chan, *chan_dst, *chan_dim, *rptr, *rvcs, *rnext;
+    i32 *via;  /* Valiant's intermediate router per packet (-1: none, or passed) */
     const uint8_t *chan_wrap;
     /* buffers */
     i32 *fpid, *fidx, *bhead, *bcnt, *owner, *outq, *busy;
@@ -102,14 +103,32 @@ static inline int whole(const Flit *s, i32 q, i64 now) {
     return s->fready[q * s->B + k] <= now;
 }
 
+/* the VCs [lo, hi) of the class a packet in VC cur takes on link ch (ncls classes of `per` VCs, the last
+ * taking the rest): the current class (+1 across a wrap-around / global link) when ch continues the current
+ * channel's dimension, else 1 across a wrap-around link and 0 otherwise; capped at the last class */
+static inline void vc_class(const uint8_t *wrap, const i32 *dim, i64 V, i64 per, i64 ncls, i32 cur, i32 ch, i32 *lo, i32 *hi) {
+    i64 last = ncls - 1, cls = wrap[ch];
+    if (dim[ch] == dim[div_v(cur, V)]) { i64 c = mod_v(cur, V) / per; cls += c < last ? c : last; }
+    if (cls > last) cls = last;
+    *lo = (i32)(ch * V + cls * per);
+    *hi = cls == last ? (i32)(ch * V + V) : (i32)(*lo + per);
+}
+
 /* the VCs [lo, hi) a packet in VC cur may take on channel ch */
 static inline void allowed(const Flit *s, i32 cur, i32 ch, i32 *lo, i32 *hi) {
     i64 V = s->V;
     if (!s->dateline || ch >= s->C) { *lo = (i32)(ch * V); *hi = (i32)(ch * V + V); return; }
-    i32 cur_ch = (i32)div_v(cur, V);
-    int cls1 = s->chan_wrap[ch] || (s->chan_dim[ch] == s->chan_dim[cur_ch] && mod_v(cur, V) >= s->half);
-    if (cls1) { *lo = (i32)(ch * V + s->half); *hi = (i32)(ch * V + V); }
-    else { *lo = (i32)(ch * V); *hi = (i32)(ch * V + s->half); }
+    vc_class(s->chan_wrap, s->chan_dim, V, s->per, s->ncls, cur, ch, lo, hi);
+}
+
+/* the channel a header at router r asks for: towards its Valiant intermediate router until it is there */
+static inline i32 route_at(i32 *via, const i32 *rnext, const i32 *next_chan, i64 NR, i64 N, i32 r, i32 pid, i32 dst) {
+    i32 t = via[pid];
+    if (t >= 0) {
+        if (t != r) return rnext[(i64)r * NR + t];
+        via[pid] = -1;
+    }
+    return next_chan[(i64)r * N + dst];
 }
 
 static inline void push_flit(Flit *s, i32 q, i32 pid, i32 f, i64 ready) {
@@ -193,7 +212,7 @@ static int flit_cycle(Flit *s, i64 now) {
         for (i32 k = 0; k < nh; k++) {
             i32 q = s->heads[k], pid = front_pid(s, q);
             if (s->saf && !whole(s, q, now)) continue;
-            i32 ch = s->next_chan[(i64)r * N + s->dst[pid]], lo, hi;
+            i32 ch = route_at(s->via, s->rnext, s->next_chan, s->NR, N, r, pid, s->dst[pid]), lo, hi;
             allowed(s, q, ch, &lo, &hi);
             for (i32 q2 = lo; q2 < hi; q2++) {
                 if (s->owner[q2] < 0 && (q2 >= nbuf || s->wormhole || s->bcnt[q2] <= B - P)) {
@@ -279,15 +298,15 @@ static PyObject *flit_run(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOLp", &tuple, &ptuple, &until, &stop)) return NULL;
     Bufs bufs;
     /* see _compiled.FLIT_ARRAYS for the order */
-    if (get_bufs(tuple, "qiiibiiiiqiiiiiiiiiiqiiiiqqqiiqqqqqqiiiq", &bufs) < 0) return NULL;
-    i64 p[14];
-    for (int i = 0; i < 14; i++) {
+    if (get_bufs(tuple, "qiiibiiiiqiiiiiiiiiiqiiiiqqqiiqqqqqqiiiqii", &bufs) < 0) return NULL;
+    i64 p[15];
+    for (int i = 0; i < 15; i++) {
         p[i] = PyLong_AsLongLong(PyTuple_GetItem(ptuple, i));
     }
     if (PyErr_Occurred()) { release_bufs(&bufs); return NULL; }
     Flit s = {
         .N = p[0], .C = p[1], .V = p[2], .B = p[3], .P = p[4], .R = p[5], .wormhole = p[6], .saf = p[7],
-        .half = p[8], .dateline = p[9], .deadlock = p[10], .nbuf = p[11], .CH = p[12], .NR = p[13],
+        .per = p[8], .dateline = p[9], .deadlock = p[10], .nbuf = p[11], .CH = p[12], .NR = p[13], .ncls = p[14],
         .scal = P64(0), .next_chan = P32(1), .chan_dst = P32(2), .chan_dim = P32(3), .chan_wrap = P8(4),
         .rptr = P32(5), .rvcs = P32(6), .fpid = P32(7), .fidx = P32(8), .fready = P64(9), .bhead = P32(10),
         .bcnt = P32(11), .owner = P32(12), .outq = P32(13), .busy = P32(14), .sq_head = P32(15), .sq_tail = P32(16),
@@ -295,7 +314,7 @@ static PyObject *flit_run(PyObject *self, PyObject *args) {
         .job = P32(23), .pnext = P32(24), .t_inject = P64(25), .t_done = P64(26), .blocking = P64(27),
         .hops = P32(28), .arr = P32(29), .job_left = P64(30), .comp_job = P64(31), .comp_cycle = P64(32),
         .link_flits = P64(33), .stamp_in = P64(34), .stamp_out = P64(35), .grants = P32(36), .ni_sends = P32(37),
-        .heads = P32(38), .pkey = P64(39),
+        .heads = P32(38), .pkey = P64(39), .rnext = P32(40), .via = P32(41),
     };
     int status = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -328,9 +347,10 @@ static PyObject *flit_run(PyObject *self, PyObject *args) {
  */
 
 typedef struct {
-    i64 N, C, V, P, R, saf, half, dateline, deadlock, CH, H, L, W, win_lo, win_hi;
+    i64 N, C, V, P, R, saf, per, dateline, deadlock, CH, H, L, W, win_lo, win_hi, NR, ncls;
     i64 *scal;
-    const i32 *next_chan, *chan_dst, *chan_dim;
+    const i32 *next_chan, *chan_dst, *chan_dim, *rnext;
+    i32 *via;
     const uint8_t *chan_wrap;
     i32 *owner, *wq_head, *wq_next;
     i64 *create, *t_inject, *t_done, *blocking, *want, *pkey;
@@ -403,9 +423,7 @@ static i32 free_slot(const Pk *s, i32 pid, i32 ch, i64 t) {
     i32 lo = (i32)(ch * V), hi = (i32)(ch * V + V);
     if (s->dateline && ch < s->C) {
         i32 cur = hop_slot(s, (i64)s->pk_rec[pid] * s->H + s->pk_i[pid] - 1);
-        i32 cur_ch = (i32)div_v(cur, V);
-        int cls1 = s->chan_wrap[ch] || (s->chan_dim[ch] == s->chan_dim[cur_ch] && mod_v(cur, V) >= s->half);
-        if (cls1) lo = (i32)(ch * V + s->half); else hi = (i32)(ch * V + s->half);
+        vc_class(s->chan_wrap, s->chan_dim, V, s->per, s->ncls, cur, ch, &lo, &hi);
     }
     for (i32 q = lo; q < hi; q++) if (s->free_at[q] <= t) return q;
     return -1;
@@ -469,7 +487,7 @@ static void grant(Pk *s, i32 pid, i32 q, i64 t) {
     if (s->win_lo <= t && t < s->win_hi) s->link_flits[ch] += P;
     int last = ch >= C + N;
     if (!last) {
-        i32 nch = s->next_chan[(i64)s->chan_dst[ch] * N + s->dst[pid]];
+        i32 nch = route_at(s->via, s->rnext, s->next_chan, s->NR, N, s->chan_dst[ch], pid, s->dst[pid]);
         s->hop[3 * (base + i + 1) + 2] = (i64)nch << 32;
         i64 ra = s->saf ? t + P + R : t + R + 1;
         s->want[pid] = ra;
@@ -622,13 +640,13 @@ static PyObject *packet_run(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOLp", &tuple, &ptuple, &until, &stop)) return NULL;
     Bufs bufs;
     /* see _compiled.CPacketEngine.ARRAYS for the order */
-    if (get_bufs(tuple, "qiiibiiiqqqqqiiiiiiiiiiiqiiiqqqqqqiibiqii", &bufs) < 0) return NULL;
-    i64 p[13];
-    for (int i = 0; i < 13; i++) p[i] = PyLong_AsLongLong(PyTuple_GetItem(ptuple, i));
+    if (get_bufs(tuple, "qiiibiiiqqqqqiiiiiiiiiiiqiiiqqqqqqiibiqiiii", &bufs) < 0) return NULL;
+    i64 p[15];
+    for (int i = 0; i < 15; i++) p[i] = PyLong_AsLongLong(PyTuple_GetItem(ptuple, i));
     if (PyErr_Occurred()) { release_bufs(&bufs); return NULL; }
     Pk s = {
-        .N = p[0], .C = p[1], .V = p[2], .P = p[3], .R = p[4], .saf = p[5], .half = p[6], .dateline = p[7],
-        .deadlock = p[8], .CH = p[9], .H = p[10], .L = p[11], .W = p[12],
+        .N = p[0], .C = p[1], .V = p[2], .P = p[3], .R = p[4], .saf = p[5], .per = p[6], .dateline = p[7],
+        .deadlock = p[8], .CH = p[9], .H = p[10], .L = p[11], .W = p[12], .NR = p[13], .ncls = p[14],
         .scal = P64(0), .next_chan = P32(1), .chan_dst = P32(2), .chan_dim = P32(3), .chan_wrap = P8(4),
         .owner = P32(5), .wq_head = P32(6), .wq_next = P32(7),
         .create = P64(8), .t_inject = P64(9), .t_done = P64(10), .blocking = P64(11), .want = P64(12),
@@ -638,6 +656,7 @@ static PyObject *packet_run(PyObject *self, PyObject *args) {
         .free_at = P64(28), .next_wake = P64(29),
         .job_left = P64(30), .comp_job = P64(31), .comp_cycle = P64(32), .link_flits = P64(33),
         .dirty = P32(34), .dlv = P32(35), .is_dirty = P8(36), .req = P32(37), .pkey = P64(38), .reqch = P32(39), .ev_aux = P32(40),
+        .rnext = P32(41), .via = P32(42),
     };
     int status = 0;
     s.win_lo = s.scal[K_WIN_LO];

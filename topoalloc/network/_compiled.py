@@ -27,15 +27,16 @@ class _CBase:
     scal: np.ndarray
     params: Any
 
-    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, classes: int):
         self.tables = tables
         self.C = tables.n_links
         self.N = tables.n_nodes
         self.V = cfg.vcs
         self.P = cfg.packet
         self.CH = tables.n_channels
-        self.dateline = dateline
-        self.half = self.V // 2 if dateline else 0
+        self.classes = classes
+        self.dateline = classes > 1
+        self.per = self.V // classes if classes > 1 else 0  # VCs per class (the last class takes the rest)
         self.cfg = cfg
         self.n_packets = 0
         self.m_cap = 0
@@ -47,6 +48,9 @@ class _CBase:
         self.a["chan_dst"] = np.array(tables.chan_dst, dtype=i32)
         self.a["chan_dim"] = np.array(tables.chan_dim, dtype=i32)
         self.a["chan_wrap"] = np.array(tables.chan_wrap, dtype=u8)
+        self.valiant = cfg.routing == "valiant"
+        self.NR = tables.n_routers
+        self.a["rnext"] = np.array(tables.router_next, dtype=i32).ravel() if self.valiant else np.full(1, -1, i32)
         self.a["link_flits"] = np.zeros(self.CH, i64)
         self._grow_packets(1024)
         self._grow_jobs(16)
@@ -79,6 +83,19 @@ class _CBase:
             self.a[name] = new
         self.j_cap = cap
 
+    def _allowed(self, cur_q: int, ch: int) -> range:
+        """As :meth:`topoalloc.network._reference._Base._allowed`, read from the arrays."""
+        V = self.V
+        if not self.dateline or ch >= self.C:
+            return range(ch * V, ch * V + V)
+        a, last, per = self.a, self.classes - 1, self.per
+        cls = int(a["chan_wrap"][ch])
+        if a["chan_dim"][ch] == a["chan_dim"][cur_q // V]:
+            cls += min((cur_q % V) // per, last)
+        cls = min(cls, last)
+        lo = ch * V + cls * per
+        return range(lo, ch * V + V if cls == last else lo + per)
+
     # ---------------------------------------------------------------- interface
     @property
     def now(self) -> int:
@@ -99,12 +116,13 @@ class _CBase:
     def set_window(self, lo: int, hi: int) -> None:
         self.scal[6], self.scal[7] = lo, hi
 
-    def add_packets(self, create: np.ndarray, src: np.ndarray, dst: np.ndarray, job: np.ndarray) -> None:
+    def add_packets(self, create: np.ndarray, src: np.ndarray, dst: np.ndarray, job: np.ndarray, via: np.ndarray | None = None) -> None:
         k = len(create)
         base = self.n_packets
         self._grow_packets(base + k)
         sl = slice(base, base + k)
         a = self.a
+        a["via"][sl] = -1 if via is None else via
         a["create"][sl] = create
         a["src"][sl] = src
         a["dst"][sl] = dst
@@ -154,10 +172,11 @@ class CFlitEngine(_CBase):
         "bhead", "bcnt", "owner", "outq", "busy", "sq_head", "sq_tail", "ni_pkt", "ni_flit", "ni_vc",
         "create", "src", "dst", "job", "pnext", "t_inject", "t_done", "blocking", "hops", "arr",
         "job_left", "comp_job", "comp_cycle", "link_flits", "stamp_in", "stamp_out", "grants", "ni_sends", "heads", "pkey",
+        "rnext", "via",
     )
 
-    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
-        super().__init__(tables, cfg, dateline)
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, classes: int):
+        super().__init__(tables, cfg, classes)
         V, N, B = self.V, self.N, cfg.buffers
         nbuf = (self.C + N) * V
         self.nbuf = nbuf
@@ -182,25 +201,24 @@ class CFlitEngine(_CBase):
         a["grants"] = np.zeros(nbuf, i32)
         a["ni_sends"] = np.zeros(N, i32)
         a["heads"] = np.zeros(int(np.diff(tables.in_ptr).max()) * V, i32)
-        self.params = (N, self.C, V, B, cfg.packet, cfg.router_delay, int(cfg.switching == "wormhole"), int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, nbuf, self.CH, tables.n_routers)
+        self.params = (N, self.C, V, B, cfg.packet, cfg.router_delay, int(cfg.switching == "wormhole"), int(cfg.switching == "saf"), self.per, int(self.dateline), cfg.deadlock_cycles, nbuf, self.CH, tables.n_routers, classes)
 
     def _packet_arrays(self) -> dict[str, tuple[type, int, int]]:
         return {
             "create": (i64, 1, 0), "src": (i32, 1, 0), "dst": (i32, 1, 0), "job": (i32, 1, -1), "pnext": (i32, 1, -1),
             "t_inject": (i64, 1, -1), "t_done": (i64, 1, -1), "blocking": (i64, 1, 0), "hops": (i32, 1, 0), "arr": (i32, 1, 0),
-            "pkey": (i64, 1, 0),
+            "pkey": (i64, 1, 0), "via": (i32, 1, -1),
         }
 
     def run(self, until: int, stop_on_job: bool = False) -> int:
         return self._call(_cengine.flit_run, until, stop_on_job)
 
-    def _allowed(self, cur_q: int, ch: int) -> range:
-        V = self.V
-        if not self.dateline or ch >= self.C:
-            return range(ch * V, ch * V + V)
+    def _peek(self, r: int, pid: int) -> int:
         a = self.a
-        cls1 = a["chan_wrap"][ch] or (a["chan_dim"][ch] == a["chan_dim"][cur_q // V] and cur_q % V >= self.half)
-        return range(ch * V + self.half, ch * V + V) if cls1 else range(ch * V, ch * V + self.half)
+        t = int(a["via"][pid])
+        if 0 <= t != r:
+            return int(a["rnext"][r * self.NR + t])
+        return int(a["next_chan"][r * self.N + int(a["dst"][pid])])
 
     def wait_graph(self) -> dict[int, list[int]]:
         """As :meth:`PyFlitEngine.wait_graph`, read from the arrays."""
@@ -215,7 +233,7 @@ class CFlitEngine(_CBase):
             if outq[q] >= 0:
                 edges[q] = [int(outq[q])]
             else:
-                ch = int(a["next_chan"][int(a["chan_dst"][q // V]) * N + int(a["dst"][pid])])
+                ch = self._peek(int(a["chan_dst"][q // V]), pid)
                 edges[q] = list(self._allowed(q, ch))
         for q2 in range(owner.size):
             if owner[q2] >= 0 and q2 in feeder and not (q2 < nbuf and bcnt[q2] >= B):
@@ -231,17 +249,19 @@ class CPacketEngine(_CBase):
         "create", "t_inject", "t_done", "blocking", "want", "src", "dst", "job", "hops", "arr", "pk_i", "pk_rec",
         "rec_next", "rec_ntau", "rec_rel", "rec_end", "hop", "wheel", "ev_next", "ev_item",
         "free_at", "next_wake", "job_left", "comp_job", "comp_cycle", "link_flits", "dirty", "dlv", "is_dirty", "req", "pkey", "reqch", "ev_aux",
+        "rnext", "via",
     )
 
-    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
-        self.H = tables.diameter + 2
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, classes: int):
+        # channels on a route: injection, links, ejection (Valiant's: two minimal legs)
+        self.H = (2 if cfg.routing == "valiant" else 1) * tables.diameter + 2
         # every event is less than P + H(R + 1) cycles ahead (see engine.py): a timing wheel of W buckets
         horizon = 2 * (cfg.packet + self.H * (cfg.router_delay + 1)) + 8
         self.W = 1 << (horizon - 1).bit_length()
         self.ev_cap = 0
         self.scal = np.zeros(13, i64)
         self.scal[10] = -1  # free list of event nodes
-        super().__init__(tables, cfg, dateline)
+        super().__init__(tables, cfg, classes)
         V, H = self.V, self.H
         a = self.a
         a["scal"] = self.scal
@@ -258,14 +278,14 @@ class CPacketEngine(_CBase):
         self.scal[12] = 0
         for name, dt, width in (("hop", i64, 3 * H), ("rec_ntau", i32, 1), ("rec_rel", i32, 1), ("rec_end", i32, 1)):
             a[name] = np.zeros(K * width, dt)  # hop: per record and hop {T, tau, VC | channel << 32}
-        self.params = (self.N, self.C, V, cfg.packet, cfg.router_delay, int(cfg.switching == "saf"), self.half, int(dateline), cfg.deadlock_cycles, self.CH, self.H, cfg.worm_span, self.W)
+        self.params = (self.N, self.C, V, cfg.packet, cfg.router_delay, int(cfg.switching == "saf"), self.per, int(self.dateline), cfg.deadlock_cycles, self.CH, self.H, cfg.worm_span, self.W, self.NR, classes)
 
     def _packet_arrays(self) -> dict[str, tuple[type, int, int]]:
         return {
             "create": (i64, 1, 0), "src": (i32, 1, 0), "dst": (i32, 1, 0), "job": (i32, 1, -1), "wq_next": (i32, 1, -1),
             "t_inject": (i64, 1, -1), "t_done": (i64, 1, -1), "blocking": (i64, 1, 0), "hops": (i32, 1, 0), "arr": (i32, 1, 0),
             "pk_i": (i32, 1, 0), "pk_rec": (i32, 1, -1), "want": (i64, 1, 0), "dlv": (i32, 1, 0), "req": (i32, 1, 0), "reqch": (i32, 1, 0),
-            "pkey": (i64, 1, 0),
+            "pkey": (i64, 1, 0), "via": (i32, 1, -1),
         }
 
     def _grow_packets(self, need: int) -> None:
@@ -310,10 +330,5 @@ class CPacketEngine(_CBase):
             if pid in waiting and held:
                 ch = int(packed[n] >> 32)
                 cur = held[-1]
-                if not self.dateline or ch >= C:
-                    rng = range(ch * V, ch * V + V)
-                else:
-                    cls1 = a["chan_wrap"][ch] or (a["chan_dim"][ch] == a["chan_dim"][cur // V] and cur % V >= self.half)
-                    rng = range(ch * V + self.half, ch * V + V) if cls1 else range(ch * V, ch * V + self.half)
-                edges.setdefault(cur, []).extend(rng)
+                edges.setdefault(cur, []).extend(self._allowed(cur, ch))
         return edges

@@ -35,7 +35,7 @@ class _Base:
     def _arrive(self, ids: Iterable[int]) -> None:  # pragma: no cover - each engine defines it
         raise InternalError(f"{type(self).__name__} does not define _arrive")
 
-    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, classes: int):
         self.tables = tables
         self.C = tables.n_links
         self.N = tables.n_nodes
@@ -47,8 +47,11 @@ class _Base:
         self.wormhole = cfg.switching == "wormhole"
         self.saf = cfg.switching == "saf"
         self.deadlock_cycles = cfg.deadlock_cycles
-        self.half = self.V // 2 if dateline else 0
-        self.dateline = dateline
+        self.classes = classes
+        self.dateline = classes > 1
+        self.per = self.V // classes if classes > 1 else self.V  # VCs per class (the last class takes the rest)
+        self.rnext = tables.router_next.tolist() if cfg.routing == "valiant" else None
+        self.via: list[int] = []
         self.n_buffered = (self.C + self.N) * self.V
         self.nxt = tables.next_channel.tolist()
         self.chan_dst = tables.chan_dst.tolist()
@@ -72,8 +75,9 @@ class _Base:
         self.last_move = 0
 
     # ------------------------------------------------------------ interface
-    def add_packets(self, create: np.ndarray, src: np.ndarray, dst: np.ndarray, job: np.ndarray) -> None:
+    def add_packets(self, create: np.ndarray, src: np.ndarray, dst: np.ndarray, job: np.ndarray, via: np.ndarray | None = None) -> None:
         base = len(self.create)
+        self.via.extend([-1] * len(create) if via is None else (int(x) for x in via))
         self.create.extend(int(x) for x in create)
         self.src.extend(int(x) for x in src)
         self.dst.extend(int(x) for x in dst)
@@ -108,13 +112,36 @@ class _Base:
         return (self.create[pid], pid)
 
     def _allowed(self, cur_q: int, ch: int) -> range:
-        """VCs a packet now in VC ``cur_q`` may take on channel ``ch`` (the dateline classes on tori)."""
+        """VCs a packet now in VC ``cur_q`` may take on channel ``ch`` (the VC classes: dateline on tori, global hops on a dragonfly).
+
+        Continuing the current channel's dimension keeps its class, one more
+        across a wrap-around (global) link; a new dimension starts in class 1
+        across a wrap-around link, else 0; capped at the last class.
+        """
         V = self.V
         if not self.dateline or ch >= self.C:
             return range(ch * V, ch * V + V)
-        cur_ch = cur_q // V
-        cls1 = self.chan_wrap[ch] or (self.chan_dim[ch] == self.chan_dim[cur_ch] and cur_q % V >= self.half)
-        return range(ch * V + self.half, ch * V + V) if cls1 else range(ch * V, ch * V + self.half)
+        last, per = self.classes - 1, self.per
+        cls = self.chan_wrap[ch]
+        if self.chan_dim[ch] == self.chan_dim[cur_q // V]:
+            cls += min((cur_q % V) // per, last)
+        cls = min(cls, last)
+        lo = ch * V + cls * per
+        return range(lo, ch * V + V if cls == last else lo + per)
+
+    def _route(self, r: int, pid: int) -> int:
+        """The channel a header at router ``r`` asks for (Valiant: towards its intermediate router until it is there)."""
+        t = self.via[pid]
+        if t >= 0:
+            if t != r:
+                return self.rnext[r][t]  # type: ignore[index]
+            self.via[pid] = -1
+        return self.nxt[r][self.dst[pid]]
+
+    def _peek(self, r: int, pid: int) -> int:
+        """As :meth:`_route`, without passing the intermediate router (for the wait graph)."""
+        t = self.via[pid]
+        return self.rnext[r][t] if 0 <= t != r else self.nxt[r][self.dst[pid]]  # type: ignore[index]
 
     def _delivered(self, pid: int, t: int) -> bool:
         self.t_done[pid] = t
@@ -130,8 +157,8 @@ class _Base:
 class PyFlitEngine(_Base):
     """Cycle-accurate flit-level wormhole / VCT / SAF engine with credit-based flow control."""
 
-    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
-        super().__init__(tables, cfg, dateline)
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, classes: int):
+        super().__init__(tables, cfg, classes)
         V, N, NR = self.V, self.N, self.NR
         self.buf: list[deque[Any]] = [deque() for _ in range(self.n_buffered)]
         self.outq = [-1] * self.n_buffered
@@ -206,6 +233,7 @@ class PyFlitEngine(_Base):
                 ni_sends.append(u)
         grants = []
         nxt = self.nxt
+        rnext = self.rnext
         for r in sorted(self.active):
             vcs = self.router_vcs[r]
             heads = [q for q in vcs if buf[q] and buf[q][0][1] == 0 and buf[q][0][2] <= now and outq[q] < 0]
@@ -216,7 +244,7 @@ class PyFlitEngine(_Base):
                     pid = buf[q][0][0]
                     if saf and not self._whole(q, now):
                         continue
-                    ch = row[dst[pid]]
+                    ch = row[dst[pid]] if rnext is None else self._route(r, pid)
                     for q2 in self._allowed(q, ch):
                         if owner[q2] < 0 and (q2 >= nbuf or wormhole or len(buf[q2]) <= B - P):
                             owner[q2] = pid
@@ -330,7 +358,7 @@ class PyFlitEngine(_Base):
             if self.outq[q] >= 0:
                 edges[q] = [self.outq[q]]
             else:
-                ch = self.nxt[self.chan_dst[q // V]][self.dst[pid]]
+                ch = self._peek(self.chan_dst[q // V], pid)
                 edges[q] = list(self._allowed(q, ch))
         for q2, pid in enumerate(self.owner):
             if pid >= 0 and q2 in feeder and not (q2 < nbuf and len(self.buf[q2]) >= B):
@@ -341,8 +369,8 @@ class PyFlitEngine(_Base):
 class PyPacketEngine(_Base):
     """The packet-level model: a worm holds the channels from its header back to its tail."""
 
-    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, dateline: bool):
-        super().__init__(tables, cfg, dateline)
+    def __init__(self, tables: NetworkTables, cfg: NetworkConfig, classes: int):
+        super().__init__(tables, cfg, classes)
         self.L = cfg.worm_span
         self.route: list[list[int]] = []  # channels requested so far
         self.slots: list[list[int]] = []  # VC held on each of them
@@ -467,7 +495,7 @@ class PyPacketEngine(_Base):
         if lo <= t < hi:
             self.link_flits[ch] += P
         if ch < C + N:
-            nch = self.nxt[self.chan_dst[ch]][self.dst[pid]]
+            nch = self._route(self.chan_dst[ch], pid)
             self.route[pid].append(nch)
             ra = t + P + R if self.saf else t + R + 1
             self.want[pid] = ra

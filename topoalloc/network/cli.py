@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         switching=args.switching,
         mode=args.mode,
         engine=args.engine,
+        routing=args.routing,
+        valiant_seed=args.valiant_seed,
     )
     opts = dict(config=cfg, cycles=args.cycles, warmup=args.warmup, drain=args.drain, seed=args.seed)
     bound = bisection_bound(tables) if args.traffic == "uniform" else None

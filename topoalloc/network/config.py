@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import InvalidArgument
 
-__all__ = ["NetworkConfig", "MODES", "SWITCHING", "ENGINES"]
+__all__ = ["NetworkConfig", "MODES", "SWITCHING", "ENGINES", "ROUTINGS"]
 
 #: simulation granularity: cycle-accurate flits, or the packet-level model (worms holding channels)
 MODES = ("flit", "packet")
@@ -15,6 +15,8 @@ MODES = ("flit", "packet")
 SWITCHING = ("wormhole", "vct", "saf")
 #: ``auto`` uses the compiled engine when it was built, else the pure-Python reference
 ENGINES = ("auto", "c", "python")
+#: routing: the machine's own (minimal) routing, or Valiant's through a random intermediate group (dragonfly)
+ROUTINGS = ("minimal", "valiant")
 
 
 def _int(name: str, value: object, low: int) -> int:
@@ -58,9 +60,26 @@ class NetworkConfig:
         run stops with :class:`~topoalloc.errors.NetworkDeadlock` naming the
         cycle of waiting channels.  Must exceed ``R + 2``.
     dateline : bool or None
-        Use dateline virtual-channel classes.  ``None`` (default): on tori
-        with ``V >= 2`` (``True`` there needs ``V >= 2``; meshes and
-        hypercubes have no wrap-around links and ignore it).
+        Use virtual-channel classes.  ``None`` (default): where the routing
+        needs them and ``V`` allows (``True`` there needs enough VCs): on tori
+        the two dateline classes with ``V >= 2``; on a dragonfly a class change
+        at each global hop, two classes under minimal routing (``V >= 2``),
+        three under Valiant's (``V >= 3``, the lowest ``V // 3`` VCs before
+        the first global hop, the next ``V // 3`` from it, the rest from the
+        second).  Meshes, hypercubes and trees ignore it.
+    routing : {"minimal", "valiant"}
+        ``minimal`` (default): the machine's own routing.  ``valiant``
+        (dragonfly only; Kim et al., ISCA 2008, §4.2): every packet between two
+        routers goes minimally to a random intermediate group — to the router
+        its source group's global link lands on there — then minimally to its
+        destination (:meth:`Dragonfly.valiant_route`): local, global, local,
+        global, local at most.  The group is drawn
+        uniformly among the groups other than the source's and the
+        destination's, from ``valiant_seed`` and the packet's id (the same
+        packets get the same groups however they are added); with no such
+        group the packet routes minimally.
+    valiant_seed : int
+        Seed of Valiant's intermediate groups (>= 0).
     engine : {"auto", "c", "python"}
         Which implementation runs the cycles.  Both give identical results;
         ``python`` is the reference, ``c`` the compiled extension.
@@ -68,7 +87,7 @@ class NetworkConfig:
     Examples
     --------
     >>> NetworkConfig.parse("wormhole:packet=8,buffers=4")
-    NetworkConfig(packet=8, buffers=4, vcs=1, router_delay=1, switching='wormhole', mode='flit', deadlock_cycles=1000, dateline=None, engine='auto')
+    NetworkConfig(packet=8, buffers=4, vcs=1, router_delay=1, switching='wormhole', mode='flit', deadlock_cycles=1000, dateline=None, engine='auto', routing='minimal', valiant_seed=0)
     """
 
     packet: int = 8
@@ -80,6 +99,8 @@ class NetworkConfig:
     deadlock_cycles: int = 1000
     dateline: bool | None = None
     engine: str = "auto"
+    routing: str = "minimal"
+    valiant_seed: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packet", _int("packet", self.packet, 1))
@@ -87,6 +108,9 @@ class NetworkConfig:
         object.__setattr__(self, "vcs", _int("vcs", self.vcs, 1))
         object.__setattr__(self, "router_delay", _int("router_delay", self.router_delay, 0))
         object.__setattr__(self, "deadlock_cycles", _int("deadlock_cycles", self.deadlock_cycles, 1))
+        object.__setattr__(self, "valiant_seed", _int("valiant_seed", self.valiant_seed, 0))
+        if self.routing not in ROUTINGS:
+            raise InvalidArgument("routing", self.routing, f"one of {', '.join(ROUTINGS)}")
         if self.switching not in SWITCHING:
             raise InvalidArgument("switching", self.switching, f"one of {', '.join(SWITCHING)}")
         if self.mode not in MODES:
@@ -103,7 +127,7 @@ class NetworkConfig:
             raise InvalidArgument("dateline", self.dateline, f"vcs >= 2 (got vcs={self.vcs})")
 
     # names accepted in a spec string, e.g. "wormhole:packet=8,buffers=4,vcs=2"
-    _SPEC_KEYS = ("packet", "buffers", "vcs", "router_delay", "mode", "deadlock_cycles", "dateline", "engine")
+    _SPEC_KEYS = ("packet", "buffers", "vcs", "router_delay", "mode", "deadlock_cycles", "dateline", "engine", "routing", "valiant_seed")
 
     @classmethod
     def parse(cls, spec: str) -> "NetworkConfig":
@@ -111,7 +135,8 @@ class NetworkConfig:
 
         ``SWITCHING`` is ``wormhole``, ``vct`` or ``saf``; keys are the
         constructor's (``packet``, ``buffers``, ``vcs``, ``router_delay``,
-        ``mode``, ``deadlock_cycles``, ``dateline``, ``engine``).
+        ``mode``, ``deadlock_cycles``, ``dateline``, ``engine``, ``routing``,
+        ``valiant_seed``).
         """
         from .. import spec as _spec
 
@@ -131,6 +156,10 @@ class NetworkConfig:
             parts.append(f"deadlock_cycles={self.deadlock_cycles}")
         if self.dateline is not None:
             parts.append(f"dateline={str(self.dateline).lower()}")
+        if self.routing != "minimal":
+            parts.append(f"routing={self.routing}")
+        if self.valiant_seed:
+            parts.append(f"valiant_seed={self.valiant_seed}")
         return f"{self.switching}:" + ",".join(parts)
 
     @property

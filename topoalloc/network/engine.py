@@ -89,7 +89,7 @@ from ..topology.torus import Torus
 from .config import NetworkConfig
 from .tables import NetworkTables, network_tables
 
-__all__ = ["Network", "compiled_available", "deadlock_error", "uses_dateline", "hop_classes", "MAX_CYCLE"]
+__all__ = ["Network", "compiled_available", "deadlock_error", "uses_dateline", "vc_classes", "hop_classes", "valiant_vias", "MAX_CYCLE"]
 
 #: creation cycles and packet counts stay below 2**31 (the engines pack both into one arbitration key)
 MAX_CYCLE = 1 << 31
@@ -104,39 +104,88 @@ def compiled_available() -> bool:
     return True
 
 
-def uses_dateline(topology: Topology, config: NetworkConfig) -> bool:
-    """Whether the engines split VCs into dateline classes on ``topology`` under ``config``.
+def vc_classes(topology: Topology, config: NetworkConfig) -> int:
+    """How many VC classes the engines split the VCs into on ``topology`` under ``config`` (1: none).
 
-    Only tori with a wrapped side of at least 3 have wrap-around links a route
-    can chain through, and only a dragonfly's minimal routing needs a class
-    change at its global hop (see :func:`topoalloc.network.tables._router_links`);
-    there, ``dateline=None`` means "with two or more VCs".
+    Tori with a wrapped side of at least 3 have wrap-around links a route can
+    chain through: two dateline classes.  A dragonfly changes class at each
+    global hop (see :func:`topoalloc.network.tables._router_links`): two
+    classes under minimal routing, three under Valiant's (a route has at most
+    two global hops).  ``dateline=None`` means "where needed and ``V`` has
+    enough VCs"; ``True`` insists (and needs them); ``False`` refuses.
     """
     top = parse_machine(topology)
     if isinstance(top, Dragonfly):
-        if top.groups < 2 or top.a < 2:  # no global hop, or no local hop around it
-            return False
-    elif not isinstance(top, Torus) or not any(w and k >= 3 for w, k in zip(top.wrap, top.dims)):
-        return False
+        if top.groups < 2:  # no global hop
+            return 1
+        need = 3 if config.routing == "valiant" else 2
+    elif isinstance(top, Torus) and any(w and k >= 3 for w, k in zip(top.wrap, top.dims)):
+        need = 2
+    else:
+        return 1
     if config.dateline is None:
-        return config.vcs >= 2
-    return config.dateline
+        if need == 3 and config.vcs < 3:
+            raise InvalidArgument("vcs", config.vcs, "vcs >= 3 for Valiant's routing on a dragonfly (a VC class per global hop crossed: 0, 1, 2), or dateline=false to run without classes (it may deadlock)")
+        return need if config.vcs >= need else 1
+    if config.dateline and config.vcs < need:
+        raise InvalidArgument("dateline", True, f"vcs >= {need} for the {need} VC classes of {top.spec()}" + (" under Valiant's routing" if need == 3 else "") + f" (got vcs={config.vcs})")
+    return need if config.dateline else 1
 
 
-def hop_classes(tables: NetworkTables, channels: Sequence[int], dateline: bool) -> list[int]:
-    """The dateline class (0 or 1) of each link of a route, as the engines choose VCs.
+def uses_dateline(topology: Topology, config: NetworkConfig) -> bool:
+    """Whether the engines split VCs into classes (dateline classes on tori) on ``topology`` under ``config``."""
+    return vc_classes(topology, config) > 1
 
-    A hop is in class 1 if it is a wrap-around link or continues, in the same
-    dimension, a hop of class 1; else class 0 (``_reference._Base._allowed``).
+
+def hop_classes(tables: NetworkTables, channels: Sequence[int], classes: int | bool) -> list[int]:
+    """The VC class of each link of a route, as the engines choose VCs (``classes``: 1, 2 or 3; ``True`` is 2).
+
+    A hop continuing the dimension of the hop before it (the same dimension;
+    every dragonfly link is dimension 0) takes that hop's class, one more if it
+    is a wrap-around (dragonfly: global) link; a hop starting a dimension takes
+    class 1 if it is a wrap-around link, else 0; capped at ``classes - 1``
+    (``_reference._Base._allowed``).
     """
+    n = 2 if classes is True else max(int(classes), 1)
     out = []
     cls, dim = 0, -1
     for c in channels:
         d = int(tables.chan_dim[c])
-        cls = 1 if dateline and (tables.chan_wrap[c] or (d == dim and cls == 1)) else 0
+        w = int(tables.chan_wrap[c])
+        cls = 0 if n == 1 else min(cls + w if d == dim else w, n - 1)
         dim = d
         out.append(cls)
     return out
+
+
+def valiant_vias(tables: NetworkTables, seed: int, ids: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Valiant's intermediate router of each packet (-1: minimal), see :class:`NetworkConfig`'s ``routing``.
+
+    The group is ``choices[h mod len(choices)]`` with ``choices`` the groups
+    other than the source's and the destination's, in increasing order, and
+    ``h`` SplitMix64 of ``seed · 2^32 + packet id``; the router is where the
+    source group's global link lands in it (:meth:`Dragonfly.valiant_router`).
+    """
+    top = tables.topology
+    assert isinstance(top, Dragonfly)
+    a, g, h = top.a, top.groups, top.h
+    rs = tables.node_router[src].astype(np.int64)
+    rd = tables.node_router[dst].astype(np.int64)
+    gs, gd = rs // a, rd // a
+    x = (np.uint64(seed) << np.uint64(32)) + ids.astype(np.uint64)
+    with np.errstate(over="ignore"):  # SplitMix64 (Steele, Lea & Flood 2014), wrapping arithmetic
+        x = x + np.uint64(0x9E3779B97F4A7C15)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    lo, hi = np.minimum(gs, gd), np.maximum(gs, gd)
+    count = g - 1 - (gs != gd)
+    ok = (rs != rd) & (count > 0)
+    k = (x % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
+    k = k + (k >= lo)  # skip the lower excluded group, then the higher
+    k = k + ((k >= hi) & (gs != gd))
+    land = k * a + ((gs - k - 1) % (a * h + 1)) // h  # group k's channel back to the source's group
+    return np.where(ok, land, -1).astype(np.int64)
 
 
 class Network:
@@ -175,7 +224,10 @@ class Network:
         self.topology = top
         self.config = cfg
         self.tables: NetworkTables = network_tables(top)
-        self.dateline = uses_dateline(top, cfg)
+        if cfg.routing == "valiant" and not isinstance(top, Dragonfly):
+            raise InvalidArgument("routing", "valiant", f"a dragonfly machine (Valiant's routing goes through an intermediate group; {top.spec()} is not one)")
+        self.classes = vc_classes(top, cfg)
+        self.dateline = self.classes > 1
         backend = cfg.engine
         if backend == "auto":
             backend = "c" if compiled_available() else "python"
@@ -190,10 +242,11 @@ class Network:
 
             cls = PyFlitEngine if cfg.mode == "flit" else PyPacketEngine
         self.backend = backend
-        self._engine = cls(self.tables, cfg, self.dateline)
+        self._engine = cls(self.tables, cfg, self.classes)
         self._n_jobs = 0
         self._n_packets = 0
         self._meta = np.zeros((4, 1024), dtype=np.int64)  # create, src, dst, job of every packet (grown by doubling)
+        self._via = np.zeros(0, dtype=np.int64)  # Valiant's intermediate router of every packet (-1: minimal)
 
     @property
     def now(self) -> int:
@@ -244,8 +297,13 @@ class Network:
             if job.min() < -1 or job.max() >= self._n_jobs:
                 bad = int(job[(job < -1) | (job >= self._n_jobs)][0])
                 raise InvalidArgument("job", bad, "-1 or a number from new_job()")
-        self._engine.add_packets(create, src, dst, job)
+        via = None
+        if self.config.routing == "valiant":
+            via = valiant_vias(self.tables, self.config.valiant_seed, np.arange(self._n_packets, self._n_packets + k), src, dst)
+        self._engine.add_packets(create, src, dst, job, via)
         end = self._n_packets + k
+        if via is not None:
+            self._via = np.concatenate([self._via, via])
         if end > self._meta.shape[1]:
             grown = np.zeros((4, max(end, 2 * self._meta.shape[1])), dtype=np.int64)
             grown[:, : self._n_packets] = self._meta[:, : self._n_packets]
@@ -294,12 +352,14 @@ class Network:
     def results(self, ids: Any = None) -> dict[str, np.ndarray]:
         """Per packet (all, or those in ``ids``): ``create``, ``src``, ``dst``, ``job``, ``t_inject`` (head sent
         by the NI), ``t_done`` (tail ejected, -1 if not yet), ``latency`` (``t_done - create``, -1 if not
-        delivered), ``blocking``, ``hops``."""
+        delivered), ``blocking``, ``hops``; under Valiant's routing also ``via``, the intermediate router (-1: minimal)."""
         m = self._n_packets
         sel = slice(0, m) if ids is None else np.asarray(ids, dtype=np.int64)
         out = self._engine.results(sel)
         meta = self._meta[:, :m][:, sel]
         out = {"create": meta[0], "src": meta[1], "dst": meta[2], "job": meta[3], **out}
+        if self.config.routing == "valiant":
+            out["via"] = self._via[sel]
         out["latency"] = np.where(out["t_done"] >= 0, out["t_done"] - out["create"], -1)
         return out
 

@@ -106,6 +106,7 @@ class TrafficResult:
             "vcs": c.vcs,
             "router_delay": c.router_delay,
             "seed": self.seed,
+            **({"routing": c.routing, "valiant_seed": c.valiant_seed} if c.routing != "minimal" else {}),
         }
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -210,6 +210,23 @@ class NetworkTables:
             nxt[:, d] = col
             hops[:, d] = [dist[r] for r in where]
         return nxt, hops
+
+    @cached_property
+    def router_next(self) -> np.ndarray:
+        """Dragonfly only: ``router_next[r, t]``, the link a packet bound for router ``t`` takes at router ``r``
+        (-1 at ``t``), from :meth:`Dragonfly.minimal_router_path` — the first leg of Valiant's routing."""
+        top = self.topology
+        if not isinstance(top, Dragonfly):
+            raise InvalidArgument("topology", top.spec(), "a dragonfly (router-to-router routes serve Valiant's routing)")
+        R = self.n_routers
+        out = np.full((R, R), -1, np.int32)
+        for r in range(R):
+            for t in range(R):
+                if r != t:
+                    path = top.minimal_router_path(r, t)
+                    out[r, t] = self.hop_channel(path[0], path[1])
+        out.flags.writeable = False
+        return out
 
     def route_channels(self, s: int, d: int) -> list[int]:
         """Every channel a packet from ``s`` to ``d`` takes: injection, the links, ejection."""

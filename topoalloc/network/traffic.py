@@ -18,6 +18,10 @@ tornado         every coordinate ``x → (x + ceil(k/2) - 1) mod k``
 neighbour       every coordinate ``x → (x + 1) mod k``
 hotspot         with probability ``fraction`` the hotspot node (default the
                 middle of the machine), else uniform
+group-shift     dragonfly: the node of the same index in the next group,
+                ``(G + 1) mod g`` — every group's traffic on its one global
+                link to the next (Kim et al.'s adversarial pattern, ISCA
+                2008 §4.2, as a permutation)
 =============== ==========================================================
 
 Permutations may map a node to itself; such a packet goes through its own
@@ -191,6 +195,18 @@ def _hotspot(topology: Topology, node: int | None = None, fraction: float = 0.1)
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
         raise InvalidArgument("fraction", fraction, "a probability in [0, 1]")
     return TrafficPattern("hotspot", n, None, int(node), float(fraction))
+
+
+@TRAFFIC.register("group-shift")
+def _group_shift(topology: Topology) -> TrafficPattern:
+    """group-shift — dragonfly: to the node of the same index in the next group (adversarial for minimal routing)."""
+    from ..topology.indirect import Dragonfly
+
+    if not isinstance(topology, Dragonfly) or topology.groups < 2:
+        raise InvalidArgument("traffic", "group-shift", "a dragonfly of two or more groups")
+    per = topology.a * topology.p  # nodes per group (node ids go group by group)
+    ids = np.arange(topology.n_nodes)
+    return _perm("group-shift", topology, (ids + per) % topology.n_nodes)
 
 
 def bernoulli_packets(pattern: TrafficPattern, rate: float, packet: int, start: int, stop: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -204,6 +204,10 @@ class Dragonfly(RouterNetwork):
     def router_route(self, a: int, b: int) -> list[int]:
         """Minimal routing: a local hop to the router holding the global link to the destination group, the global hop, a local hop."""
         ra, rb = self.router_of(a), self.router_of(b)
+        return self.minimal_router_path(ra, rb)
+
+    def minimal_router_path(self, ra: int, rb: int) -> list[int]:
+        """The minimal route between two routers (as :meth:`router_route` between their nodes)."""
         return self._minimal(ra, rb)
 
     def _minimal(self, ra: int, rb: int) -> list[int]:
@@ -232,12 +236,28 @@ class Dragonfly(RouterNetwork):
         return 1 + len(self.router_route(a, b))
 
     def valiant_route(self, a: int, b: int, via: int) -> list[int]:
-        """Valiant's routing: minimally to a router of group ``via``, then minimally to the destination."""
+        """Valiant's routing (Kim et al. §4.2): minimally to group ``via``, then minimally to the destination.
+
+        The first leg ends where it enters group ``via``: on the router its
+        global link from the source's group lands on (:meth:`valiant_router`),
+        so a route is local, global, local, global, local at most (one local
+        hop in the intermediate group).  ``via`` equal to the source's group
+        gives the minimal route.
+        """
+        ra, rb = self.router_of(a), self.router_of(b)
+        t = self.valiant_router(ra, via)
+        first = self._minimal(ra, t)
+        return first + self._minimal(t, rb)[1:]
+
+    def valiant_router(self, ra: int, via: int) -> int:
+        """Where a packet from router ``ra`` enters group ``via`` (``ra`` itself if it is in that group)."""
         if not 0 <= via < self.groups:
             raise InvalidArgument("via", via, f"a group in 0..{self.groups - 1}")
-        ra, rb = self.router_of(a), self.router_of(b)
-        first = self._minimal(ra, via * self.a + (ra % self.a))
-        return first + self._minimal(first[-1], rb)[1:]
+        ga = ra // self.a
+        if via == ga:
+            return ra
+        back = (ga - via - 1) % (self.a * self.h + 1)  # group via's channel to ga
+        return via * self.a + back // self.h
 
 
 class FatTree(RouterNetwork):
