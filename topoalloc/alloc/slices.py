@@ -242,7 +242,7 @@ class SliceAllocator(Allocator):
         self._tables: dict[int, _Placements | None] = {}
         #: placement tables up to this many entries (0: always the window search; for tests)
         self.table_entries = TABLE_ENTRIES
-        self._placed: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}  # unit count -> box, in state _placed_in
+        self._placed: dict[int, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}  # volume -> box, in state _placed_in
         # states are numbered: every grant and release makes a new one, except that releasing the last grant
         # before anything else changed returns to the state before it (EASY's refused candidates)
         self._version = 0
@@ -250,7 +250,7 @@ class SliceAllocator(Allocator):
         self._undo: tuple[Any, int, int] | None = None  # (token of the last grant, state before, state after)
         self._failed_since_grant = False
         self._placed_in = 0
-        # unit counts the static search failed to place, with the release count then: until the next release the
+        # volumes the static search failed to place, with the release count then: until the next release the
         # busy map only gains units, so the same count fails again (no search needed)
         self._releases = 0
         self._failed: dict[int, int] = {}
@@ -279,7 +279,9 @@ class SliceAllocator(Allocator):
         return self.candidates(request.size)[0] > 0
 
     def fit_key(self, request: Request) -> Hashable | None:
-        return self.units_needed(request.size)
+        """The slice volume ``V``: the candidate shapes are a function of it (:func:`slice_shapes`), so
+        requests of one volume get one answer whatever their sizes (5 to 8 cubes under ``pow2``)."""
+        return self.candidates(request.size)[0]
 
     # -------------------------------------------------------- box search
     def _box_maxima(self, values: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
@@ -307,10 +309,9 @@ class SliceAllocator(Allocator):
         choose the same box.  ``None`` when rows × volume would exceed
         :data:`TABLE_ENTRIES` (then the window search answers).
         """
-        n = self.units_needed(size)
-        if n in self._tables:
-            return self._tables[n]
         v, shapes = self.candidates(size)
+        if v in self._tables:
+            return self._tables[v]
         top = self.units
         d = len(top.grid)
         counts = []
@@ -333,7 +334,7 @@ class SliceAllocator(Allocator):
                 which.append(np.full(len(off), k))
                 offs.append(off)
             table = _Placements(np.concatenate(rows), np.concatenate(which), np.concatenate(offs), shapes)
-        self._tables[n] = table
+        self._tables[v] = table
         return table
 
     def _grid(self, flat: np.ndarray) -> np.ndarray:
@@ -427,14 +428,15 @@ class SliceAllocator(Allocator):
     def _static_place(self, size: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """The static rule's box (shape, offset) for ``size`` nodes in the current state, or None.
 
-        Remembered per unit count while the busy map is unchanged (states are
+        Remembered per volume while the busy map is unchanged (states are
         numbered; a grant given back before anything else changed returns to
         the number before it); a failure is remembered until the next release
         (allocations only take units, so no box of that count can appear
         before one; giving back a grant is no release for failures found
         before it).
         """
-        n = self.units_needed(size)
+        v, shapes = self.candidates(size)
+        n = v  # the shapes are a function of the volume: one answer per volume
         if self._failed.get(n) == self._releases:
             return None
         if self._version != self._placed_in:
@@ -442,7 +444,6 @@ class SliceAllocator(Allocator):
             self._placed_in = self._version
         if n in self._placed:
             return self._placed[n]
-        v, shapes = self.candidates(size)
         found = None
         table = self._table(size)
         if table is not None:
@@ -545,7 +546,10 @@ class _UnitCountGuard(ReservationGuard):
         self.extra = allocator._free_units + freed - allocator.candidates(head.size)[0]
 
     def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
-        return ends_by_shadow or self.slices.candidates(request.size)[0] <= self.extra
+        v = self.slices.candidates(request.size)[0]
+        if v > self.slices._free_units:
+            return False  # it does not fit now (allocate would say so)
+        return ends_by_shadow or v <= self.extra
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
@@ -610,12 +614,14 @@ class _ShadowMapGuard(ReservationGuard):
         return ~meet.all(axis=1)
 
     def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
-        if ends_by_shadow:
-            return True
         a = self.slices
         v = a.candidates(request.size)[0]
-        if v > self.spare or v > a._free_units:
-            return False  # (not enough units at the shadow time, or now: no box search needed)
+        if v > a._free_units:
+            return False  # it does not fit now (allocate would say so; no box search needed)
+        if ends_by_shadow:
+            return a._static_place(request.size) is not None  # (remembered per state: allocate asks it again)
+        if v > self.spare:
+            return False  # not enough units at the shadow time
         box = a._static_place(request.size)
         if box is None:
             return False  # it does not fit now (allocate would say so)
