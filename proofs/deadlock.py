@@ -211,41 +211,57 @@ def grid_shapes(max_side: dict[int, int]) -> list[tuple[int, ...]]:
 
 
 def simulator_routes_agree(topology, *, vcs: int = 2) -> ProofResult:
-    """Check that the simulator's route tables give exactly the routes (and dateline classes) derived here.
+    """Check that the simulator's route tables give exactly the routes (and VC classes) derived here.
 
     Compares, for every ordered pair of distinct nodes, the channels of
     ``topoalloc.network`` 's route (``NetworkTables.route_channels``) with
-    :func:`dor_route` / :func:`ecube_route_bits`, and on tori the dateline
-    class the engines give each hop (:func:`topoalloc.network.engine.hop_classes`)
-    with the class defined here.  An exact comparison; the counterexample is
-    the first pair that differs.
+    :func:`dor_route` / :func:`ecube_route_bits` (channels as ``(node,
+    dimension, direction, class)``) or, on a dragonfly or fat tree,
+    :func:`dragonfly_route` / :func:`fattree_route` (``(from router, to
+    router, class)``), and the class the engines give each hop
+    (:func:`topoalloc.network.engine.hop_classes`) with the class defined
+    here.  An exact comparison; the counterexample is the first pair that
+    differs.
     """
     from ..network.engine import hop_classes, uses_dateline
     from ..network.config import NetworkConfig
     from ..network.tables import network_tables
     from ..topology.hypercube import Hypercube
+    from ..topology.indirect import Dragonfly, FatTree
 
     t0 = time.perf_counter()
     tables = network_tables(topology)
     dateline = uses_dateline(topology, NetworkConfig(vcs=vcs))
     n = topology.n_nodes
     C = tables.n_links
+    routers = isinstance(topology, (Dragonfly, FatTree))
+    where = [int(r) for r in tables.node_router]
+
+    def definition(s: int, d: int) -> list:
+        if isinstance(topology, Dragonfly):
+            return dragonfly_route(topology.a, topology.h, topology.groups, where[s], where[d], classes=dateline)
+        if isinstance(topology, FatTree):
+            per = topology.k ** (topology.n - 1)
+            return fattree_route(topology.k, topology.n, where[s] % per, where[d] % per)
+        if isinstance(topology, Hypercube):
+            return ecube_route_bits(topology.n, s, d)
+        return dor_route(topology.dims, topology.wrap, s, d, dateline=dateline)
+
     cases = 0
     for s in range(n):
         for d in range(n):
             if s == d:
                 continue
             chans = tables.route_channels(s, d)[1:-1]
-            got = [(int(tables.chan_src[c]), int(tables.chan_dim[c]), int(tables.chan_dir[c])) for c in chans]
-            if isinstance(topology, Hypercube):
-                want = ecube_route_bits(topology.n, s, d)
-            else:
-                want = dor_route(topology.dims, topology.wrap, s, d, dateline=dateline)
             classes = hop_classes(tables, chans, dateline) if dateline else [0] * len(chans)
-            got4 = [g + (k,) for g, k in zip(got, classes)]
+            if routers:
+                got = [(int(tables.chan_src[c]), int(tables.chan_dst[c]), k) for c, k in zip(chans, classes)]
+            else:
+                got = [(int(tables.chan_src[c]), int(tables.chan_dim[c]), int(tables.chan_dir[c]), k) for c, k in zip(chans, classes)]
+            want = [tuple(w) for w in definition(s, d)]
             cases += 1
-            if got4 != [tuple(w) for w in want] or any(c >= C for c in chans):
-                ce = {"pair": [s, d], "simulator": got4, "definition": want}
+            if got != want or any(c >= C for c in chans):
+                ce = {"pair": [s, d], "simulator": got, "definition": want}
                 return ProofResult("simulator routes = definition", False, time.perf_counter() - t0, topology.spec(), ce, {"cases": cases, "method": "exhaustive"})
     return ProofResult("simulator routes = definition", True, time.perf_counter() - t0, topology.spec(), None, {"cases": cases, "method": "exhaustive"})
 
@@ -489,33 +505,5 @@ def prove_fattree_deadlock_free(k: int, n: int) -> ProofResult:
 
 
 def simulator_router_routes_agree(topology, *, vcs: int = 2) -> ProofResult:
-    """The simulator's routes on a dragonfly or fat tree, channel by channel (routers and VC class), equal
-    :func:`dragonfly_route` / :func:`fattree_route` for every ordered pair of distinct nodes."""
-    from ..network.config import NetworkConfig
-    from ..network.engine import hop_classes, uses_dateline
-    from ..network.tables import network_tables
-    from ..topology.indirect import Dragonfly
-
-    t0 = time.perf_counter()
-    tables = network_tables(topology)
-    dateline = uses_dateline(topology, NetworkConfig(vcs=vcs))
-    n = topology.n_nodes
-    where = [int(r) for r in topology.node_router]
-    cases = 0
-    for s in range(n):
-        for d in range(n):
-            if s == d:
-                continue
-            chans = tables.route_channels(s, d)[1:-1]
-            classes = hop_classes(tables, chans, dateline) if dateline else [0] * len(chans)
-            got = [(int(tables.chan_src[c]), int(tables.chan_dst[c]), k) for c, k in zip(chans, classes)]
-            if isinstance(topology, Dragonfly):
-                want = dragonfly_route(topology.a, topology.h, topology.groups, where[s], where[d], classes=dateline)
-            else:
-                per = topology.k ** (topology.n - 1)
-                want = fattree_route(topology.k, topology.n, where[s] % per, where[d] % per)
-            cases += 1
-            if got != want:
-                ce = {"pair": [s, d], "simulator": got, "definition": want}
-                return ProofResult("simulator routes = definition", False, time.perf_counter() - t0, topology.spec(), ce, {"cases": cases, "method": "exhaustive"})
-    return ProofResult("simulator routes = definition", True, time.perf_counter() - t0, topology.spec(), None, {"cases": cases, "method": "exhaustive"})
+    """:func:`simulator_routes_agree` on a dragonfly or fat tree (channels ``(from router, to router, class)``)."""
+    return simulator_routes_agree(topology, vcs=vcs)

@@ -40,9 +40,10 @@ def test_route_table_is_topology_route(spec):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("spec", ["mesh:3x4", "torus:4x3", "hypercube:3"])
+@pytest.mark.parametrize("spec", ["mesh:3x4", "torus:4x3", "hypercube:3", "dragonfly:p=2,a=3,h=1", "fattree:k=2,n=3"])
 def test_packets_take_topology_route(spec, mode, engine):
-    """The flits of a lone packet cross exactly the channels of Topology.route, P flits each."""
+    """The flits of a lone packet cross exactly the channels of Topology.route (a router network's
+    RouterNetwork.router_route), P flits each, and its own injection and ejection channels."""
     top = parse_machine(spec)
     t = network_tables(top)
     cfg = NetworkConfig(packet=3, engine=engine, mode=mode)
@@ -53,7 +54,8 @@ def test_packets_take_topology_route(spec, mode, engine):
             net.add_packets([0], [s], [d])
             net.run(200)
             used = np.flatnonzero(net.link_flits[: t.n_links])
-            route = top.route(s, d)
+            assert np.flatnonzero(net.link_flits[t.n_links :]).tolist() == [s, top.n_nodes + d]
+            route = top.router_route(s, d) if hasattr(top, "router_route") else top.route(s, d)
             want = sorted(t.hop_channel(a, b) for a, b in zip(route, route[1:]))
             assert used.tolist() == want
             assert (net.link_flits[used] == 3).all()
@@ -332,7 +334,7 @@ def test_bad_inputs():
         net.add_packets([5], [0], [1])
     with pytest.raises(InvalidArgument, match="dst"):
         net.add_packets([20], [0], [16])
-    assert sorted(TRAFFIC.names()) == sorted(["uniform", "transpose", "bit-complement", "bit-reverse", "shuffle", "tornado", "neighbour", "neighbor", "hotspot"])
+    assert sorted(TRAFFIC.names()) == sorted(["uniform", "transpose", "bit-complement", "bit-reverse", "shuffle", "tornado", "neighbour", "neighbor", "hotspot", "group-shift"])
 
 
 def test_network_spec_grammar():

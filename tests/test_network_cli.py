@@ -64,6 +64,10 @@ def test_heatmap_on_a_hypercube(tmp_path, capsys):
         (["--topology", "mesh:4x4", "--switching", "saf", "--buffers", "4"], "argument buffers=4"),
         (["--topology", "mesh:4x4", "--sweep", "0.5:0.1:0.1"], "argument sweep='0.5:0.1:0.1'"),
         (["--topology", "torus:4x4", "--vcs", "0"], "argument --vcs=0"),
+        (["--topology", "fattree:k=2,n=3", "--routing", "valiant", "--vcs", "3"], "argument routing='valiant': expected a dragonfly"),
+        (["--topology", "dragonfly:p=1,a=2,h=1", "--routing", "valiant", "--vcs", "2"], "argument vcs=2: expected vcs >= 3"),
+        (["--topology", "mesh:4x4", "--traffic", "group-shift"], "expected a dragonfly of two or more groups"),
+        (["--topology", "dragonfly:p=1,a=2,h=1", "--valiant-seed", "-1"], "argument valiant_seed=-1"),
     ],
 )
 def test_bad_input_one_line(args, needle):

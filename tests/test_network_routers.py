@@ -61,28 +61,6 @@ def test_fat_tree_routes_climb_then_descend_minimally(k, n):
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("spec", ["dragonfly:p=2,a=3,h=1", "fattree:k=2,n=3", TREE])
-def test_packets_take_the_router_route(spec, mode, engine):
-    """A lone packet's P flits cross its injection cable, exactly the router links of router_route, and its ejection cable."""
-    top = parse_machine(spec)
-    t = network_tables(top)
-    cfg = NetworkConfig(packet=3, engine=engine, mode=mode)
-    for s in range(top.n_nodes):
-        for d in range(0, top.n_nodes, 3):
-            net = Network(top, cfg)
-            net.set_window(0, 10**6)
-            net.add_packets([0], [s], [d])
-            net.run(200)
-            path = top.router_route(s, d)
-            want = sorted([t.hop_channel(a, b) for a, b in zip(path, path[1:])] + [t.n_links + s, t.n_links + top.n_nodes + d])
-            used = np.flatnonzero(net.link_flits)
-            assert used.tolist() == want
-            assert (net.link_flits[used] == 3).all()
-            assert int(net.results()["hops"][0]) == len(path) - 1
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("switching,P,B,R", [("wormhole", 8, 16, 1), ("wormhole", 5, 4, 2), ("vct", 4, 4, 1), ("saf", 4, 6, 3)])
 @pytest.mark.parametrize("spec", ["dragonfly:p=2,a=4,h=2", "fattree:k=4,n=2", BLOCK])
 def test_idle_latency_formula_on_router_networks(spec, switching, P, B, R, mode, engine):
@@ -103,6 +81,18 @@ def test_idle_latency_formula_on_router_networks(spec, switching, P, B, R, mode,
     assert (r["blocking"] == 0).all() and r["hops"].tolist() == h.tolist()
 
 
+def _header_vcs(top, cfg, pairs, gap):
+    """Send each (src, dst) alone, one every ``gap`` cycles (Python engine); the VCs each header entered, per packet."""
+    net = Network(top, cfg)
+    net._engine.trace = []
+    net.add_packets([i * gap for i in range(len(pairs))], [s for s, _ in pairs], [d for _, d in pairs])
+    net.run(len(pairs) * gap + gap)
+    seen: dict[int, list[int]] = {}
+    for pid, q, _ in net._engine.trace:
+        seen.setdefault(pid, []).append(q)
+    return seen
+
+
 def test_dragonfly_vc_class_changes_at_the_global_hop():
     """With two VCs every header takes VC 0 before its global hop and VC 1 on it and after (Kim et al. §4)."""
     top = parse_machine("dragonfly:p=1,a=3,h=1")
@@ -110,14 +100,8 @@ def test_dragonfly_vc_class_changes_at_the_global_hop():
     cfg = NetworkConfig(vcs=2, engine="python")
     assert uses_dateline(top, cfg) and not uses_dateline(top, NetworkConfig(vcs=1))
     assert not uses_dateline("fattree:k=2,n=3", cfg)  # up*/down* needs no classes
-    net = Network(top, cfg)
     pairs = [(s, d) for s in range(top.n_nodes) for d in range(top.n_nodes)]
-    net._engine.trace = []
-    net.add_packets([i * 60 for i in range(len(pairs))], [s for s, _ in pairs], [d for _, d in pairs])
-    net.run(len(pairs) * 60 + 60)
-    seen: dict[int, list[int]] = {}
-    for pid, q, _ in net._engine.trace:
-        seen.setdefault(pid, []).append(q)
+    seen = _header_vcs(top, cfg, pairs, 60)
     n_global = 0
     for pid, (s, d) in enumerate(pairs):
         chans = t.route_channels(s, d)[1:-1]
@@ -259,14 +243,8 @@ def test_valiant_groups_are_uniform_and_fixed_by_packet_id_and_seed():
 def test_valiant_vc_classes_count_global_hops():
     top = parse_machine("dragonfly:p=1,a=3,h=2,g=5")
     t = network_tables(top)
-    net = Network(top, NetworkConfig(vcs=3, routing="valiant", engine="python"))
     pairs = [(s, d) for s in range(top.n_nodes) for d in range(top.n_nodes) if s != d]
-    net._engine.trace = []
-    net.add_packets([i * 80 for i in range(len(pairs))], [s for s, _ in pairs], [d for _, d in pairs])
-    net.run(len(pairs) * 80 + 80)
-    seen: dict[int, list[int]] = {}
-    for pid, q, _ in net._engine.trace:
-        seen.setdefault(pid, []).append(q)
+    seen = _header_vcs(top, NetworkConfig(vcs=3, routing="valiant", engine="python"), pairs, 80)
     for pid in range(len(pairs)):
         chans = [q // 3 for q in seen[pid][1:-1]]
         glob = [int(top.graph.edges[int(t.chan_src[c]), int(t.chan_dst[c])]["kind"] == "global") for c in chans]
