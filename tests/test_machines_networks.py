@@ -147,3 +147,10 @@ def test_policies_place_and_simulate(policy):
         assert groups == set(range(9))
     r = simulate(machine="fattree:k=4,n=3", allocator=policy, scheduler="easy", clean=True)  # 64 nodes: --clean drops the wider jobs
     assert r.summary()["jobs"] > 17_000 and r.summary()["mean_pairwise_l1"] >= 2
+
+
+@pytest.mark.parametrize("spec", ["dragonfly:p=100,a=100,h=100", "fattree:k=64,n=5"])
+def test_router_networks_too_big_are_refused_before_they_are_built(spec):
+    """One line naming the machine and the memory it would need (the graph of ~10^6 routers is never built)."""
+    with pytest.raises(InvalidArgument, match=rf"machine='{spec}'.*router network of .* routers.*needs about"):
+        parse_machine(spec)

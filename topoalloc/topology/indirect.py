@@ -49,6 +49,17 @@ if TYPE_CHECKING:
 __all__ = ["RouterNetwork", "Dragonfly", "FatTree"]
 
 
+#: bytes a router or a link of the router graph takes in networkx, with its attributes (measured: 330-1,850)
+GRAPH_BYTES = 2048
+
+
+def _check_graph(spec: str, routers: int, links: int, nodes: int) -> None:
+    """Refuse, before building it, a router network that would not fit in memory (one line naming it)."""
+    from ..limits import NODE_BYTES, check_memory
+
+    check_memory((routers + links) * GRAPH_BYTES + nodes * NODE_BYTES, "machine", spec, f"a router network of {routers:,} routers, {links:,} links and {nodes:,} nodes")
+
+
 class RouterNetwork(Routers):
     """Processors attached to the routers of a graph; equality by :meth:`key`.
 
@@ -176,6 +187,7 @@ class Dragonfly(RouterNetwork):
         g = gmax if g is None else g
         if not isinstance(g, int) or not 1 <= g <= gmax:
             raise InvalidArgument("g", g, f"a number of groups in 1..a·h+1 = {gmax}")
+        _check_graph(f"dragonfly:p={p},a={a},h={h}" + ("" if g == gmax else f",g={g}"), g * a, g * a * (a - 1) // 2 + g * a * h // 2, g * a * p)
         import networkx as nx
 
         self.p, self.a, self.h, self.groups = p, a, h, g
@@ -275,6 +287,7 @@ class FatTree(RouterNetwork):
     def __init__(self, k: int, n: int):
         if not isinstance(k, int) or k < 2 or not isinstance(n, int) or n < 1:
             raise InvalidArgument("k", (k, n), "k >= 2 and n >= 1")
+        _check_graph(f"fattree:k={k},n={n}", n * k ** (n - 1), (n - 1) * k**n, k**n)
         self.k, self.n = k, n
         import networkx as nx
 
