@@ -435,15 +435,14 @@ class SliceAllocator(Allocator):
         before one; giving back a grant is no release for failures found
         before it).
         """
-        v, shapes = self.candidates(size)
-        n = v  # the shapes are a function of the volume: one answer per volume
-        if self._failed.get(n) == self._releases:
+        v, shapes = self.candidates(size)  # the shapes are a function of the volume: one answer per volume
+        if self._failed.get(v) == self._releases:
             return None
         if self._version != self._placed_in:
             self._placed.clear()
             self._placed_in = self._version
-        if n in self._placed:
-            return self._placed[n]
+        if v in self._placed:
+            return self._placed[v]
         found = None
         table = self._table(size)
         if table is not None:
@@ -451,9 +450,9 @@ class SliceAllocator(Allocator):
             if ok.size:
                 r = int(ok[0])
                 found = (tuple(int(x) for x in shapes[table.shape[r]]), tuple(int(x) for x in table.offset[r]))
-            self._placed[n] = found
+            self._placed[v] = found
             if found is None:
-                self._failed[n] = self._releases
+                self._failed[v] = self._releases
                 self._failed_since_grant = True
             return found
         blocked = self._grid(self._unit_busy.view(np.uint8))
@@ -462,9 +461,9 @@ class SliceAllocator(Allocator):
             if free_at.size:
                 found = (tuple(int(s) for s in shape_arr), tuple(int(o) for o in np.unravel_index(int(free_at[0]), m.shape, order="F")))
                 break
-        self._placed[n] = found
+        self._placed[v] = found
         if found is None:
-            self._failed[n] = self._releases
+            self._failed[v] = self._releases
             self._failed_since_grant = True
         return found
 

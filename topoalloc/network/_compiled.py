@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _cengine  # type: ignore[attr-defined]
+from ._reference import class_vcs
 
 if TYPE_CHECKING:
     from .config import NetworkConfig
@@ -85,16 +86,9 @@ class _CBase:
 
     def _allowed(self, cur_q: int, ch: int) -> range:
         """As :meth:`topoalloc.network._reference._Base._allowed`, read from the arrays."""
-        V = self.V
         if not self.dateline or ch >= self.C:
-            return range(ch * V, ch * V + V)
-        a, last, per = self.a, self.classes - 1, self.per
-        cls = int(a["chan_wrap"][ch])
-        if a["chan_dim"][ch] == a["chan_dim"][cur_q // V]:
-            cls += min((cur_q % V) // per, last)
-        cls = min(cls, last)
-        lo = ch * V + cls * per
-        return range(lo, ch * V + V if cls == last else lo + per)
+            return range(ch * self.V, ch * self.V + self.V)
+        return class_vcs(self.V, self.per, self.classes, self.a["chan_wrap"], self.a["chan_dim"], cur_q, ch)
 
     # ---------------------------------------------------------------- interface
     @property

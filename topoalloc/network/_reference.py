@@ -28,7 +28,19 @@ if TYPE_CHECKING:
     from .config import NetworkConfig
     from .tables import NetworkTables
 
-__all__ = ["PyFlitEngine", "PyPacketEngine"]
+__all__ = ["PyFlitEngine", "PyPacketEngine", "class_vcs"]
+
+
+def class_vcs(V: int, per: int, classes: int, wrap: Any, dim: Any, cur_q: int, ch: int) -> range:
+    """The VCs of link ``ch``'s class for a packet now in VC ``cur_q`` (``classes`` classes of ``per`` VCs,
+    the last taking the rest); see :meth:`_Base._allowed`.  The compiled engine's ``vc_class`` is its twin."""
+    last = classes - 1
+    cls = int(wrap[ch])
+    if dim[ch] == dim[cur_q // V]:
+        cls += min((cur_q % V) // per, last)
+    cls = min(cls, last)
+    lo = ch * V + cls * per
+    return range(lo, ch * V + V if cls == last else lo + per)
 
 
 class _Base:
@@ -118,16 +130,9 @@ class _Base:
         across a wrap-around (global) link; a new dimension starts in class 1
         across a wrap-around link, else 0; capped at the last class.
         """
-        V = self.V
         if not self.dateline or ch >= self.C:
-            return range(ch * V, ch * V + V)
-        last, per = self.classes - 1, self.per
-        cls = self.chan_wrap[ch]
-        if self.chan_dim[ch] == self.chan_dim[cur_q // V]:
-            cls += min((cur_q % V) // per, last)
-        cls = min(cls, last)
-        lo = ch * V + cls * per
-        return range(lo, ch * V + V if cls == last else lo + per)
+            return range(ch * self.V, ch * self.V + self.V)
+        return class_vcs(self.V, self.per, self.classes, self.chan_wrap, self.chan_dim, cur_q, ch)
 
     def _route(self, r: int, pid: int) -> int:
         """The channel a header at router ``r`` asks for (Valiant: towards its intermediate router until it is there)."""

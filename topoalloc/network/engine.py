@@ -168,7 +168,7 @@ def valiant_vias(tables: NetworkTables, seed: int, ids: np.ndarray, src: np.ndar
     """
     top = tables.topology
     assert isinstance(top, Dragonfly)
-    a, g, h = top.a, top.groups, top.h
+    a, g = top.a, top.groups
     rs = tables.node_router[src].astype(np.int64)
     rd = tables.node_router[dst].astype(np.int64)
     gs, gd = rs // a, rd // a
@@ -184,8 +184,7 @@ def valiant_vias(tables: NetworkTables, seed: int, ids: np.ndarray, src: np.ndar
     k = (x % np.maximum(count, 1).astype(np.uint64)).astype(np.int64)
     k = k + (k >= lo)  # skip the lower excluded group, then the higher
     k = k + ((k >= hi) & (gs != gd))
-    land = k * a + ((gs - k - 1) % (a * h + 1)) // h  # group k's channel back to the source's group
-    return np.where(ok, land, -1).astype(np.int64)
+    return np.where(ok, top.valiant_routers(rs, k), -1).astype(np.int64)
 
 
 class Network:
@@ -245,8 +244,8 @@ class Network:
         self._engine = cls(self.tables, cfg, self.classes)
         self._n_jobs = 0
         self._n_packets = 0
-        self._meta = np.zeros((4, 1024), dtype=np.int64)  # create, src, dst, job of every packet (grown by doubling)
-        self._via = np.zeros(0, dtype=np.int64)  # Valiant's intermediate router of every packet (-1: minimal)
+        # create, src, dst, job and Valiant's intermediate router (-1: minimal) of every packet (grown by doubling)
+        self._meta = np.zeros((5, 1024), dtype=np.int64)
 
     @property
     def now(self) -> int:
@@ -302,13 +301,12 @@ class Network:
             via = valiant_vias(self.tables, self.config.valiant_seed, np.arange(self._n_packets, self._n_packets + k), src, dst)
         self._engine.add_packets(create, src, dst, job, via)
         end = self._n_packets + k
-        if via is not None:
-            self._via = np.concatenate([self._via, via])
         if end > self._meta.shape[1]:
-            grown = np.zeros((4, max(end, 2 * self._meta.shape[1])), dtype=np.int64)
+            grown = np.zeros((5, max(end, 2 * self._meta.shape[1])), dtype=np.int64)
             grown[:, : self._n_packets] = self._meta[:, : self._n_packets]
             self._meta = grown
-        self._meta[:, self._n_packets : end] = (create, src, dst, job)
+        self._meta[:4, self._n_packets : end] = (create, src, dst, job)
+        self._meta[4, self._n_packets : end] = -1 if via is None else via
         ids = np.arange(self._n_packets, end)
         self._n_packets += k
         return ids
@@ -359,7 +357,7 @@ class Network:
         meta = self._meta[:, :m][:, sel]
         out = {"create": meta[0], "src": meta[1], "dst": meta[2], "job": meta[3], **out}
         if self.config.routing == "valiant":
-            out["via"] = self._via[sel]
+            out["via"] = meta[4]
         out["latency"] = np.where(out["t_done"] >= 0, out["t_done"] - out["create"], -1)
         return out
 

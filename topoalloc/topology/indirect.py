@@ -220,9 +220,6 @@ class Dragonfly(RouterNetwork):
 
     def minimal_router_path(self, ra: int, rb: int) -> list[int]:
         """The minimal route between two routers (as :meth:`router_route` between their nodes)."""
-        return self._minimal(ra, rb)
-
-    def _minimal(self, ra: int, rb: int) -> list[int]:
         if ra == rb:
             return [ra]
         ga, gb = ra // self.a, rb // self.a
@@ -258,18 +255,22 @@ class Dragonfly(RouterNetwork):
         """
         ra, rb = self.router_of(a), self.router_of(b)
         t = self.valiant_router(ra, via)
-        first = self._minimal(ra, t)
-        return first + self._minimal(t, rb)[1:]
+        first = self.minimal_router_path(ra, t)
+        return first + self.minimal_router_path(t, rb)[1:]
 
     def valiant_router(self, ra: int, via: int) -> int:
         """Where a packet from router ``ra`` enters group ``via`` (``ra`` itself if it is in that group)."""
         if not 0 <= via < self.groups:
             raise InvalidArgument("via", via, f"a group in 0..{self.groups - 1}")
+        return int(self.valiant_routers(np.array([ra]), np.array([via]))[0])
+
+    def valiant_routers(self, ra: np.ndarray, via: np.ndarray) -> np.ndarray:
+        """:meth:`valiant_router` for arrays of routers and groups (elementwise, not checked)."""
+        ra = np.asarray(ra, dtype=np.int64)
+        via = np.asarray(via, dtype=np.int64)
         ga = ra // self.a
-        if via == ga:
-            return ra
         back = (ga - via - 1) % (self.a * self.h + 1)  # group via's channel to ga
-        return via * self.a + back // self.h
+        return np.where(via == ga, ra, via * self.a + back // self.h)
 
 
 class FatTree(RouterNetwork):
