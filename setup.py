@@ -12,7 +12,8 @@ results, slower).  ``_cengine`` is the network simulator's engine;
 ``_ckernel`` simulates counting allocators whose placement nobody needs
 (``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
 (``topoalloc.workload.swf``); ``_cgrant`` the grant check every allocation passes
-(``topoalloc.alloc.base``); ``_cmetrics`` the connected components of
+(``topoalloc.alloc.base``); ``_cboxes`` the slice allocator's box search
+(``topoalloc.alloc.slices``); ``_cmetrics`` the connected components of
 the locality metrics (``topoalloc.metrics.locality``); ``_cmesh`` the 2-D Best Fit search
 (``topoalloc.alloc.mesh2d.core``).
 """
@@ -36,6 +37,7 @@ setup(
         Extension("topoalloc.sched._ckernel", sources=["topoalloc/sched/_ckernel.c"], optional=True),
         Extension("topoalloc.workload._cswf", sources=["topoalloc/workload/_cswf.c"], optional=True),
         Extension("topoalloc.alloc._cgrant", sources=["topoalloc/alloc/_cgrant.c"], optional=True),
+        Extension("topoalloc.alloc._cboxes", sources=["topoalloc/alloc/_cboxes.c"], optional=True),
         Extension("topoalloc.metrics._cmetrics", sources=["topoalloc/metrics/_cmetrics.c"], optional=True),
         Extension("topoalloc.alloc.mesh2d._cmesh", sources=["topoalloc/alloc/mesh2d/_cmesh.c"], optional=True),
     ],

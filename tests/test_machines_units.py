@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from topoalloc.alloc import Request
+from topoalloc.alloc import slices as slices_mod
 from topoalloc.alloc.slices import SliceAllocator, slice_shapes
 from topoalloc.api import make_allocator, simulate
 from topoalloc.errors import InvalidArgument
@@ -148,6 +149,7 @@ def _windows_only(spec: str, shapes: str) -> SliceAllocator:
     a = make_allocator(f"slice:shapes={shapes}", spec)
     assert isinstance(a, SliceAllocator)
     a.table_entries = 0  # the sliding-window search, which full-size machines use for large slices
+    a.compiled = False  # (without the compiled search, which is used whenever it is built)
     return a
 
 
@@ -158,30 +160,80 @@ _FACTORIES.append(lambda: make_allocator("slice:rule=ocs,twist=true", "tpu:2x2x2
 _IDS.append("ocs-twisted-tpu:2x2x2,cube=2")
 
 
-@pytest.mark.parametrize("spec", ["tpu:v4", "tofu:6x5x4", "bgq:sequoia"])
-def test_table_and_window_searches_agree(spec):
+def _three_searches(top) -> list[SliceAllocator]:
+    """The compiled search (if built), the placement tables and the window search, on one machine."""
+    tables, windows = SliceAllocator(top), SliceAllocator(top)
+    tables.compiled = windows.compiled = False
+    windows.table_entries = 0
+    out = [tables, windows]
+    if slices_mod._cboxes is not None:
+        out.insert(0, SliceAllocator(top))
+    return out
+
+
+@pytest.mark.parametrize("spec", ["tpu:v4", "tofu:6x5x4", "bgq:sequoia", "tpu:v5p", "bgq:6x4x2x2x2,midplane=2x2x2x2x2"])
+def test_compiled_table_and_window_searches_agree(spec):
+    """Same box for every request, same earliest fit, along a random run of grants and releases."""
     rng = np.random.default_rng(7)
     top = parse_machine(spec)
-    a, b = SliceAllocator(top), SliceAllocator(top)
-    b.table_entries = 0
+    allocs = _three_searches(top)
     held = []
     for _ in range(120):
         if held and rng.random() < 0.4:
-            x, y = held.pop(int(rng.integers(len(held))))
-            a.release(x)
-            b.release(y)
+            for a, x in zip(allocs, held.pop(int(rng.integers(len(held))))):
+                a.release(x)
             continue
         size = int(rng.integers(1, top.n_nodes // 6))
         req = Request(size)
-        assert a.can_allocate(req) == b.can_allocate(req)
-        ra = [h[0] for h in held]
-        rb = [h[1] for h in held]
-        assert a.earliest_fit(req, ra) == b.earliest_fit(req, rb)
-        x, y = a.allocate(req), b.allocate(req)
-        assert (x is None) == (y is None)
-        if x is not None:
-            assert np.array_equal(x.nodes, y.nodes) and x.info == y.info
-            held.append((x, y))
+        assert len({a.can_allocate(req) for a in allocs}) == 1
+        assert len({a.earliest_fit(req, [h[i] for h in held]) for i, a in enumerate(allocs)}) == 1
+        got = [a.allocate(req) for a in allocs]
+        assert len({g is None for g in got}) == 1
+        if got[0] is not None:
+            assert all(np.array_equal(got[0].nodes, g.nodes) and got[0].info == g.info for g in got[1:])
+            held.append(got)
+
+
+@pytest.mark.skipif(slices_mod._cboxes is None, reason="the compiled box search is not built")
+@pytest.mark.parametrize("spec", ["tpu:4x5x7,cube=1", "tofu:6x5x4", "bgq:6x4x2x2x2,midplane=2x2x2x2x2", "bgq:16x16x16x12x2"])
+def test_compiled_placements_and_clearance_equal_numpys(spec):
+    """Every free placement (the EASY guard's head placements) and which of them a box misses: the
+    compiled search and the numpy one, on random busy maps of every density and every shape rule."""
+    from topoalloc.alloc.slices import _ShadowMapGuard
+
+    rng = np.random.default_rng(3)
+    top = parse_machine(spec)
+    for shapes in ("cubic", "all"):
+        c, py = SliceAllocator(top, shapes=shapes), SliceAllocator(top, shapes=shapes)
+        py.compiled = False
+        py.table_entries = 0
+        for trial in range(25):
+            free = rng.random(top.n_units) < rng.choice([0.3, 0.7, 0.95, 1.0])
+            size = int(rng.integers(1, top.n_nodes // 2 + 1))
+            v, cand = c.candidates(size)
+            if v == 0:
+                continue
+            sc, oc = c._free_placements(free, cand, size)
+            sp, op = py._free_placements(free, cand, size)
+            got = {tuple(r) for r in np.hstack([sc, oc]).tolist()}
+            want = {tuple(r) for r in np.hstack([sp, op]).tolist()}
+            assert got == want and len(got) == sc.shape[0], (spec, shapes, trial)
+            if not got:
+                continue
+            bs = tuple(int(x) for x in cand[int(rng.integers(len(cand)))])
+            bo = tuple(int(rng.integers(g)) for g in top.grid)
+            for alloc, (s_, o_) in ((c, (sc, oc)), (py, (sp, op))):
+                g = _ShadowMapGuard.__new__(_ShadowMapGuard)
+                g.slices, g._place, g._grid = alloc, (s_, o_), np.array(top.grid, dtype=np.int64)
+                mask = g._clear_of((bs, bo))
+                meet = (((np.array(bo) - o_) % g._grid) < s_) | (((o_ - np.array(bo)) % g._grid) < np.array(bs))
+                assert np.array_equal(mask, ~meet.all(axis=1))
+                if alloc is py:
+                    continue
+                lo = int(rng.integers(len(mask)))
+                first = slices_mod._cboxes.first_clear(s_, o_, top.grid, bs, bo, lo, len(mask))
+                rest = np.flatnonzero(mask[lo:])
+                assert first == (lo + int(rest[0]) if rest.size else -1)
 
 
 @parametrize_with_checks(_FACTORIES, ids=_IDS)
@@ -202,8 +254,8 @@ def test_a_failed_static_search_is_remembered_until_a_release():
     n = a.units_needed(2)
     assert a._failed[n] == a._releases
     calls = []
-    real = a._table
-    a._table = lambda size: calls.append(size) or real(size)
+    real = a._first_box
+    a._first_box = lambda size, shapes: calls.append(size) or real(size, shapes)
     assert a.allocate(Request(2)) is None and not calls  # remembered: no search
     a.release(units[2])
     got = a.allocate(Request(2))
@@ -356,3 +408,42 @@ def test_measuring_a_twisted_slice_fits_inside_the_machine_check(monkeypatch):
     monkeypatch.setenv("TOPOALLOC_MEMORY_LIMIT", "1M")
     with pytest.raises(InvalidArgument, match="measuring a twisted slice of 16,384 nodes"):
         slice_net((16, 32, 32), (True,) * 3, True)
+
+
+@pytest.mark.skipif(slices_mod._cboxes is None, reason="the compiled box search is not built")
+def test_compiled_box_search_equals_the_definition():
+    """``_cboxes`` against boxes enumerated from the definition (offsets in order, units by modular
+    arithmetic) on small grids of 1-4 dimensions, with and without wrap, whole free rings included,
+    for busy maps (bytes, threshold 0) and release-time maps (int32, every threshold)."""
+    import itertools
+
+    cb = slices_mod._cboxes
+    rng = np.random.default_rng(0)
+
+    def boxes(free, grid, wrap, s):
+        ranges = [range(1) if s[i] == grid[i] else range(grid[i] if wrap[i] else grid[i] - s[i] + 1) for i in range(len(grid))]
+        strides = [int(np.prod(grid[:i])) for i in range(len(grid))]
+        out = []
+        for rev in itertools.product(*reversed(ranges)):
+            o = rev[::-1]
+            if all(free[sum(((o[i] + j[i]) % grid[i]) * strides[i] for i in range(len(grid)))] for j in itertools.product(*[range(x) for x in s])):
+                out.append(o)
+        return out
+
+    for _ in range(1500):
+        d = int(rng.integers(1, 5))
+        grid = tuple(int(rng.integers(1, 5)) for _ in range(d))
+        wrap = tuple(int(rng.integers(2)) for _ in range(d))
+        shapes = np.array([[int(rng.integers(1, g + 1)) for g in grid] for _ in range(int(rng.integers(1, 4)))], dtype=np.int64)
+        t = rng.integers(0, 4, int(np.prod(grid))).astype(np.int32)
+        t[rng.random(t.size) < 0.5] = 0
+        for cells, threshold in ((t.astype(bool).view(np.uint8), 0), (t, int(rng.integers(0, 4)))):
+            free = cells <= threshold
+            want = [(k, o) for k, s in enumerate(shapes.tolist()) for o in boxes(free, grid, wrap, s)]
+            rec = np.frombuffer(cb.all_boxes(cells, threshold, grid, wrap, shapes), dtype=np.int64).reshape(-1, d + 1)
+            assert [(int(r[0]), tuple(r[1:])) for r in rec.tolist()] == want, (grid, wrap, shapes.tolist(), threshold)
+            assert cb.first_box(cells, threshold, grid, wrap, shapes) == (want[0] if want else None)
+    with pytest.raises(ValueError, match="cells"):
+        cb.first_box(np.zeros(5, np.uint8), 0, (2, 2), (0, 0), np.ones((1, 2), np.int64))
+    with pytest.raises(ValueError, match="shapes"):
+        cb.first_box(np.zeros(4, np.uint8), 0, (2, 2), (0, 0), np.ones((1, 3), np.int64))

@@ -55,7 +55,18 @@ Probes (:mod:`topoalloc.alloc.probes`), exact and cheap, on the unit grid
   it, asked without taking) misses one of them — arithmetic on offsets.
 * ocs: counts of free units, as EASY's extra nodes.
 
-Requests of one unit count ``n`` are interchangeable (``fit_key`` = ``n``).
+The box searches run compiled when the extension is built (``_cboxes.c``):
+the map "free for ``s_0`` units along dimension 0" is made from runs of free
+units counted backwards along each line (continued round the ring), then
+from it "... and for ``s_1`` along dimension 1", and so on — O(d × units)
+per shape whatever its size, and it stops at the first dimension that
+leaves nothing free.  ``earliest_fit`` bisects on the number of releases
+with it.  The numpy searches above (placement tables for small machines,
+sliding windows for large ones) are the reference: same boxes, in the same
+order (tested against each other and against boxes enumerated from the
+definition).
+
+Requests of one slice volume ``V`` are interchangeable (``fit_key`` = ``V``).
 """
 
 from __future__ import annotations
@@ -72,6 +83,15 @@ from ..topology.slicenet import slice_net, twist_kind
 from ..topology.units import UnitTorus
 from .base import Allocation, Allocator, Grant, Request
 from .probes import ReservationGuard
+
+try:  # the compiled box search (an optional extension: without a C compiler the numpy search runs, same answers)
+    import topoalloc.alloc._cboxes as _cboxes
+except ImportError:  # pragma: no cover - depends on the build
+    _cboxes = None
+
+#: the slice allocator searches boxes with the compiled extension when it is built and this is true
+#: (tests turn it off to check the numpy searches, which are the reference, against the compiled one)
+USE_COMPILED = True
 
 __all__ = ["SliceAllocator", "slice_shapes", "SHAPE_RULES"]
 
@@ -257,6 +277,9 @@ class SliceAllocator(Allocator):
         self._boxes = _BoxCache()  # pure: shared with snapshots
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
+        #: whether the compiled box search (``_cboxes.c``) answers; else the placement tables and the window search
+        self.compiled = USE_COMPILED and _cboxes is not None
+        self._wrap_i = tuple(int(w) for w in top.wrap)
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -350,6 +373,10 @@ class SliceAllocator(Allocator):
     def _free_placements(self, free: np.ndarray, shapes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Every placement of a candidate box for ``size`` nodes whose units are all ``free``:
         ``(sides, offsets)``, one row per placement (in no particular order)."""
+        if self.compiled:
+            rec = np.frombuffer(_cboxes.all_boxes((~free).view(np.uint8), 0, self.units.grid, self._wrap_i, shapes), dtype=np.int64)
+            rec = rec.reshape(-1, len(self.units.grid) + 1)
+            return np.ascontiguousarray(shapes[rec[:, 0]], dtype=np.int64), np.ascontiguousarray(rec[:, 1:])
         table = self._table(size)
         if table is not None:
             rows = np.flatnonzero(free[table.units].all(axis=1))
@@ -443,29 +470,32 @@ class SliceAllocator(Allocator):
             self._placed_in = self._version
         if v in self._placed:
             return self._placed[v]
-        found = None
-        table = self._table(size)
-        if table is not None:
-            ok = np.flatnonzero(~self._unit_busy[table.units].any(axis=1))
-            if ok.size:
-                r = int(ok[0])
-                found = (tuple(int(x) for x in shapes[table.shape[r]]), tuple(int(x) for x in table.offset[r]))
-            self._placed[v] = found
-            if found is None:
-                self._failed[v] = self._releases
-                self._failed_since_grant = True
-            return found
-        blocked = self._grid(self._unit_busy.view(np.uint8))
-        for shape_arr, m in zip(shapes, self._box_maxima(blocked, shapes)):
-            free_at = np.flatnonzero(m.ravel(order="F") == 0)
-            if free_at.size:
-                found = (tuple(int(s) for s in shape_arr), tuple(int(o) for o in np.unravel_index(int(free_at[0]), m.shape, order="F")))
-                break
+        found = self._first_box(size, shapes)
         self._placed[v] = found
         if found is None:
             self._failed[v] = self._releases
             self._failed_since_grant = True
         return found
+
+    def _first_box(self, size: int, shapes: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The first free box (shape by shape, offsets first grid dimension fastest), searched now:
+        compiled (``_cboxes.first_box``), else in the placement table, else by the sliding windows."""
+        if self.compiled:
+            hit = _cboxes.first_box(self._unit_busy.view(np.uint8), 0, self.units.grid, self._wrap_i, shapes)
+            return None if hit is None else (tuple(int(x) for x in shapes[hit[0]]), hit[1])
+        table = self._table(size)
+        if table is not None:
+            ok = np.flatnonzero(~self._unit_busy[table.units].any(axis=1))
+            if not ok.size:
+                return None
+            r = int(ok[0])
+            return tuple(int(x) for x in shapes[table.shape[r]]), tuple(int(x) for x in table.offset[r])
+        blocked = self._grid(self._unit_busy.view(np.uint8))
+        for shape_arr, m in zip(shapes, self._box_maxima(blocked, shapes)):
+            free_at = np.flatnonzero(m.ravel(order="F") == 0)
+            if free_at.size:
+                return tuple(int(s) for s in shape_arr), tuple(int(o) for o in np.unravel_index(int(free_at[0]), m.shape, order="F"))
+        return None
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         self._unit_busy[token] = False
@@ -520,7 +550,20 @@ class SliceAllocator(Allocator):
             return None
         if v <= self._free_units and self._static_place(request.size) is not None:
             return 0
-        t, _ = self._release_map(releases)
+        t, k = self._release_map(releases)
+        if self.compiled:
+            # the least k with a box free after k releases (a box's time is its latest unit's): bisection
+            grid, wrap = self.units.grid, self._wrap_i
+            if k == 0 or _cboxes.first_box(t, k, grid, wrap, shapes) is None:
+                return None
+            lo, hi = 0, k  # no box at lo (asked above: none now), one at hi
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if _cboxes.first_box(t, mid, grid, wrap, shapes) is None:
+                    lo = mid
+                else:
+                    hi = mid
+            return hi
         table = self._table(request.size)
         if table is not None:
             best = int(t[table.units].max(axis=1).min())
@@ -605,6 +648,10 @@ class _ShadowMapGuard(ReservationGuard):
     def _clear_of(self, box: tuple[tuple[int, ...], tuple[int, ...]], lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Which of the head's placements ``lo:hi`` the box does not meet."""
         sides, offs = self._placements()
+        if self.slices.compiled and lo == 0 and hi is None:
+            out = np.empty(sides.shape[0], dtype=np.uint8)
+            _cboxes.clear_mask(sides, offs, self.slices.units.grid, box[0], box[1], out)
+            return out.view(bool)
         sides, offs = sides[lo:hi], offs[lo:hi]
         bs = np.array(box[0], dtype=np.int64)
         bo = np.array(box[1], dtype=np.int64)
@@ -624,7 +671,10 @@ class _ShadowMapGuard(ReservationGuard):
         box = a._static_place(request.size)
         if box is None:
             return False  # it does not fit now (allocate would say so)
-        n = self._placements()[0].shape[0]
+        sides, offs = self._placements()
+        n = sides.shape[0]
+        if a.compiled:
+            return bool(_cboxes.first_clear(sides, offs, a.units.grid, box[0], box[1], 0, n) >= 0)
         for lo in range(0, n, self.CHUNK):
             if self._clear_of(box, lo, lo + self.CHUNK).any():
                 return True
