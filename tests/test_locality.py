@@ -13,6 +13,7 @@ import pytest
 import topoalloc
 from topoalloc.alloc.base import Allocation, Request
 from topoalloc.curves import make_ordering
+from topoalloc.metrics import locality as _locality
 from topoalloc.errors import InvalidArgument
 from topoalloc.metrics.locality import job_locality, linear_span, ring_span, smallest_cube
 from topoalloc.sched.runtime_model import LocalityRuntime
@@ -76,15 +77,17 @@ def _brute(top, nodes, ordering):
     return out
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
 @pytest.mark.parametrize("spec", ["mesh:5x3", "torus:4x4", "torus:2x3x4", "mesh:4x3x2", "torus:6,wrap=1", "mesh:16x8", "torus:3x4,wrap=01"])
-def test_per_job_metrics_match_brute_force(spec):
+def test_per_job_metrics_match_brute_force(spec, compiled):
+    """Both paths (the compiled per-job kernel when built, and numpy) against the definitions."""
     top = parse_machine(spec)
     rng = random.Random(spec)
     ordering = make_ordering("snake", top)
     allocs = [sorted(rng.sample(range(top.n_nodes), rng.randint(1, min(12, top.n_nodes)))) for _ in range(25)]
     flat = np.array([v for a in allocs for v in a], dtype=np.int64)
     offsets = np.cumsum([0] + [len(a) for a in allocs])
-    per = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering)
+    per = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering, compiled=compiled)
     for j, nodes in enumerate(allocs):
         want = _brute(top, nodes, ordering)
         for key, value in want.items():
@@ -93,6 +96,33 @@ def test_per_job_metrics_match_brute_force(spec):
                 assert np.isnan(got), (key, nodes)
             else:
                 assert got == pytest.approx(value), (key, nodes, got, value)
+
+
+@pytest.mark.skipif(_locality._cmetrics is None, reason="the compiled metrics are not built")
+@pytest.mark.parametrize("spec", ["mesh:7x5", "torus:6x5x4", "torus:24x23x24x2x3x2", "mesh:256x3", "torus:5", "tofu:4x3x2", "bgq:8x4x4x4x2"])
+@pytest.mark.parametrize("table", [True, False], ids=["coordinate-table", "dividing"])
+def test_compiled_grid_metrics_equal_numpys(spec, table, monkeypatch):
+    """Every per-job metric, bit for bit: the compiled kernel (looking coordinates up, or dividing as
+    on machines too large for the table) against the numpy path, on batches of random jobs (empty
+    ones, single nodes, unsorted node lists, with and without an ordering)."""
+    if not table:
+        monkeypatch.setattr(_locality, "COORD_TABLE_ENTRIES", 0)
+    top = parse_machine(spec)
+    n = top.n_nodes
+    rng = np.random.default_rng(11)
+    allocs = []
+    for _ in range(300):
+        p = int(rng.integers(0, min(n, 80) + 1))
+        nodes = rng.choice(n, p, replace=False)
+        allocs.append(np.sort(nodes) if rng.random() < 0.6 else nodes)
+    offsets = np.zeros(len(allocs) + 1, np.int64)
+    offsets[1:] = np.cumsum([a.size for a in allocs])
+    flat = np.concatenate(allocs).astype(np.int64)
+    for ordering in (None, make_ordering("snake", top)):
+        got = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering)
+        want = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering, compiled=False)
+        for key in want:
+            assert np.array_equal(got[key], want[key], equal_nan=True), key
 
 
 def test_smallest_cube():

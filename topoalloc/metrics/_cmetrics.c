@@ -1,4 +1,6 @@
-/* Connected components of jobs' node sets on grids and hypercubes, compiled (see locality.py, _components).
+/* Locality metrics on grids and hypercubes, compiled (see locality.py): the connected components of
+ * jobs' node sets (components), and the spans, extents and pairwise distance sums of jobs on a grid
+ * (grid_stats, documented at the function).
  *
  * components(nodes, offsets, dims, strides, wrap, stamp, index, state, out) -> None
  *
@@ -150,8 +152,171 @@ done:
     return result;
 }
 
+static int cmp_ll(const void *x, const void *y) {
+    long long a = *(const long long *)x, b = *(const long long *)y;
+    return (a > b) - (a < b);
+}
+
+PyDoc_STRVAR(grid_stats_doc,
+"grid_stats(nodes, offsets, ranks, n, dims, strides, wrap, coords, spans, extent, pairs) -> None\n\n"
+"Per job of a grid (nodes[offsets[j]:offsets[j+1]], their ranks in the machine's ordering\n"
+"ranks[...], int64): spans[j] = (linear span, ring span) of the ranks among n; extent[j, i] =\n"
+"the job's extent in dimension i (max - min + 1, or the shortest covering arc where wrap[i]);\n"
+"pairs[j] = sum over unordered pairs of nodes of their distance (L1, the shorter way round on\n"
+"wrapped dimensions).  All int64, exact; spans (m, 2), extent (m, d), pairs (m,).  The same\n"
+"definitions as locality.py's numpy path (_spans, _dim_extent, _pairwise_sum), job by job in\n"
+"O(size * d + sum(dims)) (spans: O(size log size) when the ranks are not sorted).  coords: None,\n"
+"or every node's coordinates (uint16, n x d) to look up instead of dividing.");
+
+static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 11) return PyErr_Format(PyExc_TypeError, "grid_stats: expected 11 arguments, got %zd", nargs);
+    long long dims[MAXD], strides[MAXD], wrap[MAXD];
+    Py_ssize_t d, d2, d3;
+    long long n = PyLong_AsLongLong(args[3]);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (ints(args[4], dims, &d, "dims") < 0 || ints(args[5], strides, &d2, "strides") < 0 || ints(args[6], wrap, &d3, "wrap") < 0) return NULL;
+    if (d2 != d || d3 != d) return PyErr_Format(PyExc_ValueError, "grid_stats: dims, strides and wrap differ in length");
+    Py_buffer bn = {0}, bo = {0}, br = {0}, bsp = {0}, bex = {0}, bpa = {0}, bco = {0};
+    PyObject *result = NULL;
+    long long *hist = NULL, *pre = NULL, *sorted = NULL;
+    if (get(args[0], &bn, 8, 0, "nodes") < 0 || get(args[1], &bo, 8, 0, "offsets") < 0 || get(args[2], &br, 8, 0, "ranks") < 0) goto done;
+    const uint16_t *co = NULL;
+    if (args[7] != Py_None) {
+        if (PyObject_GetBuffer(args[7], &bco, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        if (bco.itemsize != 2 || bco.len != (Py_ssize_t)(2 * n * d)) { PyErr_SetString(PyExc_ValueError, "coords: expected uint16, n x d"); goto done; }
+        co = (const uint16_t *)bco.buf;
+    }
+    if (PyObject_GetBuffer(args[8], &bsp, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto done;
+    if (PyObject_GetBuffer(args[9], &bex, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto done;
+    if (get(args[10], &bpa, 8, 1, "pairs") < 0) goto done;
+    Py_ssize_t k = bn.shape[0], m = bo.shape[0] - 1;
+    const int64_t *v = (const int64_t *)bn.buf, *off = (const int64_t *)bo.buf, *rk = (const int64_t *)br.buf;
+    if (m < 0 || br.shape[0] != k || bpa.shape[0] != m || bsp.itemsize != 8 || bsp.len != (Py_ssize_t)(16 * m) || bex.itemsize != 8 ||
+        bex.len != (Py_ssize_t)(8 * m * d) || off[0] != 0 || off[m] != k) {
+        PyErr_SetString(PyExc_ValueError, "grid_stats: inconsistent sizes");
+        goto done;
+    }
+    long long total = 0, longest = 0, most = 1;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        if (dims[i] < 1) { PyErr_SetString(PyExc_ValueError, "dims: expected positive sides"); goto done; }
+        total += dims[i];
+        if (dims[i] > most) most = dims[i];
+    }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); goto done; }
+        if (off[j + 1] - off[j] > longest) longest = off[j + 1] - off[j];
+    }
+    for (Py_ssize_t t = 0; t < k; t++)
+        if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "node %lld out of range 0..%lld", (long long)v[t], n - 1); goto done; }
+    hist = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)total);
+    pre = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(4 * most + 2));
+    sorted = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(longest ? longest : 1));
+    if (!hist || !pre || !sorted) { PyErr_NoMemory(); goto done; }
+    int64_t *spans = (int64_t *)bsp.buf, *extent = (int64_t *)bex.buf, *pairs = (int64_t *)bpa.buf;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Py_ssize_t a = off[j], p = off[j + 1] - a;
+        int64_t *ext = extent + j * d;
+        if (p == 0) {
+            spans[2 * j] = spans[2 * j + 1] = 0;
+            for (Py_ssize_t i = 0; i < d; i++) ext[i] = 0;
+            pairs[j] = 0;
+            continue;
+        }
+        /* spans: the ranks in order */
+        const int64_t *r = rk + a;
+        int is_sorted = 1;
+        for (Py_ssize_t t = 1; t < p && is_sorted; t++) is_sorted = r[t] >= r[t - 1];
+        if (!is_sorted) {
+            memcpy(sorted, r, sizeof(long long) * (size_t)p);
+            qsort(sorted, (size_t)p, sizeof(long long), cmp_ll);
+            r = (const int64_t *)sorted;
+        }
+        long long inner = -1;
+        for (Py_ssize_t t = 1; t < p; t++)
+            if (r[t] - r[t - 1] - 1 > inner) inner = r[t] - r[t - 1] - 1;
+        long long rmin = r[0], rmax = r[p - 1], outer = n - 1 - rmax + rmin;
+        spans[2 * j] = rmax - rmin + 1;
+        spans[2 * j + 1] = n - (inner > outer ? inner : outer);
+        /* per dimension: the histogram of coordinates, its extent and its pairwise distance sum */
+        memset(hist, 0, sizeof(long long) * (size_t)total);
+        long long *h = hist;
+        if (co) {
+            long long *hs[MAXD];
+            for (Py_ssize_t i = 0; i < d; i++) { hs[i] = h; h += dims[i]; }
+            for (Py_ssize_t t = 0; t < p; t++) {
+                const uint16_t *c = co + v[a + t] * d;
+                for (Py_ssize_t i = 0; i < d; i++) hs[i][c[i]]++;
+            }
+        } else {
+            for (Py_ssize_t i = 0; i < d; i++) {
+                long long D = dims[i], st = strides[i];
+                for (Py_ssize_t t = 0; t < p; t++) h[(v[a + t] / st) % D]++;
+                h += D;
+            }
+        }
+        long long sum2 = 0; /* over ordered pairs */
+        h = hist;
+        for (Py_ssize_t i = 0; i < d; i++) {
+            long long D = dims[i];
+            long long first = -1, last = -1, maxgap = 0;
+            for (long long c = 0; c < D; c++)
+                if (h[c]) {
+                    if (first < 0) first = c;
+                    else if (c - last > maxgap) maxgap = c - last;
+                    last = c;
+                }
+            if (!wrap[i]) {
+                ext[i] = last - first + 1;
+            } else {
+                if (first + D - last > maxgap) maxgap = first + D - last;
+                ext[i] = D - maxgap + 1;
+            }
+            if (first != last) {
+                /* prefix counts H and coordinate sums W over the line (twice round where wrapped) */
+                long long L = wrap[i] ? 2 * D : D, *H = pre, *W = pre + L + 1;
+                H[0] = W[0] = 0;
+                for (long long t = 0; t < L; t++) {
+                    long long c = t < D ? t : t - D;
+                    H[t + 1] = H[t] + h[c];
+                    W[t + 1] = W[t] + t * h[c];
+                }
+                for (long long b = first; b <= last; b++) {
+                    if (!h[b]) continue;
+                    long long s;
+                    if (!wrap[i]) { /* |a - b|: below b, and above */
+                        s = (b * H[b] - W[b]) + ((W[D] - W[b + 1]) - b * (H[D] - H[b + 1]));
+                    } else { /* a' = b + delta, delta in 0 .. D-1: delta <= D/2 the short way up, else down */
+                        long long mid = b + D / 2 + 1, end = b + D;
+                        s = (W[mid] - W[b]) - b * (H[mid] - H[b]);
+                        s += end * (H[end] - H[mid]) - (W[end] - W[mid]);
+                    }
+                    sum2 += h[b] * s;
+                }
+            }
+            h += D;
+        }
+        pairs[j] = sum2 / 2;
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyMem_Free(hist);
+    PyMem_Free(pre);
+    PyMem_Free(sorted);
+    if (bn.obj) PyBuffer_Release(&bn);
+    if (bo.obj) PyBuffer_Release(&bo);
+    if (br.obj) PyBuffer_Release(&br);
+    if (bsp.obj) PyBuffer_Release(&bsp);
+    if (bex.obj) PyBuffer_Release(&bex);
+    if (bpa.obj) PyBuffer_Release(&bpa);
+    if (bco.obj) PyBuffer_Release(&bco);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"components", (PyCFunction)(void (*)(void))py_components, METH_FASTCALL, components_doc},
+    {"grid_stats", (PyCFunction)(void (*)(void))py_grid_stats, METH_FASTCALL, grid_stats_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -344,7 +344,44 @@ def _components(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology, 
     return np.bincount(seg[roots], minlength=m).astype(np.int64)
 
 
-def job_locality(result: Any = None, *, topology: Topology | None = None, allocations: tuple[np.ndarray, np.ndarray] | None = None, ordering: Any = None, sizes: Any = None, message_bytes: float = 1.0) -> dict[str, np.ndarray]:
+#: most entries (nodes x dimensions) of a machine's coordinate table for the compiled metrics (2 bytes each)
+COORD_TABLE_ENTRIES = 1 << 23
+
+_COORD_TABLES: dict[tuple, np.ndarray] = {}
+
+
+def _coord_table(topology: Grid) -> np.ndarray | None:
+    """Every node's coordinates (uint16, n x d) for the compiled metrics to look up rather than divide;
+    None on machines too large for :data:`COORD_TABLE_ENTRIES` (or sides beyond 16 bits).  The last two kept."""
+    n, d = topology.n_nodes, len(topology.dims)
+    if n * d > COORD_TABLE_ENTRIES or max(topology.dims) > 0xFFFF:
+        return None
+    key = (tuple(topology.dims), tuple(topology.strides))
+    got = _COORD_TABLES.get(key)
+    if got is None:
+        if len(_COORD_TABLES) >= 2:
+            _COORD_TABLES.pop(next(iter(_COORD_TABLES)))
+        got = _COORD_TABLES[key] = _coords(topology, np.arange(n, dtype=np.int64)).astype(np.uint16)
+        got.flags.writeable = False
+    return got
+
+
+def _grid_stats_compiled(topology: Grid, nodes: np.ndarray, offsets: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Linear and ring spans, per-dimension extents and pairwise distance sums of every job on a grid,
+    job by job in C (``_cmetrics.grid_stats``): the definitions of :func:`_spans`, :func:`_dim_extent`
+    and :func:`_pairwise_sum`, in exact integers (tests compare them with the numpy path)."""
+    m = offsets.size - 1
+    d = len(topology.dims)
+    spans = np.empty((m, 2), dtype=np.int64)
+    ext = np.empty((m, d), dtype=np.int64)
+    pairs = np.empty(m, dtype=np.int64)
+    assert _cmetrics is not None
+    _cmetrics.grid_stats(nodes, offsets, np.ascontiguousarray(ranks, dtype=np.int64), topology.n_nodes, tuple(topology.dims),
+                         tuple(topology.strides), tuple(int(w) for w in topology.wrap), _coord_table(topology), spans, ext, pairs)
+    return spans[:, 0], spans[:, 1], ext, pairs
+
+
+def job_locality(result: Any = None, *, topology: Topology | None = None, allocations: tuple[np.ndarray, np.ndarray] | None = None, ordering: Any = None, sizes: Any = None, message_bytes: float = 1.0, compiled: bool = True) -> dict[str, np.ndarray]:
     """Every per-job metric of :data:`JOB_METRICS`, as arrays indexed like the jobs.
 
     Parameters
@@ -355,6 +392,10 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
     topology, allocations (CSR pair ``(nodes, offsets)``), ordering
     message_bytes : float
         Bytes each process sends each other process in the all-to-all (hop-bytes).
+    compiled : bool
+        On grids, the spans, extents and pairwise sums job by job in C when the
+        extension is built (``_cmetrics.grid_stats``); ``False``: the vectorised
+        numpy path, the reference (same numbers, tested).
 
     Returns
     -------
@@ -378,20 +419,29 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
     p = np.diff(offsets)
     seg = _segment_ids(offsets)
     ranks = nodes if ordering is None else ordering.rank_of[nodes]
-    lin, ring = _spans(ranks, offsets, n)
+    fast = compiled and _cmetrics is not None and isinstance(topology, Grid) and len(topology.dims) <= 32
+    if fast:
+        assert isinstance(topology, Grid)
+        lin, ring, ext_i, pair_i = _grid_stats_compiled(topology, nodes, offsets, ranks)
+    else:
+        lin, ring = _spans(ranks, offsets, n)
     out: dict[str, np.ndarray] = {"linear_span": lin.astype(float), "ring_span": ring.astype(float)}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["stretch_span"] = np.where(p > 0, ring / np.maximum(p, 1), np.nan)
     pairs = p * (p - 1) / 2.0
     if isinstance(topology, Grid):
-        coords = _coords(topology, nodes)
-        ext = []
-        pair_sum = np.zeros(m)
-        for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
-            hist = _histogram(coords[:, i], seg, m, D)
-            ext.append(_dim_extent(hist, w))
-            pair_sum += _pairwise_sum(hist, w)
-        ext_a = np.stack(ext, axis=1).astype(float)
+        if fast:
+            ext_a = ext_i.astype(float)
+            pair_sum = pair_i.astype(float)
+        else:
+            coords = _coords(topology, nodes)
+            ext = []
+            pair_sum = np.zeros(m)
+            for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
+                hist = _histogram(coords[:, i], seg, m, D)
+                ext.append(_dim_extent(hist, w))
+                pair_sum += _pairwise_sum(hist, w)
+            ext_a = np.stack(ext, axis=1).astype(float)
         d = len(topology.dims)
         out["bbox_volume"] = ext_a.prod(axis=1)
         out["bbox_sides"] = ext_a.sum(axis=1)
