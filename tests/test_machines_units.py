@@ -194,6 +194,20 @@ def test_compiled_table_and_window_searches_agree(spec):
             held.append(got)
 
 
+def _decode_map(m, shapes, grid):
+    """The (k, offsets) of every bit of a placement map (per shape, one word per line of dimension 0)."""
+    lines = int(np.prod(grid)) // grid[0]
+    out = set()
+    for k in range(len(shapes)):
+        for line in range(lines):
+            w = int(m[k * lines + line])
+            rest = np.unravel_index(line, grid[1:], order="F") if len(grid) > 1 else ()
+            for x in range(grid[0]):
+                if w >> x & 1:
+                    out.add((k, x) + tuple(int(r) for r in rest))
+    return out
+
+
 @pytest.mark.skipif(slices_mod._cboxes is None, reason="the compiled box search is not built")
 @pytest.mark.parametrize("spec", ["tpu:4x5x7,cube=1", "tofu:6x5x4", "bgq:6x4x2x2x2,midplane=2x2x2x2x2", "bgq:16x16x16x12x2"])
 def test_compiled_placements_and_clearance_equal_numpys(spec):
@@ -230,6 +244,14 @@ def test_compiled_placements_and_clearance_equal_numpys(spec):
                 assert np.array_equal(mask, ~meet.all(axis=1))
                 if alloc is py:
                     continue
+                # the same placements as bits, and the clearance count and removal on them
+                if top.grid[0] <= 64:
+                    kmap = {tuple(r): i for i, r in enumerate(cand.tolist())}
+                    m = np.frombuffer(slices_mod._cboxes.placement_map((~free).view(np.uint8), 0, top.grid, c._wrap_i, cand), dtype=np.uint64)
+                    assert _decode_map(m, cand, top.grid) == {(kmap[tuple(r[:len(top.grid)])],) + tuple(r[len(top.grid):]) for r in want}
+                    clear = {(kmap[tuple(x)],) + tuple(y) for x, y, keep in zip(s_.tolist(), o_.tolist(), mask) if keep}
+                    assert slices_mod._cboxes.map_clear_of(m, cand, top.grid, bs, bo, True) == len(clear)
+                    assert _decode_map(m, cand, top.grid) == (clear if clear else {(kmap[tuple(r[:len(top.grid)])],) + tuple(r[len(top.grid):]) for r in want})
                 lo = int(rng.integers(len(mask)))
                 first = slices_mod._cboxes.first_clear(s_, o_, top.grid, bs, bo, lo, len(mask))
                 rest = np.flatnonzero(mask[lo:])
@@ -430,9 +452,12 @@ def test_compiled_box_search_equals_the_definition():
                 out.append(o)
         return out
 
-    for _ in range(1500):
+    for trial in range(1500):
         d = int(rng.integers(1, 5))
         grid = tuple(int(rng.integers(1, 5)) for _ in range(d))
+        if trial % 10 == 0:  # a first side beyond one word (the bit path's limit) and one of exactly 64
+            grid = (int(rng.choice([63, 64, 65, 70])),) + grid[1:3]
+            d = len(grid)
         wrap = tuple(int(rng.integers(2)) for _ in range(d))
         shapes = np.array([[int(rng.integers(1, g + 1)) for g in grid] for _ in range(int(rng.integers(1, 4)))], dtype=np.int64)
         t = rng.integers(0, 4, int(np.prod(grid))).astype(np.int32)
@@ -440,9 +465,10 @@ def test_compiled_box_search_equals_the_definition():
         for cells, threshold in ((t.astype(bool).view(np.uint8), 0), (t, int(rng.integers(0, 4)))):
             free = cells <= threshold
             want = [(k, o) for k, s in enumerate(shapes.tolist()) for o in boxes(free, grid, wrap, s)]
-            rec = np.frombuffer(cb.all_boxes(cells, threshold, grid, wrap, shapes), dtype=np.int64).reshape(-1, d + 1)
-            assert [(int(r[0]), tuple(r[1:])) for r in rec.tolist()] == want, (grid, wrap, shapes.tolist(), threshold)
-            assert cb.first_box(cells, threshold, grid, wrap, shapes) == (want[0] if want else None)
+            for bits in (True, False):  # bit sets per line, and byte maps (grids wider than 64 units)
+                rec = np.frombuffer(cb.all_boxes(cells, threshold, grid, wrap, shapes, bits), dtype=np.int64).reshape(-1, d + 1)
+                assert [(int(r[0]), tuple(r[1:])) for r in rec.tolist()] == want, (grid, wrap, shapes.tolist(), threshold, bits)
+                assert cb.first_box(cells, threshold, grid, wrap, shapes, bits) == (want[0] if want else None)
     with pytest.raises(ValueError, match="cells"):
         cb.first_box(np.zeros(5, np.uint8), 0, (2, 2), (0, 0), np.ones((1, 2), np.int64))
     with pytest.raises(ValueError, match="shapes"):

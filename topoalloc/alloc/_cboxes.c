@@ -9,9 +9,9 @@
  * Boxes are visited shape by shape (the rows of `shapes`, int64 (k, d)), offsets first dimension
  * fastest: the order of the sliding-window search and of the placement tables in slices.py.
  *
- * first_box(cells, threshold, grid, wrap, shapes) -> (k, offsets) | None
+ * first_box(cells, threshold, grid, wrap, shapes, bits=True) -> (k, offsets) | None
  *     The first box all of whose units are free.
- * all_boxes(cells, threshold, grid, wrap, shapes) -> bytes
+ * all_boxes(cells, threshold, grid, wrap, shapes, bits=True) -> bytes
  *     Every such box, as int64 records (k, o_0, ..., o_{d-1}) in that order.
  * first_clear(sides, offs, grid, box_sides, box_off, lo, hi) -> int
  *     The first row r in lo .. hi - 1 of the boxes (sides[r], offs[r]) (int64 (P, d) each) that does
@@ -25,6 +25,10 @@
  * map "free for s_0 along dimension 0" (runs of free units counted backwards along each line,
  * continued round the ring) is made, then from it the map "... and for s_1 along dimension 1", and
  * so on.  O(d * units) per shape whatever its size; shapes sharing their first sides share maps.
+ * When grid[0] <= 64 (and bits is true) the maps are bit sets, one 64-bit word per line of
+ * dimension 0: along dimension 0 a word is ANDed with itself shifted (rotated within the ring), along
+ * the others words are ANDed with the words s_i lines on, both by doubling: O(d * lines * log s)
+ * word operations per shape.  bits=False keeps the byte maps (tests compare both).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -74,18 +78,38 @@ typedef struct {
     long long ones[MAXD + 1]; /* set entries of each level (0: the levels after it are not written) */
     Py_ssize_t n_made;
     int32_t *run; /* work: the runs of the lines of one dimension, side by side */
+    /* the bit path (grid[0] <= 64): one word per line of dimension 0, bit x for the unit at x */
+    int bits;
+    Py_ssize_t lines;
+    uint64_t mask0; /* the bits of a line */
+    uint64_t *wlevel; /* (d + 1) maps of `lines` words, as `level` */
+    uint64_t *wtmp;
 } Grid;
 
 static void grid_free(Grid *g) {
     free(g->level);
     free(g->run);
+    free(g->wlevel);
+    free(g->wtmp);
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define CTZ64(w) __builtin_ctzll(w)
+#else
+static int CTZ64(uint64_t w) {
+    int k = 0;
+    while (!(w & 1)) { w >>= 1; k++; }
+    return k;
+}
+#endif
+
 /* parse grid and wrap, and mark the free units; -1 with an exception set on error */
-static int grid_init(Grid *g, Py_buffer *cells, long long threshold, PyObject *grid, PyObject *wrap) {
+static int grid_init(Grid *g, Py_buffer *cells, long long threshold, PyObject *grid, PyObject *wrap, int bits) {
     Py_ssize_t dw;
     g->level = NULL;
     g->run = NULL;
+    g->wlevel = NULL;
+    g->wtmp = NULL;
     g->n_made = 0;
     if (ints(grid, g->grid, &g->d, "grid") < 0 || ints(wrap, g->wrap, &dw, "wrap") < 0) return -1;
     if (dw != g->d) {
@@ -110,6 +134,54 @@ static int grid_init(Grid *g, Py_buffer *cells, long long threshold, PyObject *g
         PyErr_Format(PyExc_ValueError, "cells: expected %zd values (the grid's units), got %zd", g->n, cells->shape[0]);
         return -1;
     }
+    const unsigned char *c1 = (const unsigned char *)cells->buf;
+    const uint32_t *c4 = (const uint32_t *)cells->buf;
+    g->bits = bits && g->grid[0] <= 64;
+    if (g->bits) {
+        long long g0 = g->grid[0];
+        g->lines = g->n / (Py_ssize_t)g0;
+        g->mask0 = g0 == 64 ? ~(uint64_t)0 : (((uint64_t)1 << g0) - 1);
+        g->wlevel = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(g->d + 1) * (size_t)g->lines);
+        g->wtmp = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)g->lines);
+        if (!g->wlevel || !g->wtmp) {
+            grid_free(g);
+            PyErr_NoMemory();
+            return -1;
+        }
+        /* one byte per unit (a loop the compiler vectorises), then eight bytes to eight bits at a time */
+        unsigned char *f = (unsigned char *)malloc((size_t)g->n + 8);
+        if (!f) {
+            grid_free(g);
+            PyErr_NoMemory();
+            return -1;
+        }
+        /* compared in the cells' own width (so that the loop vectorises) */
+        if (threshold < 0) {
+            memset(f, 0, (size_t)g->n);
+        } else if (cells->itemsize == 4) {
+            uint32_t t4 = threshold >= (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)threshold;
+            for (Py_ssize_t u = 0; u < g->n; u++) f[u] = c4[u] <= t4;
+        } else {
+            unsigned char t1 = threshold >= 255 ? 255 : (unsigned char)threshold;
+            for (Py_ssize_t u = 0; u < g->n; u++) f[u] = c1[u] <= t1;
+        }
+        memset(f + g->n, 0, 8);
+        uint64_t any = 0;
+        for (Py_ssize_t l = 0; l < g->lines; l++) {
+            uint64_t w = 0, x8;
+            const unsigned char *fl = f + l * (Py_ssize_t)g0;
+            for (long long x = 0; x < g0; x += 8) {
+                memcpy(&x8, fl + x, 8); /* (bytes past the line are masked off below) */
+                w |= ((x8 * 0x0102040810204080ULL) >> 56) << x;
+            }
+            w &= g->mask0;
+            g->wlevel[l] = w;
+            any |= w;
+        }
+        free(f);
+        g->ones[0] = any != 0;
+        return 0;
+    }
     g->level = (unsigned char *)malloc((size_t)(g->d + 1) * (size_t)g->n);
     g->run = (int32_t *)malloc(sizeof(int32_t) * (size_t)g->n);
     if (!g->level || !g->run) {
@@ -117,14 +189,18 @@ static int grid_init(Grid *g, Py_buffer *cells, long long threshold, PyObject *g
         PyErr_NoMemory();
         return -1;
     }
-    const unsigned char *c1 = (const unsigned char *)cells->buf;
-    const uint32_t *c4 = (const uint32_t *)cells->buf;
     unsigned char *free0 = g->level;
     long long ones = 0;
-    if (cells->itemsize == 4)
-        for (Py_ssize_t u = 0; u < g->n; u++) ones += free0[u] = (long long)c4[u] <= threshold;
-    else
-        for (Py_ssize_t u = 0; u < g->n; u++) ones += free0[u] = (long long)c1[u] <= threshold;
+    if (threshold < 0) {
+        memset(free0, 0, (size_t)g->n);
+    } else if (cells->itemsize == 4) {
+        uint32_t t4 = threshold >= (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)threshold;
+        for (Py_ssize_t u = 0; u < g->n; u++) free0[u] = c4[u] <= t4;
+    } else {
+        unsigned char t1 = threshold >= 255 ? 255 : (unsigned char)threshold;
+        for (Py_ssize_t u = 0; u < g->n; u++) free0[u] = c1[u] <= t1;
+    }
+    for (Py_ssize_t u = 0; u < g->n; u++) ones += free0[u];
     g->ones[0] = ones;
     return 0;
 }
@@ -183,6 +259,76 @@ static long long along(Grid *g, Py_ssize_t i, long long s, const unsigned char *
     return ones;
 }
 
+/* the bit path: bit x of word l of `out` = the s units from x along dimension 0 are all set in `in`
+ * (round the ring where wrap[0]); by doubling, a window of c set bits and one of step <= c shifted by
+ * step make one of c + step.  Returns whether any bit is set. */
+static int bits_along0(Grid *g, long long s, const uint64_t *in, uint64_t *out) {
+    long long g0 = g->grid[0];
+    int wrap = (int)g->wrap[0];
+    uint64_t any = 0, mask = g->mask0;
+    for (Py_ssize_t l = 0; l < g->lines; l++) {
+        uint64_t r = in[l];
+        for (long long c = 1; c < s && r;) {
+            long long step = c < s - c ? c : s - c;
+            uint64_t sh = r >> step;
+            if (wrap) sh = (sh | (r << (g0 - step))) & mask;
+            r &= sh;
+            c += step;
+        }
+        out[l] = r;
+        any |= r;
+    }
+    return any != 0;
+}
+
+/* the bit path along dimension i >= 1: word y of each line of dimension i (`ls` words apart) = the
+ * AND of words y .. y + s - 1 (round the ring where wrap[i]; none past the end otherwise) */
+static int bits_along(Grid *g, Py_ssize_t i, long long s, const uint64_t *in, uint64_t *out) {
+    long long len = g->grid[i], ls = g->stride[i] / g->grid[0], block = ls * len;
+    uint64_t *tmp = g->wtmp, any = 0;
+    memcpy(out, in, sizeof(uint64_t) * (size_t)g->lines);
+    for (long long c = 1; c < s;) {
+        long long step = c < s - c ? c : s - c;
+        for (long long hi = 0; hi < g->lines; hi += block)
+            for (long long y = 0; y < len; y++) {
+                long long yy = y + step;
+                const uint64_t *a = out + hi + y * ls, *b = NULL;
+                if (yy < len) b = out + hi + yy * ls;
+                else if (g->wrap[i]) b = out + hi + (yy - len) * ls;
+                uint64_t *t = tmp + hi + y * ls;
+                if (b)
+                    for (long long lo = 0; lo < ls; lo++) t[lo] = a[lo] & b[lo];
+                else
+                    memset(t, 0, sizeof(uint64_t) * (size_t)ls);
+            }
+        memcpy(out, tmp, sizeof(uint64_t) * (size_t)g->lines);
+        c += step;
+    }
+    for (Py_ssize_t l = 0; l < g->lines; l++) any |= out[l];
+    return any != 0;
+}
+
+static const uint64_t *bits_boxes_of(Grid *g, const long long *s) {
+    Py_ssize_t keep = 0;
+    while (keep < g->n_made && g->made[keep] == s[keep]) keep++;
+    for (Py_ssize_t i = keep; i < g->d; i++) {
+        const uint64_t *in = g->wlevel + (size_t)i * (size_t)g->lines;
+        uint64_t *out = g->wlevel + (size_t)(i + 1) * (size_t)g->lines;
+        if (g->ones[i] == 0)
+            g->ones[i + 1] = 0;
+        else if (i == 0)
+            g->ones[1] = bits_along0(g, s[0], in, out);
+        else if (g->grid[i] == 1) {
+            memcpy(out, in, sizeof(uint64_t) * (size_t)g->lines);
+            g->ones[i + 1] = g->ones[i];
+        } else
+            g->ones[i + 1] = bits_along(g, i, s[i], in, out);
+        g->made[i] = s[i];
+    }
+    g->n_made = g->d;
+    return g->ones[g->d] ? g->wlevel + (size_t)g->d * (size_t)g->lines : NULL;
+}
+
 /* the map of free boxes of shape s (one byte per offset; offsets out of range are not read), or NULL
  * if there is none */
 static const unsigned char *boxes_of(Grid *g, const long long *s) {
@@ -217,6 +363,27 @@ static int scan_shape(Grid *g, const long long *s, emit_fn emit, void *ctx) {
         if (!cnt[i]) return 0;
         o[i] = 0;
     }
+    if (g->bits) {
+        const uint64_t *okw = bits_boxes_of(g, s);
+        if (!okw) return 0;
+        uint64_t valid = cnt[0] >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << cnt[0]) - 1);
+        for (;;) {
+            long long line = 0;
+            for (Py_ssize_t i = 1; i < d; i++) line += o[i] * (g->stride[i] / g->grid[0]);
+            uint64_t w = okw[line] & valid;
+            while (w) {
+                o[0] = CTZ64(w);
+                if (emit(ctx, o)) return 1;
+                w &= w - 1;
+            }
+            Py_ssize_t i = 1;
+            for (; i < d; i++) {
+                if (++o[i] < cnt[i]) break;
+                o[i] = 0;
+            }
+            if (i >= d) return 0;
+        }
+    }
     const unsigned char *ok = boxes_of(g, s);
     if (!ok) return 0;
     for (;;) { /* offsets in order, dimension 0 fastest */
@@ -247,10 +414,12 @@ typedef struct {
 static int search_open(Search *S, PyObject *const *args, Py_ssize_t nargs, const char *fname) {
     S->cells.obj = NULL;
     S->shapes.obj = NULL;
-    if (nargs != 5) {
-        PyErr_Format(PyExc_TypeError, "%s: expected 5 arguments, got %zd", fname, nargs);
+    if (nargs != 5 && nargs != 6) {
+        PyErr_Format(PyExc_TypeError, "%s: expected 5 or 6 arguments, got %zd", fname, nargs);
         return -1;
     }
+    int bits = nargs == 6 ? PyObject_IsTrue(args[5]) : 1;
+    if (bits < 0) return -1;
     long long threshold = PyLong_AsLongLong(args[1]);
     if (threshold == -1 && PyErr_Occurred()) return -1;
     if (get(args[0], &S->cells, 0, 1, 0, "cells") < 0) return -1;
@@ -258,7 +427,7 @@ static int search_open(Search *S, PyObject *const *args, Py_ssize_t nargs, const
         PyBuffer_Release(&S->cells);
         return -1;
     }
-    if (grid_init(&S->g, &S->cells, threshold, args[2], args[3]) < 0) {
+    if (grid_init(&S->g, &S->cells, threshold, args[2], args[3], bits) < 0) {
         PyBuffer_Release(&S->cells);
         PyBuffer_Release(&S->shapes);
         return -1;
@@ -292,7 +461,7 @@ static int emit_first(void *ctx, const long long *o) {
 }
 
 PyDoc_STRVAR(first_box_doc,
-"first_box(cells, threshold, grid, wrap, shapes) -> (k, offsets) | None\n\n"
+"first_box(cells, threshold, grid, wrap, shapes, bits=True) -> (k, offsets) | None\n\n"
 "The first free box, shape by shape, offsets first dimension fastest (see the module notes).");
 
 static PyObject *py_first_box(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -342,7 +511,7 @@ static int emit_all(void *ctx, const long long *o) {
 }
 
 PyDoc_STRVAR(all_boxes_doc,
-"all_boxes(cells, threshold, grid, wrap, shapes) -> bytes\n\n"
+"all_boxes(cells, threshold, grid, wrap, shapes, bits=True) -> bytes\n\n"
 "Every free box as int64 records (k, o_0, ..., o_{d-1}), in the order of first_box.");
 
 static PyObject *py_all_boxes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -472,7 +641,161 @@ static PyObject *py_clear_mask(PyObject *self, PyObject *const *args, Py_ssize_t
     return PyLong_FromSsize_t(n);
 }
 
+/* ------------------------------------------------------------------ placement maps (bit path) */
+
+PyDoc_STRVAR(placement_map_doc,
+"placement_map(cells, threshold, grid, wrap, shapes) -> bytearray\n\n"
+"Every free box as bits (grid[0] <= 64): per shape k, one uint64 word per line of dimension 0\n"
+"(lines in unit-id order), bit x of line l set iff the box of shape k at offset (x, the line's\n"
+"coordinates) is free and a valid offset.  k x lines words, writable (map_clear_of edits it).");
+
+static PyObject *py_placement_map(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    Search S;
+    if (search_open(&S, args, nargs, "placement_map") < 0) return NULL;
+    if (!S.g.bits) {
+        search_close(&S);
+        PyErr_SetString(PyExc_ValueError, "placement_map: grid[0] must be at most 64");
+        return NULL;
+    }
+    const long long *shapes = (const long long *)S.shapes.buf;
+    Py_ssize_t lines = S.g.lines, d = S.g.d;
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(sizeof(uint64_t) * (size_t)(S.k * lines)));
+    if (!out) { search_close(&S); return NULL; }
+    uint64_t *w = (uint64_t *)PyByteArray_AS_STRING(out);
+    memset(w, 0, sizeof(uint64_t) * (size_t)(S.k * lines));
+    for (Py_ssize_t k = 0; k < S.k; k++) {
+        const long long *s = shapes + k * d;
+        long long cnt[MAXD], o[MAXD];
+        int fits = 1;
+        for (Py_ssize_t i = 0; i < d; i++) {
+            cnt[i] = n_offsets(&S.g, i, s[i]);
+            fits &= cnt[i] > 0;
+            o[i] = 0;
+        }
+        if (!fits) continue;
+        const uint64_t *ok = bits_boxes_of(&S.g, s);
+        if (!ok) continue;
+        uint64_t valid = cnt[0] >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << cnt[0]) - 1);
+        uint64_t *dst = w + k * lines;
+        for (;;) {
+            long long line = 0;
+            for (Py_ssize_t i = 1; i < d; i++) line += o[i] * (S.g.stride[i] / S.g.grid[0]);
+            dst[line] = ok[line] & valid;
+            Py_ssize_t i = 1;
+            for (; i < d; i++) {
+                if (++o[i] < cnt[i]) break;
+                o[i] = 0;
+            }
+            if (i >= d) break;
+        }
+    }
+    search_close(&S);
+    return out;
+}
+
+static inline int popcount64(uint64_t w) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(w);
+#else
+    int c = 0;
+    while (w) { w &= w - 1; c++; }
+    return c;
+#endif
+}
+
+PyDoc_STRVAR(map_clear_of_doc,
+"map_clear_of(map, shapes, grid, box_sides, box_off, remove) -> int\n\n"
+"How many placements of `map` (from placement_map) do not meet the box (box_sides, box_off); with\n"
+"`remove` true and at least one such, the placements that meet it are cleared from the map.  A\n"
+"placement of sides s at o meets the box iff in every dimension (box_off - o) mod g < s or\n"
+"(o - box_off) mod g < box_s: o in the cyclic interval box_off - s + 1 .. box_off + box_s - 1.");
+
+/* the offsets of a shape's placements that meet a box: per dimension the cyclic interval
+ * start .. start + len - 1 (all of it when len = grid); dimension 0's as a bit mask */
+typedef struct {
+    long long start[MAXD], len[MAXD];
+    uint64_t m0;
+} Region;
+
+static void region_of(Region *R, Py_ssize_t d, const long long *grid, const long long *s, const long long *bs, const long long *bo) {
+    for (Py_ssize_t i = 0; i < d; i++) {
+        long long L = s[i] + bs[i] - 1, st = (bo[i] - s[i] + 1) % grid[i];
+        R->len[i] = L > grid[i] ? grid[i] : L;
+        R->start[i] = st < 0 ? st + grid[i] : st;
+    }
+    R->m0 = 0;
+    for (long long t = 0; t < R->len[0]; t++) R->m0 |= (uint64_t)1 << ((R->start[0] + t) % grid[0]);
+}
+
+/* the placements of map m inside the region (counted before clearing them, if clear) */
+static long long region_walk(const Region *R, Py_ssize_t d, const long long *grid, const long long *stride, uint64_t *m, int clear) {
+    long long j[MAXD], inside = 0;
+    for (Py_ssize_t i = 0; i < d; i++) j[i] = 0;
+    for (;;) {
+        long long line = 0;
+        for (Py_ssize_t i = 1; i < d; i++) line += ((R->start[i] + j[i]) % grid[i]) * (stride[i] / grid[0]);
+        inside += popcount64(m[line] & R->m0);
+        if (clear) m[line] &= ~R->m0;
+        Py_ssize_t i = 1;
+        for (; i < d; i++) {
+            if (++j[i] < R->len[i]) break;
+            j[i] = 0;
+        }
+        if (i >= d) return inside;
+    }
+}
+
+static PyObject *py_map_clear_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 6) return PyErr_Format(PyExc_TypeError, "map_clear_of: expected 6 arguments, got %zd", nargs);
+    long long grid[MAXD], bs[MAXD], bo[MAXD];
+    Py_ssize_t d, d1, d2;
+    if (ints(args[2], grid, &d, "grid") < 0 || ints(args[3], bs, &d1, "box_sides") < 0 || ints(args[4], bo, &d2, "box_off") < 0) return NULL;
+    if (d1 != d || d2 != d) return PyErr_Format(PyExc_ValueError, "box_sides, box_off: expected %zd values each", d);
+    int remove = PyObject_IsTrue(args[5]);
+    if (remove < 0) return NULL;
+    long long stride[MAXD], n = 1;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        if (grid[i] < 1) return PyErr_Format(PyExc_ValueError, "grid: side %lld out of range", grid[i]);
+        stride[i] = n;
+        n *= grid[i];
+    }
+    if (grid[0] > 64) return PyErr_Format(PyExc_ValueError, "map_clear_of: grid[0] must be at most 64");
+    Py_buffer bm, bsh;
+    if (get(args[0], &bm, 8, 1, 1, "map") < 0) return NULL;
+    if (get(args[1], &bsh, 8, 2, 0, "shapes") < 0) { PyBuffer_Release(&bm); return NULL; }
+    Py_ssize_t k = bsh.shape[0], lines = (Py_ssize_t)(n / grid[0]);
+    if (bsh.shape[1] != d || bm.shape[0] != k * lines) {
+        PyBuffer_Release(&bm);
+        PyBuffer_Release(&bsh);
+        return PyErr_Format(PyExc_ValueError, "map_clear_of: expected a map of %zd x %zd words and shapes of %zd columns", k, lines, d);
+    }
+    uint64_t *map = (uint64_t *)bm.buf;
+    const long long *shapes = (const long long *)bsh.buf;
+    long long outside = 0;
+    Region R;
+    for (Py_ssize_t r = 0; r < k; r++) {
+        uint64_t *m = map + r * lines;
+        long long all = 0;
+        for (Py_ssize_t l = 0; l < lines; l++) all += popcount64(m[l]);
+        if (!all) continue;
+        region_of(&R, d, grid, shapes + r * d, bs, bo);
+        outside += all - region_walk(&R, d, grid, stride, m, 0);
+    }
+    if (remove && outside > 0)
+        for (Py_ssize_t r = 0; r < k; r++) {
+            region_of(&R, d, grid, shapes + r * d, bs, bo);
+            region_walk(&R, d, grid, stride, map + r * lines, 1);
+        }
+    PyBuffer_Release(&bm);
+    PyBuffer_Release(&bsh);
+    return PyLong_FromLongLong(outside);
+}
+
 static PyMethodDef methods[] = {
+    {"placement_map", (PyCFunction)(void (*)(void))py_placement_map, METH_FASTCALL, placement_map_doc},
+    {"map_clear_of", (PyCFunction)(void (*)(void))py_map_clear_of, METH_FASTCALL, map_clear_of_doc},
     {"first_box", (PyCFunction)(void (*)(void))py_first_box, METH_FASTCALL, first_box_doc},
     {"all_boxes", (PyCFunction)(void (*)(void))py_all_boxes, METH_FASTCALL, all_boxes_doc},
     {"first_clear", (PyCFunction)(void (*)(void))py_first_clear, METH_FASTCALL, first_clear_doc},

@@ -618,6 +618,14 @@ class _ShadowMapGuard(ReservationGuard):
     search, remembered per state) without taking anything, so it refuses
     exactly what ``admit`` would; an admitted candidate's box removes the
     placements it meets.
+
+    Compiled, on grids whose first side is at most 64 units, the placements
+    are bits (one word per shape and line of the first dimension,
+    ``_cboxes.placement_map``); the placements a box meets form a box of
+    offsets (per dimension the cyclic interval ``o_B - s + 1 .. o_B + s_B -
+    1``), so counting and removing them are bit operations on its lines
+    (``_cboxes.map_clear_of``).  Otherwise (and without the extension) the
+    placements are rows of sides and offsets.
     """
 
     #: placements tested per step while looking for one a candidate's box does not meet
@@ -635,6 +643,28 @@ class _ShadowMapGuard(ReservationGuard):
         self.spare = int(free.sum()) - self.v  # units free at the shadow beyond the head's
         self._place: tuple[np.ndarray, np.ndarray] | None = None  # (sides, offsets) of the head's placements
         self._grid = np.array(allocator.units.grid, dtype=np.int64)
+        #: compiled, on a grid whose first side fits a word: the placements as bits (``_cboxes.placement_map``)
+        self._bits = allocator.compiled and allocator.units.grid[0] <= 64
+        self._map: np.ndarray | None = None
+
+    def _placement_map(self) -> np.ndarray:
+        """The head's placements as bits per shape and line (see ``_cboxes.placement_map``)."""
+        if self._map is None:
+            if self.v > 0 and self.spare >= 0:
+                a = self.slices
+                raw = _cboxes.placement_map((~self.free).view(np.uint8), 0, a.units.grid, a._wrap_i, self.shapes)
+                self._map = np.frombuffer(raw, dtype=np.uint64)
+            else:
+                self._map = np.zeros(0, dtype=np.uint64)
+        return self._map
+
+    def _clear_count(self, box: tuple[tuple[int, ...], tuple[int, ...]], remove: bool) -> int:
+        """How many of the head's placements the box does not meet (bits); with ``remove``, and some
+        left, the ones it meets are dropped."""
+        m = self._placement_map()
+        if not m.size:
+            return 0
+        return int(_cboxes.map_clear_of(m, self.shapes, self.slices.units.grid, box[0], box[1], remove))
 
     def _placements(self) -> tuple[np.ndarray, np.ndarray]:
         if self._place is None:
@@ -671,6 +701,8 @@ class _ShadowMapGuard(ReservationGuard):
         box = a._static_place(request.size)
         if box is None:
             return False  # it does not fit now (allocate would say so)
+        if self._bits:
+            return self._clear_count(box, False) > 0
         sides, offs = self._placements()
         n = sides.shape[0]
         if a.compiled:
@@ -682,11 +714,16 @@ class _ShadowMapGuard(ReservationGuard):
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
-            if self._placements()[0].shape[0]:
+            if (self._placement_map().any() if self._bits else self._placements()[0].shape[0]):
                 self.releases.append(allocation)
                 return True
             return False
         a = self.slices
+        if self._bits:
+            if not self._clear_count(a._box_of(allocation), True):
+                return False
+            self.spare -= int(a.token_of(allocation).size)
+            return True
         keep = self._clear_of(a._box_of(allocation))
         if not keep.any():
             return False
