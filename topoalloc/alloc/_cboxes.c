@@ -288,19 +288,17 @@ static int bits_along(Grid *g, Py_ssize_t i, long long s, const uint64_t *in, ui
     uint64_t *tmp = g->wtmp, any = 0;
     memcpy(out, in, sizeof(uint64_t) * (size_t)g->lines);
     for (long long c = 1; c < s;) {
-        long long step = c < s - c ? c : s - c;
-        for (long long hi = 0; hi < g->lines; hi += block)
-            for (long long y = 0; y < len; y++) {
-                long long yy = y + step;
-                const uint64_t *a = out + hi + y * ls, *b = NULL;
-                if (yy < len) b = out + hi + yy * ls;
-                else if (g->wrap[i]) b = out + hi + (yy - len) * ls;
-                uint64_t *t = tmp + hi + y * ls;
-                if (b)
-                    for (long long lo = 0; lo < ls; lo++) t[lo] = a[lo] & b[lo];
-                else
-                    memset(t, 0, sizeof(uint64_t) * (size_t)ls);
-            }
+        long long step = c < s - c ? c : s - c, head = (len - step) * ls, rest = step * ls;
+        /* in each block of `len` lines of lines: words y and y + step, two contiguous runs */
+        for (long long hi = 0; hi < g->lines; hi += block) {
+            const uint64_t *a = out + hi;
+            uint64_t *t = tmp + hi;
+            for (long long u = 0; u < head; u++) t[u] = a[u] & a[u + rest];
+            if (g->wrap[i])
+                for (long long u = 0; u < rest; u++) t[head + u] = a[head + u] & a[u];
+            else
+                memset(t + head, 0, sizeof(uint64_t) * (size_t)rest);
+        }
         memcpy(out, tmp, sizeof(uint64_t) * (size_t)g->lines);
         c += step;
     }

@@ -274,6 +274,8 @@ class SliceAllocator(Allocator):
         # busy map only gains units, so the same count fails again (no search needed)
         self._releases = 0
         self._failed: dict[int, int] = {}
+        #: the last release-time map: (state, serials of the releases, map) (see :meth:`_release_map`)
+        self._last_map: tuple[int, list[int], np.ndarray] | None = None
         self._boxes = _BoxCache()  # pure: shared with snapshots
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
@@ -526,14 +528,20 @@ class SliceAllocator(Allocator):
             return True
         return self._static_place(request.size) is not None
 
-    def _release_map(self, releases: Iterable[Allocation]) -> tuple[np.ndarray, int]:
-        """Per unit, after how many releases it is free (0 now, ``_NEVER`` if not released); and how many releases."""
-        t = np.where(self._unit_busy, _NEVER, 0).astype(np.int32)
-        k = 0
+    def _release_map(self, releases: Iterable[Allocation]) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit, after how many releases it is free (0 now, ``_NEVER`` if not released); and the
+        units each release frees.  Remembered with the state and the releases' serials for the
+        reservation guard that follows (:class:`_ShadowMapGuard`), which needs the map again."""
         tokens = self._tokens
-        for k, alloc in enumerate(releases, 1):
-            t[tokens[alloc.serial]] = k
-        return t, k
+        rel = list(releases)
+        toks = [tokens[a.serial] for a in rel]
+        t = np.where(self._unit_busy, _NEVER, 0).astype(np.int32)
+        sizes = np.fromiter((x.size for x in toks), dtype=np.int64, count=len(toks))
+        if toks:
+            t[np.concatenate(toks)] = np.repeat(np.arange(1, len(toks) + 1, dtype=np.int32), sizes)
+        t.flags.writeable = False
+        self._last_map = (self._version, [a.serial for a in rel], t)
+        return t, sizes
 
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         v, shapes = self.candidates(request.size)
@@ -550,13 +558,21 @@ class SliceAllocator(Allocator):
             return None
         if v <= self._free_units and self._static_place(request.size) is not None:
             return 0
-        t, k = self._release_map(releases)
+        t, sizes = self._release_map(releases)
+        k = sizes.size
         if self.compiled:
-            # the least k with a box free after k releases (a box's time is its latest unit's): bisection
+            # the least k with a box free after k releases (a box's time is its latest unit's); not before
+            # the release that frees V units in all (k0): asked there first (the usual answer), then
+            # steps doubling from it, then bisection
             grid, wrap = self.units.grid, self._wrap_i
-            if k == 0 or _cboxes.first_box(t, k, grid, wrap, shapes) is None:
+            k0 = int(np.searchsorted(self._free_units + np.cumsum(sizes), v)) + 1
+            if k0 > k:
                 return None
-            lo, hi = 0, k  # no box at lo (asked above: none now), one at hi
+            lo, hi, step = k0 - 1, k0, 1  # no box at lo (too few units, or asked: none now)
+            while _cboxes.first_box(t, hi, grid, wrap, shapes) is None:
+                if hi == k:
+                    return None
+                lo, hi, step = hi, min(k, hi + step), 2 * step
             while hi - lo > 1:
                 mid = (lo + hi) // 2
                 if _cboxes.first_box(t, mid, grid, wrap, shapes) is None:
@@ -634,10 +650,15 @@ class _ShadowMapGuard(ReservationGuard):
     def __init__(self, allocator: SliceAllocator, head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
         self.slices = allocator
-        free = ~allocator._unit_busy
-        tokens = allocator._tokens
-        for a in self.releases:
-            free[tokens[a.serial]] = True
+        last = allocator._last_map
+        n = len(self.releases)
+        if last is not None and last[0] == allocator._version and len(last[1]) >= n and last[1][:n] == [a.serial for a in self.releases]:
+            free = last[2] <= n  # the map earliest_fit made in this state: free after the first n releases
+        else:
+            free = ~allocator._unit_busy
+            tokens = allocator._tokens
+            for a in self.releases:
+                free[tokens[a.serial]] = True
         self.free = free
         self.v, self.shapes = allocator.candidates(head.size)
         self.spare = int(free.sum()) - self.v  # units free at the shadow beyond the head's
