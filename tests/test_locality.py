@@ -359,3 +359,47 @@ def test_compiled_components_are_safe_to_share_between_threads():
     for t in threads:
         t.join()
     assert not bad
+
+
+def test_stream_remembers_read_only_arrays_only_and_sums_the_same(monkeypatch):
+    """A read-only node array measured before is looked up (allocators hand out one immutable array per
+    box); the aggregates are bit for bit those of measuring every job, batch boundaries included; a
+    writable array is measured afresh each time (it may have changed)."""
+    from topoalloc.metrics.locality import LocalityStream
+
+    top = parse_machine("torus:6x5x4")
+    rng = np.random.default_rng(5)
+    boxes = []
+    for _ in range(6):
+        a = np.sort(rng.choice(top.n_nodes, int(rng.integers(1, 40)), replace=False)).astype(np.int64)
+        a.flags.writeable = False
+        boxes.append(a)
+    jobs = [(boxes[int(rng.integers(len(boxes)))], float(rng.integers(1, 100))) for _ in range(400)]
+    calls = []
+    real = _locality.job_locality
+
+    def counting(**kw):
+        calls.append(len(kw["allocations"][1]) - 1)
+        return real(**kw)
+
+    monkeypatch.setattr(_locality, "job_locality", counting)
+    memo = LocalityStream(top, batch_nodes=300)
+    for nodes, run in jobs:
+        memo.add(nodes, run)
+    measured_with_memo = sum(calls)
+    calls.clear()
+    plain = LocalityStream(top, batch_nodes=300)
+    for nodes, run in jobs:
+        plain.add(nodes.copy(), run)  # writable copies: every job measured
+    assert json.dumps(memo.summary(), sort_keys=True) == json.dumps(plain.summary(), sort_keys=True)
+    assert 0 < measured_with_memo <= len(boxes) and sum(calls) == len(jobs)
+    # a writable array changed between two jobs is measured each time
+    w = np.array([0, 1, 2], dtype=np.int64)
+    s = LocalityStream(top, batch_nodes=1)
+    s.add(w, 1.0)
+    w[:] = [0, 30, 60]
+    s.add(w, 1.0)
+    t = LocalityStream(top, batch_nodes=1)
+    t.add(np.array([0, 1, 2], dtype=np.int64), 1.0)
+    t.add(np.array([0, 30, 60], dtype=np.int64), 1.0)
+    assert s.summary() == t.summary()

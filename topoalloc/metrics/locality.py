@@ -596,6 +596,9 @@ class LocalityStream:
     2.6666666666666665
     """
 
+    #: most nodes of the read-only arrays whose metrics are remembered (kept alive by it; then started afresh)
+    MEMO_NODES = 1 << 22
+
     def __init__(self, topology: Topology, ordering: Any = None, *, batch_nodes: int = 1 << 16):
         self.topology = topology
         self.ordering = ordering
@@ -606,6 +609,10 @@ class LocalityStream:
         self._aggs = {name: _Running() for name in JOB_METRICS}
         self._l1 = _Running()
         self.jobs = 0
+        # metrics of read-only node arrays measured before, by identity (the array is kept, so its id is
+        # not reused): allocators hand out the same immutable array for every grant of one box
+        self._memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._memo_nodes = 0
 
     def add(self, nodes: np.ndarray, run: float) -> None:
         """One finished job: its nodes and its run (service) time."""
@@ -616,15 +623,63 @@ class LocalityStream:
         if self._pending >= self.batch_nodes:
             self.flush()
 
+    def _measure(self, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
+        """:func:`job_locality` of the jobs ``arrays``, each job's row looked up when the same read-only
+        array was measured before (the metrics are a function of the node set and the ordering)."""
+        m = len(arrays)
+        memo = self._memo
+        rows: list[np.ndarray | None] = [None] * m
+        todo = []  # jobs to measure, and which of `part` (the distinct arrays among them) each is
+        which = []
+        part: list[np.ndarray] = []
+        seen: dict[int, int] = {}
+        for j, a in enumerate(arrays):
+            hit = memo.get(id(a))
+            if hit is not None and hit[0] is a:
+                rows[j] = hit[1]
+                continue
+            todo.append(j)
+            if a.flags.writeable:  # may change: measured as it is now, every time
+                which.append(len(part))
+                part.append(a)
+            else:
+                k = seen.get(id(a))
+                if k is None:
+                    k = seen[id(a)] = len(part)
+                    part.append(a)
+                which.append(k)
+        if not todo:
+            table = np.stack(rows)  # type: ignore[arg-type]
+            return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(JOB_METRICS)}
+        sizes = np.fromiter((a.size for a in part), dtype=np.int64, count=len(part))
+        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        flat = np.concatenate(part).astype(np.int64)
+        per = job_locality(topology=self.topology, allocations=(flat, offsets), ordering=self.ordering)
+        computed = np.stack([per[name] for name in JOB_METRICS], axis=1)
+        if len(todo) == m and len(part) == m:
+            table = computed
+        else:
+            table = np.empty((m, len(JOB_METRICS)))
+            table[todo] = computed[which]
+            hits = [j for j in range(m) if rows[j] is not None]
+            if hits:
+                table[hits] = np.stack([rows[j] for j in hits])  # type: ignore[misc]
+        for r, a in enumerate(part):
+            if not a.flags.writeable and a.size <= self.MEMO_NODES:
+                if self._memo_nodes + a.size > self.MEMO_NODES:
+                    memo.clear()
+                    self._memo_nodes = 0
+                memo[id(a)] = (a, computed[r].copy())
+                self._memo_nodes += a.size
+        return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(JOB_METRICS)}
+
     def flush(self) -> None:
         """Measure the jobs gathered so far and fold them into the aggregates."""
         if not self._nodes:
             return
         sizes = np.fromiter((a.size for a in self._nodes), dtype=np.int64, count=len(self._nodes))
-        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        flat = np.concatenate(self._nodes).astype(np.int64)
-        per = job_locality(topology=self.topology, allocations=(flat, offsets), ordering=self.ordering)
+        per = self._measure(self._nodes)
         run = np.asarray(self._run, dtype=np.float64)
         size = np.maximum(sizes, 1)
         for name in JOB_METRICS:
