@@ -124,3 +124,35 @@ def test_a_long_unsorted_grant_is_sorted_by_numpy_and_checked(check, fault):
         with pytest.raises(AllocationError, match={"repeat": "twice", "busy": "busy", "range": "outside"}[fault]):
             a.allocate(Request(699))
         assert a.free_count == 1000 and int(a.busy_mask.sum()) == 1
+
+
+def _read_only(values):
+    a = np.array(values, dtype=np.int64)
+    a.flags.writeable = False
+    return a
+
+
+def test_a_read_only_grant_of_its_own_is_kept_as_it_is(check):
+    """An immutable int64 array that owns its data is kept, not copied (an allocator may hand the same
+    array out for every grant of those nodes); unsorted, it is sorted in a copy and left as it was; a
+    read-only view of another array is copied (its base may change); faults are still named."""
+    top = parse_machine("mesh:4x4")
+    same = _read_only([1, 2, 3])
+    a = Scripted(top, [same])
+    got = a.allocate(Request(3))
+    assert got.nodes is same or check == "numpy"
+    a.release(got)
+    unsorted = _read_only([5, 4, 6])
+    got = Scripted(top, [unsorted]).allocate(Request(3))
+    assert got.nodes.tolist() == [4, 5, 6] and unsorted.tolist() == [5, 4, 6] and got.nodes is not unsorted
+    base_array = np.array([7, 8, 9, 10], dtype=np.int64)
+    view = base_array[:3]
+    view.flags.writeable = False
+    got = Scripted(top, [view]).allocate(Request(3))
+    assert got.nodes is not view and got.nodes.tolist() == [7, 8, 9]
+    base_array[0] = 15  # the allocator changes its buffer: the grant does not
+    assert got.nodes.tolist() == [7, 8, 9]
+    b = Scripted(top, [_read_only([1, 1, 2])])
+    with pytest.raises(AllocationError, match="twice"):
+        b.allocate(Request(3))
+    assert not b._busy.any()

@@ -41,7 +41,7 @@ PyDoc_STRVAR(take_doc,
 "take(idx, busy, size) -> int\n\n"
 "Check the grant `idx` (int64, sorted in place if needed) against `busy` (bool) and, if it\n"
 "passes, mark it busy.  0 ok; 1 fewer than `size` nodes; 2 a repeat; 3 out of range; 4 busy;\n"
-"5 unsorted and long: sort it and ask again.");
+"5 unsorted and long, or unsorted and read-only: sort (a copy) and ask again.");
 
 static PyObject *py_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -49,7 +49,16 @@ static PyObject *py_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     Py_ssize_t size = PyLong_AsSsize_t(args[2]);
     if (size == -1 && PyErr_Occurred()) return NULL;
     Py_buffer bi, bb;
-    if (get(args[0], &bi, 8, "idx") < 0) return NULL;
+    int readonly = 0; /* a read-only grant is checked as it is, never sorted here */
+    if (PyObject_GetBuffer(args[0], &bi, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        if (PyObject_GetBuffer(args[0], &bi, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
+        readonly = 1;
+    }
+    if (bi.itemsize != 8 || bi.ndim != 1) {
+        PyBuffer_Release(&bi);
+        return PyErr_Format(PyExc_ValueError, "idx: expected a one-dimensional array of 8-byte items");
+    }
     if (get(args[1], &bb, 1, "busy") < 0) { PyBuffer_Release(&bi); return NULL; }
     int64_t *v = (int64_t *)bi.buf;
     unsigned char *busy = (unsigned char *)bb.buf;
@@ -58,7 +67,7 @@ static PyObject *py_take(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (n < size || n == 0) { st = 1; goto done; }
     for (Py_ssize_t i = 1; i < n; i++) {
         if (v[i] <= v[i - 1]) {
-            if (n > SORT_HERE) { st = 5; goto done; }
+            if (n > SORT_HERE || readonly) { st = 5; goto done; }
             sort_small(v, n);
             break;
         }

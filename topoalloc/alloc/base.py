@@ -146,6 +146,12 @@ class Grant:
     ----------
     nodes : array-like of int
         The processors granted (any order; the base sorts and checks them).
+        The base keeps a private copy, except of a read-only one-dimensional
+        ``int64`` array that owns its data: that one it checks and keeps as
+        it is, so an allocator may hand out the same immutable array for
+        every grant of the same nodes (the slice allocator does, per box;
+        the locality metrics then measure it once).  Such an array must
+        never be made writable again.
     info : mapping, optional
         Public facts about the placement (the semitorus piece, the subcube,
         whether a curve interval was found ...); they become
@@ -295,11 +301,14 @@ class Allocator(ABC):
         array of free nodes in range.  The compiled check (``_cgrant.c``) does both in one pass and marks
         nothing unless all holds; on any failure, or without it, :meth:`_checked` checks and names the fault."""
         if _cgrant is not None:
-            idx = np.array(nodes, dtype=np.int64)  # a private copy: the subclass may reuse its buffer
+            if type(nodes) is np.ndarray and nodes.dtype == np.int64 and nodes.ndim == 1 and not nodes.flags.writeable and nodes.flags.owndata:
+                idx = nodes  # immutable, and the allocator's own: kept as it is (see Grant)
+            else:
+                idx = np.array(nodes, dtype=np.int64)  # a private copy: the subclass may reuse its buffer
             if idx.ndim == 1:
                 st = _cgrant.take(idx, self._busy, request.size)
-                if st == 5:  # long and unsorted: numpy sorts far faster than C's qsort
-                    idx.sort()
+                if st == 5:  # long and unsorted (numpy sorts far faster than C's qsort), or read-only and unsorted
+                    idx = np.sort(idx)
                     st = _cgrant.take(idx, self._busy, request.size)
                 if st == 0:
                     return idx
