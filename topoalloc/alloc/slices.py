@@ -533,15 +533,17 @@ class SliceAllocator(Allocator):
         units each release frees.  Remembered with the state and the releases' serials for the
         reservation guard that follows (:class:`_ShadowMapGuard`), which needs the map again."""
         tokens = self._tokens
-        rel = list(releases)
-        toks = [tokens[a.serial] for a in rel]
-        t = np.where(self._unit_busy, _NEVER, 0).astype(np.int32)
-        sizes = np.fromiter((x.size for x in toks), dtype=np.int64, count=len(toks))
-        if toks:
-            t[np.concatenate(toks)] = np.repeat(np.arange(1, len(toks) + 1, dtype=np.int32), sizes)
+        t = self._unit_busy.view(np.uint8) * np.int32(_NEVER)  # (one pass: 0 or _NEVER, int32)
+        serials = []
+        sizes = []
+        for k, a in enumerate(releases, 1):  # (a few: the running jobs)
+            tok = tokens[a.serial]
+            t[tok] = k
+            serials.append(a.serial)
+            sizes.append(tok.size)
         t.flags.writeable = False
-        self._last_map = (self._version, [a.serial for a in rel], t)
-        return t, sizes
+        self._last_map = (self._version, serials, t)
+        return t, np.array(sizes, dtype=np.int64)
 
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         v, shapes = self.candidates(request.size)
