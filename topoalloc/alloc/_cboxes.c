@@ -349,6 +349,15 @@ static const unsigned char *boxes_of(Grid *g, const long long *s) {
     return g->ones[g->d] ? g->level + (size_t)g->d * (size_t)g->n : NULL;
 }
 
+/* the next of the counters c[1 .. d-1] (c[i] in 0 .. n[i] - 1, c[1] fastest); 0 after the last */
+static int next_rest(long long *c, const long long *n, Py_ssize_t d) {
+    for (Py_ssize_t i = 1; i < d; i++) {
+        if (++c[i] < n[i]) return 1;
+        c[i] = 0;
+    }
+    return 0;
+}
+
 /* Visit the free boxes of one shape in order; emit(ctx, o) for each, stop when it returns nonzero.
  * Returns 1 if stopped, 0 if the shape was exhausted. */
 typedef int (*emit_fn)(void *ctx, const long long *o);
@@ -374,12 +383,7 @@ static int scan_shape(Grid *g, const long long *s, emit_fn emit, void *ctx) {
                 if (emit(ctx, o)) return 1;
                 w &= w - 1;
             }
-            Py_ssize_t i = 1;
-            for (; i < d; i++) {
-                if (++o[i] < cnt[i]) break;
-                o[i] = 0;
-            }
-            if (i >= d) return 0;
+            if (!next_rest(o, cnt, d)) return 0;
         }
     }
     const unsigned char *ok = boxes_of(g, s);
@@ -393,12 +397,7 @@ static int scan_shape(Grid *g, const long long *s, emit_fn emit, void *ctx) {
                 o[0] = x;
                 if (emit(ctx, o)) return 1;
             }
-        Py_ssize_t i = 1;
-        for (; i < d; i++) {
-            if (++o[i] < cnt[i]) break;
-            o[i] = 0;
-        }
-        if (i >= d) return 0;
+        if (!next_rest(o, cnt, d)) return 0;
     }
 }
 
@@ -680,12 +679,7 @@ static PyObject *py_placement_map(PyObject *self, PyObject *const *args, Py_ssiz
             long long line = 0;
             for (Py_ssize_t i = 1; i < d; i++) line += o[i] * (S.g.stride[i] / S.g.grid[0]);
             dst[line] = ok[line] & valid;
-            Py_ssize_t i = 1;
-            for (; i < d; i++) {
-                if (++o[i] < cnt[i]) break;
-                o[i] = 0;
-            }
-            if (i >= d) break;
+            if (!next_rest(o, cnt, d)) break;
         }
     }
     search_close(&S);
@@ -735,12 +729,7 @@ static long long region_walk(const Region *R, Py_ssize_t d, const long long *gri
         for (Py_ssize_t i = 1; i < d; i++) line += ((R->start[i] + j[i]) % grid[i]) * (stride[i] / grid[0]);
         inside += popcount64(m[line] & R->m0);
         if (clear) m[line] &= ~R->m0;
-        Py_ssize_t i = 1;
-        for (; i < d; i++) {
-            if (++j[i] < R->len[i]) break;
-            j[i] = 0;
-        }
-        if (i >= d) return inside;
+        if (!next_rest(j, R->len, d)) return inside;
     }
 }
 
