@@ -473,3 +473,21 @@ def test_compiled_box_search_equals_the_definition():
         cb.first_box(np.zeros(5, np.uint8), 0, (2, 2), (0, 0), np.ones((1, 2), np.int64))
     with pytest.raises(ValueError, match="shapes"):
         cb.first_box(np.zeros(4, np.uint8), 0, (2, 2), (0, 0), np.ones((1, 3), np.int64))
+
+
+@pytest.mark.parametrize("spec", ["tpu:v4", "tpu:4x5x7,cube=1", "tofu:6x5x4", "bgq:sequoia", "bgq:6x4x2x2x2,midplane=2x2x2x2x2"])
+def test_box_units_and_nodes_are_made_in_order(spec):
+    """A box's units and nodes, generated ascending without a sort, equal the sorted units and the
+    sorted nodes of those units (unit_nodes), for boxes round the wrap links too."""
+    top = parse_machine(spec)
+    a = SliceAllocator(top)
+    rng = np.random.default_rng(1)
+    strides = [int(np.prod(top.grid[:i])) for i in range(len(top.grid))]
+    for _ in range(60):
+        shape = tuple(int(rng.integers(1, g + 1)) for g in top.grid)
+        offset = tuple(int(rng.integers(g)) for g in top.grid)
+        want_units = np.sort([sum(((o + j) % g) * st for o, j, g, st in zip(offset, js, top.grid, strides))
+                              for js in np.ndindex(*shape)])
+        units = a._box_units(shape, offset)
+        assert np.array_equal(units, want_units)
+        assert np.array_equal(a._box_nodes(shape, offset), np.sort(top.unit_nodes[units].ravel()))

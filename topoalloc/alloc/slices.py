@@ -169,6 +169,16 @@ BOX_CACHE_NODES = 1 << 22
 TABLE_ENTRIES = 1 << 20
 
 
+def _ascending_ids(coords: list[np.ndarray], strides: tuple[int, ...]) -> np.ndarray:
+    """Every id ``sum(c_i * strides[i])`` with ``c_i`` from ``coords[i]`` (each ascending), ascending:
+    with strides growing with ``i`` and each ``c_i * strides[i] < strides[i + 1]``, the last dimension
+    taken outermost orders them."""
+    ids = np.zeros(1, dtype=np.int64)
+    for c, st in zip(reversed(coords), reversed(strides)):
+        ids = (ids[:, None] + c.astype(np.int64)[None, :] * st).ravel()
+    return ids
+
+
 class _BoxCache:
     """Static boxes granted before, by (shape, offset): their units, sorted nodes and info, pure functions
     of the box shared by every grant of it; at most :data:`BOX_CACHE_NODES` nodes kept, then started afresh."""
@@ -366,11 +376,20 @@ class SliceAllocator(Allocator):
         return flat.reshape(self._grid_f, order="F")
 
     def _box_units(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
+        """The box's unit ids, ascending (see :meth:`_box_nodes`)."""
         top = self.units
-        ids = np.zeros(1, dtype=np.int64)
-        for s, o, g, st in zip(shape, offset, top.grid, top.unit_strides):
-            ids = (ids[None, :] + (((o + np.arange(s)) % g) * st)[:, None]).ravel()
-        return np.sort(ids)
+        return _ascending_ids([np.sort((o + np.arange(s)) % g) for s, o, g in zip(shape, offset, top.grid)], top.unit_strides)
+
+    def _box_nodes(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
+        """The box's node ids, ascending, made in order rather than sorted: per node dimension the
+        coordinates the box's units cover, sorted (a few dozen); ids are mixed-radix numbers with
+        dimension 0 the least significant, so combining them last dimension outermost ascends."""
+        top = self.units
+        coords = []
+        for s, o, g, u in zip(shape, offset, top.grid, top.unit):
+            units = (o + np.arange(s)) % g
+            coords.append(np.sort((units[:, None] * u + np.arange(u)[None, :]).ravel()))
+        return _ascending_ids(coords, top.strides)
 
     def _free_placements(self, free: np.ndarray, shapes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Every placement of a candidate box for ``size`` nodes whose units are all ``free``:
@@ -417,7 +436,7 @@ class SliceAllocator(Allocator):
                 shape, offset = found
                 units = self._box_units(shape, offset)
                 units.flags.writeable = False
-                nodes = np.sort(top.unit_nodes[units].ravel())
+                nodes = self._box_nodes(shape, offset)
                 nodes.flags.writeable = False
                 torus = tuple(bool(shape[i] == top.grid[i] and top.wrap[i]) or (top.unit_torus and shape[i] == 1) for i in range(top.job_dims))
                 info = {"shape": shape[: top.job_dims], "offset": offset, "units": v, "torus": torus}
