@@ -491,3 +491,13 @@ def test_box_units_and_nodes_are_made_in_order(spec):
         units = a._box_units(shape, offset)
         assert np.array_equal(units, want_units)
         assert np.array_equal(a._box_nodes(shape, offset), np.sort(top.unit_nodes[units].ravel()))
+
+
+def test_a_box_granted_again_is_the_same_array():
+    """The slice allocator hands out one immutable array per box, and the base keeps it uncopied, so
+    the locality stream can recognise a box granted again."""
+    a = SliceAllocator(parse_machine("tofu:6x5x4"))
+    first = a.allocate(Request(24))
+    a.release(first)
+    again = a.allocate(Request(24))
+    assert again.nodes is first.nodes and again.nodes.flags.owndata and not again.nodes.flags.writeable

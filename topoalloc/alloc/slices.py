@@ -175,8 +175,10 @@ def _ascending_ids(coords: list[np.ndarray], strides: tuple[int, ...]) -> np.nda
     taken outermost orders them."""
     ids = np.zeros(1, dtype=np.int64)
     for c, st in zip(reversed(coords), reversed(strides)):
-        ids = (ids[:, None] + c.astype(np.int64)[None, :] * st).ravel()
-    return ids
+        ids = (ids[:, None] + c.astype(np.int64)[None, :] * st).reshape(-1)
+    # an array of its own (not a view of the last 2-D sum): the base allocator keeps a read-only
+    # array that owns its data as it is (Grant), and the locality stream remembers it by identity
+    return ids if ids.base is None else ids.copy()
 
 
 class _BoxCache:
