@@ -271,6 +271,7 @@ class SliceAllocator(Allocator):
         self._unit_busy = np.zeros(top.n_units, dtype=bool)
         self._free_units = top.n_units
         self._cands: dict[int, tuple[int, np.ndarray]] = {}
+        self._cands_by_size: dict[int, tuple[int, np.ndarray]] = {}  # (the same entries, by request size)
         self._tables: dict[int, _Placements | None] = {}
         #: placement tables up to this many entries (0: always the window search; for tests)
         self.table_entries = TABLE_ENTRIES
@@ -305,11 +306,14 @@ class SliceAllocator(Allocator):
         return -(-size // self.units.unit_size)
 
     def candidates(self, size: int) -> tuple[int, np.ndarray]:
-        """``(V, shapes)`` for a request of ``size`` nodes (memoised per unit count)."""
-        n = self.units_needed(size)
-        got = self._cands.get(n)
+        """``(V, shapes)`` for a request of ``size`` nodes (memoised per unit count, and per size)."""
+        got = self._cands_by_size.get(size)
         if got is None:
-            got = self._cands[n] = slice_shapes(self.units, n, self.shapes)
+            n = self.units_needed(size)
+            got = self._cands.get(n)
+            if got is None:
+                got = self._cands[n] = slice_shapes(self.units, n, self.shapes)
+            self._cands_by_size[size] = got
         return got
 
     def _fits_empty(self, request: Request) -> bool:
