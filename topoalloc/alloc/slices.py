@@ -56,15 +56,17 @@ Probes (:mod:`topoalloc.alloc.probes`), exact and cheap, on the unit grid
 * ocs: counts of free units, as EASY's extra nodes.
 
 The box searches run compiled when the extension is built (``_cboxes.c``):
-the map "free for ``s_0`` units along dimension 0" is made from runs of free
-units counted backwards along each line (continued round the ring), then
-from it "... and for ``s_1`` along dimension 1", and so on — O(d × units)
-per shape whatever its size, and it stops at the first dimension that
-leaves nothing free.  ``earliest_fit`` bisects on the number of releases
-with it.  The numpy searches above (placement tables for small machines,
-sliding windows for large ones) are the reference: same boxes, in the same
-order (tested against each other and against boxes enumerated from the
-definition).
+the map "free for ``s_0`` units along dimension 0" is made first, then from
+it "... and for ``s_1`` along dimension 1", and so on — O(d × units) per
+shape whatever its size, stopping at the first dimension that leaves
+nothing free.  The maps are bit sets (one 64-bit word per line of the first
+dimension, windows ANDed by doubling) when the first side is at most 64
+units, else bytes from runs of free units.  ``earliest_fit`` asks at the
+release that frees the head's volume in all, then at steps doubling from
+it, then bisects.  The numpy searches above (placement tables for small
+machines, sliding windows for large ones) are the reference: same boxes, in
+the same order (tested against each other and against boxes enumerated
+from the definition).
 
 Requests of one slice volume ``V`` are interchangeable (``fit_key`` = ``V``).
 """
