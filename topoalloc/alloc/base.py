@@ -308,7 +308,10 @@ class Allocator(ABC):
             if idx.ndim == 1:
                 st = _cgrant.take(idx, self._busy, request.size)
                 if st == 5:  # long and unsorted (numpy sorts far faster than C's qsort), or read-only and unsorted
-                    idx = np.sort(idx)
+                    if idx is nodes:
+                        idx = np.sort(idx)  # (the allocator's own array stays as it is)
+                    else:
+                        idx.sort()  # (the private copy, in place)
                     st = _cgrant.take(idx, self._busy, request.size)
                 if st == 0:
                     return idx

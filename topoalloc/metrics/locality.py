@@ -567,6 +567,12 @@ class _Running:
         }
 
 
+def _immutable(a: np.ndarray) -> bool:
+    """Read-only and owning its data (so no other array can change it): the arrays the stream remembers,
+    the same rule as the base allocator's for grants it keeps uncopied (:class:`~topoalloc.alloc.base.Grant`)."""
+    return not a.flags.writeable and a.flags.owndata
+
+
 class LocalityStream:
     """Locality metrics of jobs as they finish, in batches: memory bounded by the batch, not the run.
 
@@ -609,7 +615,7 @@ class LocalityStream:
         self._aggs = {name: _Running() for name in JOB_METRICS}
         self._l1 = _Running()
         self.jobs = 0
-        # metrics of read-only node arrays measured before, by identity (the array is kept, so its id is
+        # metrics of immutable node arrays measured before, by identity (the array is kept, so its id is
         # not reused): allocators hand out the same immutable array for every grant of one box
         self._memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._memo_nodes = 0
@@ -639,7 +645,7 @@ class LocalityStream:
                 rows[j] = hit[1]
                 continue
             todo.append(j)
-            if a.flags.writeable:  # may change: measured as it is now, every time
+            if not _immutable(a):  # may change: measured as it is now, every time
                 which.append(len(part))
                 part.append(a)
             else:
@@ -666,7 +672,7 @@ class LocalityStream:
             if hits:
                 table[hits] = np.stack([rows[j] for j in hits])  # type: ignore[misc]
         for r, a in enumerate(part):
-            if not a.flags.writeable and a.size <= self.MEMO_NODES:
+            if _immutable(a) and a.size <= self.MEMO_NODES:
                 if self._memo_nodes + a.size > self.MEMO_NODES:
                     memo.clear()
                     self._memo_nodes = 0
