@@ -253,6 +253,12 @@ class Allocator(ABC):
         """Allocations currently held, in the order they were granted."""
         return list(self._held.values())
 
+    @property
+    def state_stamp(self) -> tuple[int, int]:
+        """A stamp of the grants and releases so far: equal stamps mean that neither happened in between
+        (every grant numbers a new allocation; a release alone shrinks the set held)."""
+        return self._serial, len(self._held)
+
     def holds(self, allocation: Allocation) -> bool:
         return self._held.get(allocation.serial) is allocation
 

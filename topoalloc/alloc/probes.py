@@ -67,6 +67,16 @@ class ReservationGuard(ABC):
         candidates that end by then are appended).
     """
 
+    #: True if the guard may be kept across EASY passes in which jobs only arrived (no job ended, no
+    #: state change since the last pass, the shadow time not reached): (1) after any admissions it
+    #: answers exactly as one made afresh in the resulting state for the same head (the shadow time
+    #: is then unchanged: only units were taken, and every admitted job keeps the head's fit at it;
+    #: the fresh guard's releases are this one's, admitted jobs ending by the shadow included); and
+    #: (2) a candidate it refused (``may_admit`` or ``admit`` False, or ``allocate`` None) in a state
+    #: is refused again in that state, also once it no longer ends by the shadow time.  EASY then
+    #: asks again only the jobs that arrived and those refused before the pass's last start.
+    reusable: bool = False
+
     def __init__(self, allocator: Allocator, head: Request, releases: Iterable[Allocation]):
         self.allocator = allocator
         self.head = head

@@ -623,7 +623,10 @@ class SliceAllocator(Allocator):
 
 
 class _UnitCountGuard(ReservationGuard):
-    """OCS: EASY's extra nodes, counted in units."""
+    """OCS: EASY's extra nodes, counted in units.  Reusable: a fresh guard's extra units are the
+    kept one's (admitted jobs ending after the shadow time subtracted, the others freed again by then)."""
+
+    reusable = True
 
     def __init__(self, allocator: SliceAllocator, head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
@@ -671,7 +674,16 @@ class _ShadowMapGuard(ReservationGuard):
     1``), so counting and removing them are bit operations on its lines
     (``_cboxes.map_clear_of``).  Otherwise (and without the extension) the
     placements are rows of sides and offsets.
+
+    Reusable (:attr:`ReservationGuard.reusable`): a fresh guard's placements
+    are those in the units free at the shadow time, which are the kept
+    guard's units less the boxes of admitted jobs ending after it: the
+    placements the kept guard has left; its spare units likewise.  Refusals
+    repeat in the same state: the box search is a function of it, and a job
+    no longer ending by the shadow time only meets more tests.
     """
+
+    reusable = True
 
     #: placements tested per step while looking for one a candidate's box does not meet
     CHUNK = 512

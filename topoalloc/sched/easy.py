@@ -86,6 +86,10 @@ class EASY(Scheduler):
         self._head: int | None = None
         self._shadow = 0.0
         self._guard: ReservationGuard | None = None
+        # the last indexed pass: the allocator's stamp after it, and (lo, hi): every queued job ranked
+        # above lo and at most hi was refused in its final state by its guard (None: not known)
+        self._stamp: tuple[int, int] | None = None
+        self._settled: tuple[int, int] | None = None
         # counting allocators: the head's extra nodes (None until needed), from its base and the releases
         self._reserved = False
         self._extra: int | None = None
@@ -100,33 +104,59 @@ class EASY(Scheduler):
         index = self._update_index(ctx)
         q = ctx.queue
         self._start_heads(ctx, index)
+        keep = self._guard_kept(ctx, index)
+        settled, self._settled = self._settled, None
         self._reserved = False
-        self._guard = None
+        if not keep:
+            self._guard = None
         if not q:
             return
         head = q[0]
         size = ctx.size
-        # free only shrinks during a pass: jobs wider than it now cannot backfill
-        room = ctx.waiting.count_at_most(ctx.allocator.max_request_now(), exclude=size[head])
-        if not room and ctx.reservations is None:
-            return  # nothing can backfill: the reservation is not needed now
-        k = self._reserve(ctx, head)
         allocator = ctx.allocator
-        if allocator.counting:
-            self._extra_base = allocator.free_count - size[head]
-            self._extra_releases = ctx.running[:k]
-            self._extra = None
-            self._reserved = True
-            if room:
-                self._backfill_counting(ctx, q[1:])
-            return
-        self._guard = allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
-        if not room:
-            return
-        if index is not None:
-            self._backfill_indexed(ctx, index, head, self._guard)
+        # free only shrinks during a pass: jobs wider than it now cannot backfill
+        room = ctx.waiting.count_at_most(allocator.max_request_now(), exclude=size[head])
+        if not room and ctx.reservations is None:
+            self._guard = None
+            return  # nothing can backfill: the reservation is not needed now
+        if keep:
+            guard = self._guard
+            assert guard is not None  # (kept: see _guard_kept)
+            ctx.record(head, self._shadow)  # (unchanged: see ReservationGuard.reusable)
         else:
-            self._backfill_guarded(ctx, self._guard, q[1:], room)
+            k = self._reserve(ctx, head)
+            if allocator.counting:
+                self._extra_base = allocator.free_count - size[head]
+                self._extra_releases = ctx.running[:k]
+                self._extra = None
+                self._reserved = True
+                if room:
+                    self._backfill_counting(ctx, q[1:])
+                return
+            guard = self._guard = allocator.reservation_guard(ctx.request(head), _Allocations(ctx.running[:k]))
+        if room and index is not None:
+            self._settled = self._backfill_indexed(ctx, index, head, guard, settled if keep else None)
+        elif room:
+            self._backfill_guarded(ctx, guard, q[1:], room)
+        self._stamp = allocator.state_stamp
+
+    def _guard_kept(self, ctx: SchedulingContext, index: "_KeyIndex | None") -> bool:
+        """Whether this pass keeps the last pass's reservation and guard: FCFS order with the key
+        index, a guard that allows it (:attr:`ReservationGuard.reusable`), the same head, no job ended
+        and nothing granted or released since that pass, and its shadow time not reached."""
+        g = self._guard
+        q = ctx.queue
+        return (
+            self._incremental_ok
+            and index is not None
+            and g is not None
+            and g.reusable
+            and not ctx.released
+            and bool(q)
+            and q[0] == self._head
+            and ctx.now < self._shadow
+            and ctx.allocator.state_stamp == self._stamp
+        )
 
     def _arrivals_only(self, ctx: SchedulingContext) -> bool:
         """Whether this pass may look at the new arrivals only (see :meth:`_backfill_arrivals`)."""
@@ -230,7 +260,9 @@ class EASY(Scheduler):
         self._extra = extra
         self._remove_started(ctx, started)
 
-    def _backfill_indexed(self, ctx: SchedulingContext, index: "_KeyIndex", head: int, guard: ReservationGuard) -> None:
+    def _backfill_indexed(
+        self, ctx: SchedulingContext, index: "_KeyIndex", head: int, guard: ReservationGuard, settled: tuple[int, int] | None = None
+    ) -> tuple[int, int]:
         """:meth:`_backfill_guarded` over the whole queue, visiting only jobs whose kind is not refused.
 
         The same decisions in the same order as the plain scan (the tests compare
@@ -242,6 +274,13 @@ class EASY(Scheduler):
         old state are looked up again: a key whose next job was found asking
         for any job keeps it, and a key that is too wide, or has no job left
         at all, stays so (free processors only shrink during a pass).
+
+        ``settled`` = (lo, hi), with a kept guard (:meth:`_guard_kept`): the
+        jobs ranked above lo and at most hi were refused in this very state
+        by this guard (:attr:`ReservationGuard.reusable`), so until a job
+        starts the walk jumps from lo to hi.  Returns the same pair for the
+        next pass: the rank of the last job started (else the head's), and
+        the last rank queued.
         """
         allocator = ctx.allocator
         latest_end = self._shadow - ctx.now
@@ -253,13 +292,34 @@ class EASY(Scheduler):
         classes = index.classes
         mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others; 3: none (both refused)
         # key -> index of its next job to ask (keys whose first job is too wide now never are: as mode 4 below)
-        cur = index.firsts_after(index.rank[head], size, free)
+        start = index.rank[head]
+        if settled is not None and settled[0] <= start:  # nothing to ask before the jump: start after it
+            start, settled = max(start, settled[1]), None
+        cur = index.firsts_after(start, size, free)
         heap = [(classes[c].ranks[i], c) for c, i in cur.items()]
         heapq.heapify(heap)
         stale: list[int] = []  # keys dropped for a refusal that a start may lift
         started = []
+        last = index.rank[head]
         while heap:
             r, c = heap[0]
+            if settled is not None and r > settled[0]:
+                # nothing started yet: the jobs ranked up to hi are refused (see above); each key's
+                # next job after hi, by its mode (the refusals of this pass hold: the state is the same)
+                hi = settled[1]
+                settled = None
+                if r <= hi:
+                    for c2 in list(cur):
+                        i2 = nxt(classes[c2], hi, mode[c2])
+                        if i2 >= 0:
+                            cur[c2] = i2
+                        else:
+                            del cur[c2]
+                            if mode[c2]:
+                                stale.append(c2)
+                    heap = [(classes[c2].ranks[i2], c2) for c2, i2 in cur.items()]
+                    heapq.heapify(heap)
+                    continue
             cl = classes[c]
             i = cur[c]
             j = cl.jobs[i]
@@ -280,6 +340,8 @@ class EASY(Scheduler):
                 ctx.start_with(j, alloc)
                 started.append(j)
                 index.remove(j)
+                last = r
+                settled = None  # the state changed: every later job is asked
                 free = allocator.max_request_now()
                 if not free:
                     break
@@ -325,6 +387,7 @@ class EASY(Scheduler):
                 if m:
                     stale.append(c)
         self._remove_started(ctx, started, index.rank)
+        return last, index.last_rank
 
     def _backfill_guarded(self, ctx: SchedulingContext, guard: ReservationGuard, candidates: Iterable[int], room: int) -> None:
         """Start every candidate (in order) that fits now and that the reservation guard admits.
@@ -467,6 +530,11 @@ class _KeyIndex:
         self._where: list[tuple[int, int] | None] = [None] * n_jobs
         self._next_rank = 0
         self.threshold = 0.0
+
+    @property
+    def last_rank(self) -> int:
+        """The rank of the last job added (ranks grow with queue position)."""
+        return self._next_rank
 
     def add(self, job: int) -> None:
         ctx = self._ctx
