@@ -250,8 +250,19 @@ def test_compiled_placements_and_clearance_equal_numpys(spec):
                     m = np.frombuffer(slices_mod._cboxes.placement_map((~free).view(np.uint8), 0, top.grid, c._wrap_i, cand), dtype=np.uint64)
                     assert _decode_map(m, cand, top.grid) == {(kmap[tuple(r[:len(top.grid)])],) + tuple(r[len(top.grid):]) for r in want}
                     clear = {(kmap[tuple(x)],) + tuple(y) for x, y, keep in zip(s_.tolist(), o_.tolist(), mask) if keep}
+                    m2 = m.copy()  # (the same removal, with the per-shape counts kept alongside)
+                    counts = np.full(len(cand), -1, dtype=np.int64)
+                    assert slices_mod._cboxes.map_clear_of(m2, cand, top.grid, bs, bo, False, counts, True) == (1 if clear else 0)
                     assert slices_mod._cboxes.map_clear_of(m, cand, top.grid, bs, bo, True) == len(clear)
                     assert _decode_map(m, cand, top.grid) == (clear if clear else {(kmap[tuple(r[:len(top.grid)])],) + tuple(r[len(top.grid):]) for r in want})
+                    counts[:] = -1  # (the any-only call may stop before counting every shape)
+                    assert slices_mod._cboxes.map_clear_of(m2, cand, top.grid, bs, bo, True, counts) == len(clear)
+                    assert np.array_equal(m2, m)
+                    per_shape = [sum(1 for r in _decode_map(m, cand, top.grid) if r[0] == i) for i in range(len(cand))]
+                    assert counts.tolist() == per_shape
+                    # a second box, counted with the counts kept, as without them
+                    b2 = (bs, tuple(int(rng.integers(g)) for g in top.grid))
+                    assert slices_mod._cboxes.map_clear_of(m2, cand, top.grid, b2[0], b2[1], False, counts) == slices_mod._cboxes.map_clear_of(m, cand, top.grid, b2[0], b2[1], False)
                 lo = int(rng.integers(len(mask)))
                 first = slices_mod._cboxes.first_clear(s_, o_, top.grid, bs, bo, lo, len(mask))
                 rest = np.flatnonzero(mask[lo:])

@@ -84,6 +84,9 @@ typedef struct {
     uint64_t mask0; /* the bits of a line */
     uint64_t *wlevel; /* (d + 1) maps of `lines` words, as `level` */
     uint64_t *wtmp;
+    /* the maps of each level: a dimension of side 1 changes nothing, so its level is the one before */
+    const unsigned char *lev[MAXD + 1];
+    const uint64_t *wlev[MAXD + 1];
 } Grid;
 
 static void grid_free(Grid *g) {
@@ -282,26 +285,31 @@ static int bits_along0(Grid *g, long long s, const uint64_t *in, uint64_t *out) 
 }
 
 /* the bit path along dimension i >= 1: word y of each line of dimension i (`ls` words apart) = the
- * AND of words y .. y + s - 1 (round the ring where wrap[i]; none past the end otherwise) */
+ * AND of words y .. y + s - 1 (round the ring where wrap[i]; none past the end otherwise); the
+ * doubling steps go back and forth between `out` and the scratch map (no copy between steps) */
 static int bits_along(Grid *g, Py_ssize_t i, long long s, const uint64_t *in, uint64_t *out) {
     long long len = g->grid[i], ls = g->stride[i] / g->grid[0], block = ls * len;
-    uint64_t *tmp = g->wtmp, any = 0;
-    memcpy(out, in, sizeof(uint64_t) * (size_t)g->lines);
+    uint64_t any = 0, *buf[2] = {out, g->wtmp};
+    const uint64_t *src = in;
+    int to = 0;
     for (long long c = 1; c < s;) {
         long long step = c < s - c ? c : s - c, head = (len - step) * ls, rest = step * ls;
+        uint64_t *dst = buf[to];
         /* in each block of `len` lines of lines: words y and y + step, two contiguous runs */
         for (long long hi = 0; hi < g->lines; hi += block) {
-            const uint64_t *a = out + hi;
-            uint64_t *t = tmp + hi;
+            const uint64_t *a = src + hi;
+            uint64_t *t = dst + hi;
             for (long long u = 0; u < head; u++) t[u] = a[u] & a[u + rest];
             if (g->wrap[i])
                 for (long long u = 0; u < rest; u++) t[head + u] = a[head + u] & a[u];
             else
                 memset(t + head, 0, sizeof(uint64_t) * (size_t)rest);
         }
-        memcpy(out, tmp, sizeof(uint64_t) * (size_t)g->lines);
+        src = dst;
+        to ^= 1;
         c += step;
     }
+    if (src != out) memcpy(out, src, sizeof(uint64_t) * (size_t)g->lines);
     for (Py_ssize_t l = 0; l < g->lines; l++) any |= out[l];
     return any != 0;
 }
@@ -309,22 +317,24 @@ static int bits_along(Grid *g, Py_ssize_t i, long long s, const uint64_t *in, ui
 static const uint64_t *bits_boxes_of(Grid *g, const long long *s) {
     Py_ssize_t keep = 0;
     while (keep < g->n_made && g->made[keep] == s[keep]) keep++;
+    g->wlev[0] = g->wlevel;
     for (Py_ssize_t i = keep; i < g->d; i++) {
-        const uint64_t *in = g->wlevel + (size_t)i * (size_t)g->lines;
+        const uint64_t *in = g->wlev[i];
         uint64_t *out = g->wlevel + (size_t)(i + 1) * (size_t)g->lines;
+        g->wlev[i + 1] = out;
         if (g->ones[i] == 0)
             g->ones[i + 1] = 0;
-        else if (i == 0)
-            g->ones[1] = bits_along0(g, s[0], in, out);
         else if (g->grid[i] == 1) {
-            memcpy(out, in, sizeof(uint64_t) * (size_t)g->lines);
+            g->wlev[i + 1] = in;
             g->ones[i + 1] = g->ones[i];
-        } else
+        } else if (i == 0)
+            g->ones[1] = bits_along0(g, s[0], in, out);
+        else
             g->ones[i + 1] = bits_along(g, i, s[i], in, out);
         g->made[i] = s[i];
     }
     g->n_made = g->d;
-    return g->ones[g->d] ? g->wlevel + (size_t)g->d * (size_t)g->lines : NULL;
+    return g->ones[g->d] ? g->wlev[g->d] : NULL;
 }
 
 /* the map of free boxes of shape s (one byte per offset; offsets out of range are not read), or NULL
@@ -332,13 +342,15 @@ static const uint64_t *bits_boxes_of(Grid *g, const long long *s) {
 static const unsigned char *boxes_of(Grid *g, const long long *s) {
     Py_ssize_t keep = 0; /* levels still valid: the dimensions whose sides equal the last shape's */
     while (keep < g->n_made && g->made[keep] == s[keep]) keep++;
+    g->lev[0] = g->level;
     for (Py_ssize_t i = keep; i < g->d; i++) {
-        const unsigned char *in = g->level + (size_t)i * (size_t)g->n;
+        const unsigned char *in = g->lev[i];
         unsigned char *out = g->level + (size_t)(i + 1) * (size_t)g->n;
+        g->lev[i + 1] = out;
         if (g->ones[i] == 0) { /* nothing free: nothing after */
             g->ones[i + 1] = 0;
         } else if (g->grid[i] == 1) {
-            memcpy(out, in, (size_t)g->n);
+            g->lev[i + 1] = in;
             g->ones[i + 1] = g->ones[i];
         } else {
             g->ones[i + 1] = along(g, i, s[i], in, out);
@@ -346,7 +358,7 @@ static const unsigned char *boxes_of(Grid *g, const long long *s) {
         g->made[i] = s[i];
     }
     g->n_made = g->d;
-    return g->ones[g->d] ? g->level + (size_t)g->d * (size_t)g->n : NULL;
+    return g->ones[g->d] ? g->lev[g->d] : NULL;
 }
 
 /* the next of the counters c[1 .. d-1] (c[i] in 0 .. n[i] - 1, c[1] fastest); 0 after the last */
@@ -697,66 +709,115 @@ static inline int popcount64(uint64_t w) {
 }
 
 PyDoc_STRVAR(map_clear_of_doc,
-"map_clear_of(map, shapes, grid, box_sides, box_off, remove) -> int\n\n"
+"map_clear_of(map, shapes, grid, box_sides, box_off, remove, counts=None, any=False) -> int\n\n"
 "How many placements of `map` (from placement_map) do not meet the box (box_sides, box_off); with\n"
 "`remove` true and at least one such, the placements that meet it are cleared from the map.  A\n"
 "placement of sides s at o meets the box iff in every dimension (box_off - o) mod g < s or\n"
-"(o - box_off) mod g < box_s: o in the cyclic interval box_off - s + 1 .. box_off + box_s - 1.");
+"(o - box_off) mod g < box_s: o in the cyclic interval box_off - s + 1 .. box_off + box_s - 1.\n"
+"`counts` (int64, one per shape): the placements of each shape in the map, kept by the caller\n"
+"(-1: not known yet, counted and stored); removals update it.  `any` (without `remove`): 1 as soon\n"
+"as one placement is found that does not meet the box, else 0.");
 
 /* the offsets of a shape's placements that meet a box: per dimension the cyclic interval
- * start .. start + len - 1 (all of it when len = grid); dimension 0's as a bit mask */
+ * start .. start + len - 1 (all of it when len = grid); dimension 0's as a bit mask, the others as
+ * the word offsets of their lines (off[i][j] = ((start + j) mod grid) * words per step of i) */
 typedef struct {
-    long long start[MAXD], len[MAXD];
+    long long len[MAXD];
+    long long *off[MAXD];
     uint64_t m0;
 } Region;
 
-static void region_of(Region *R, Py_ssize_t d, const long long *grid, const long long *s, const long long *bs, const long long *bo) {
+/* `work` holds sum(grid[1:]) entries */
+static void region_of(Region *R, Py_ssize_t d, const long long *grid, const long long *stride, const long long *s, const long long *bs,
+                      const long long *bo, long long *work) {
     for (Py_ssize_t i = 0; i < d; i++) {
         long long L = s[i] + bs[i] - 1, st = (bo[i] - s[i] + 1) % grid[i];
         R->len[i] = L > grid[i] ? grid[i] : L;
-        R->start[i] = st < 0 ? st + grid[i] : st;
+        if (st < 0) st += grid[i];
+        if (i == 0) {
+            R->m0 = 0;
+            for (long long t = 0; t < R->len[0]; t++) R->m0 |= (uint64_t)1 << ((st + t) % grid[0]);
+            continue;
+        }
+        long long w = stride[i] / grid[0], c = st;
+        R->off[i] = work;
+        for (long long t = 0; t < R->len[i]; t++) {
+            work[t] = c * w;
+            if (++c == grid[i]) c = 0;
+        }
+        work += R->len[i];
     }
-    R->m0 = 0;
-    for (long long t = 0; t < R->len[0]; t++) R->m0 |= (uint64_t)1 << ((R->start[0] + t) % grid[0]);
 }
 
 /* the placements of map m inside the region (counted before clearing them, if clear) */
-static long long region_walk(const Region *R, Py_ssize_t d, const long long *grid, const long long *stride, uint64_t *m, int clear) {
-    long long j[MAXD], inside = 0;
-    for (Py_ssize_t i = 0; i < d; i++) j[i] = 0;
+static long long region_walk(const Region *R, Py_ssize_t d, uint64_t *m, int clear) {
+    long long j[MAXD], inside = 0, line = 0;
+    for (Py_ssize_t i = 1; i < d; i++) {
+        j[i] = 0;
+        line += R->off[i][0];
+    }
     for (;;) {
-        long long line = 0;
-        for (Py_ssize_t i = 1; i < d; i++) line += ((R->start[i] + j[i]) % grid[i]) * (stride[i] / grid[0]);
         inside += popcount64(m[line] & R->m0);
         if (clear) m[line] &= ~R->m0;
-        if (!next_rest(j, R->len, d)) return inside;
+        Py_ssize_t i = 1; /* the next line: an odometer over dimensions 1 .. d-1 */
+        for (; i < d; i++) {
+            line -= R->off[i][j[i]];
+            if (++j[i] < R->len[i]) {
+                line += R->off[i][j[i]];
+                break;
+            }
+            j[i] = 0;
+            line += R->off[i][0];
+        }
+        if (i == d) return inside;
     }
 }
 
 static PyObject *py_map_clear_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 6) return PyErr_Format(PyExc_TypeError, "map_clear_of: expected 6 arguments, got %zd", nargs);
+    if (nargs < 6 || nargs > 8) return PyErr_Format(PyExc_TypeError, "map_clear_of: expected 6 to 8 arguments, got %zd", nargs);
     long long grid[MAXD], bs[MAXD], bo[MAXD];
     Py_ssize_t d, d1, d2;
     if (ints(args[2], grid, &d, "grid") < 0 || ints(args[3], bs, &d1, "box_sides") < 0 || ints(args[4], bo, &d2, "box_off") < 0) return NULL;
     if (d1 != d || d2 != d) return PyErr_Format(PyExc_ValueError, "box_sides, box_off: expected %zd values each", d);
     int remove = PyObject_IsTrue(args[5]);
     if (remove < 0) return NULL;
-    long long stride[MAXD], n = 1;
+    int any_only = nargs == 8 ? PyObject_IsTrue(args[7]) : 0;
+    if (any_only < 0) return NULL;
+    if (any_only && remove) return PyErr_Format(PyExc_ValueError, "map_clear_of: any and remove exclude each other");
+    long long stride[MAXD], n = 1, work[MAXD * 64];
     for (Py_ssize_t i = 0; i < d; i++) {
         if (grid[i] < 1) return PyErr_Format(PyExc_ValueError, "grid: side %lld out of range", grid[i]);
         stride[i] = n;
         n *= grid[i];
     }
-    if (grid[0] > 64) return PyErr_Format(PyExc_ValueError, "map_clear_of: grid[0] must be at most 64");
-    Py_buffer bm, bsh;
-    if (get(args[0], &bm, 8, 1, 1, "map") < 0) return NULL;
-    if (get(args[1], &bsh, 8, 2, 0, "shapes") < 0) { PyBuffer_Release(&bm); return NULL; }
+    long long *wk = work, side_sum = 0;
+    for (Py_ssize_t i = 1; i < d; i++) side_sum += grid[i];
+    if (side_sum > MAXD * 64) {
+        wk = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)side_sum);
+        if (!wk) return PyErr_NoMemory();
+    }
+    if (grid[0] > 64) {
+        if (wk != work) PyMem_Free(wk);
+        return PyErr_Format(PyExc_ValueError, "map_clear_of: grid[0] must be at most 64");
+    }
+    Py_buffer bm, bsh, bc;
+    bc.obj = NULL;
+    long long *counts = NULL;
+    if (get(args[0], &bm, 8, 1, 1, "map") < 0) goto fail0;
+    if (get(args[1], &bsh, 8, 2, 0, "shapes") < 0) { PyBuffer_Release(&bm); goto fail0; }
     Py_ssize_t k = bsh.shape[0], lines = (Py_ssize_t)(n / grid[0]);
+    if (nargs >= 7 && args[6] != Py_None) {
+        if (get(args[6], &bc, 8, 1, 1, "counts") < 0) goto fail1;
+        if (bc.shape[0] != k) {
+            PyErr_Format(PyExc_ValueError, "counts: expected %zd values (one per shape), got %zd", k, bc.shape[0]);
+            goto fail2;
+        }
+        counts = (long long *)bc.buf;
+    }
     if (bsh.shape[1] != d || bm.shape[0] != k * lines) {
-        PyBuffer_Release(&bm);
-        PyBuffer_Release(&bsh);
-        return PyErr_Format(PyExc_ValueError, "map_clear_of: expected a map of %zd x %zd words and shapes of %zd columns", k, lines, d);
+        PyErr_Format(PyExc_ValueError, "map_clear_of: expected a map of %zd x %zd words and shapes of %zd columns", k, lines, d);
+        goto fail2;
     }
     uint64_t *map = (uint64_t *)bm.buf;
     const long long *shapes = (const long long *)bsh.buf;
@@ -764,20 +825,38 @@ static PyObject *py_map_clear_of(PyObject *self, PyObject *const *args, Py_ssize
     Region R;
     for (Py_ssize_t r = 0; r < k; r++) {
         uint64_t *m = map + r * lines;
-        long long all = 0;
-        for (Py_ssize_t l = 0; l < lines; l++) all += popcount64(m[l]);
+        long long all = counts ? counts[r] : -1;
+        if (all < 0) {
+            all = 0;
+            for (Py_ssize_t l = 0; l < lines; l++) all += popcount64(m[l]);
+            if (counts) counts[r] = all;
+        }
         if (!all) continue;
-        region_of(&R, d, grid, shapes + r * d, bs, bo);
-        outside += all - region_walk(&R, d, grid, stride, m, 0);
+        region_of(&R, d, grid, stride, shapes + r * d, bs, bo, wk);
+        outside += all - region_walk(&R, d, m, 0);
+        if (any_only && outside) break;
     }
     if (remove && outside > 0)
         for (Py_ssize_t r = 0; r < k; r++) {
-            region_of(&R, d, grid, shapes + r * d, bs, bo);
-            region_walk(&R, d, grid, stride, map + r * lines, 1);
+            if (counts && !counts[r]) continue;
+            region_of(&R, d, grid, stride, shapes + r * d, bs, bo, wk);
+            long long gone = region_walk(&R, d, map + r * lines, 1);
+            if (counts) counts[r] -= gone;
         }
+    if (bc.obj) PyBuffer_Release(&bc);
     PyBuffer_Release(&bm);
     PyBuffer_Release(&bsh);
+    if (wk != work) PyMem_Free(wk);
+    if (any_only) return PyLong_FromLong(outside > 0);
     return PyLong_FromLongLong(outside);
+fail2:
+    if (bc.obj) PyBuffer_Release(&bc);
+fail1:
+    PyBuffer_Release(&bm);
+    PyBuffer_Release(&bsh);
+fail0:
+    if (wk != work) PyMem_Free(wk);
+    return NULL;
 }
 
 static PyMethodDef methods[] = {

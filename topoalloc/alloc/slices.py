@@ -708,6 +708,7 @@ class _ShadowMapGuard(ReservationGuard):
         #: compiled, on a grid whose first side fits a word: the placements as bits (``_cboxes.placement_map``)
         self._bits = allocator.compiled and allocator.units.grid[0] <= 64
         self._map: np.ndarray | None = None
+        self._counts = np.full(len(self.shapes), -1, dtype=np.int64)  # placements per shape in _map (-1: not counted yet)
 
     def _placement_map(self) -> np.ndarray:
         """The head's placements as bits per shape and line (see ``_cboxes.placement_map``)."""
@@ -720,13 +721,14 @@ class _ShadowMapGuard(ReservationGuard):
                 self._map = np.zeros(0, dtype=np.uint64)
         return self._map
 
-    def _clear_count(self, box: tuple[tuple[int, ...], tuple[int, ...]], remove: bool) -> int:
+    def _clear_count(self, box: tuple[tuple[int, ...], tuple[int, ...]], remove: bool, any_only: bool = False) -> int:
         """How many of the head's placements the box does not meet (bits); with ``remove``, and some
-        left, the ones it meets are dropped."""
+        left, the ones it meets are dropped; with ``any_only``, 1 as soon as one is found (else 0).
+        The placements per shape are counted once and kept up to date (``_counts``)."""
         m = self._placement_map()
         if not m.size:
             return 0
-        return int(_cboxes.map_clear_of(m, self.shapes, self.slices.units.grid, box[0], box[1], remove))
+        return int(_cboxes.map_clear_of(m, self.shapes, self.slices.units.grid, box[0], box[1], remove, self._counts, any_only))
 
     def _placements(self) -> tuple[np.ndarray, np.ndarray]:
         if self._place is None:
@@ -764,7 +766,7 @@ class _ShadowMapGuard(ReservationGuard):
         if box is None:
             return False  # it does not fit now (allocate would say so)
         if self._bits:
-            return self._clear_count(box, False) > 0
+            return self._clear_count(box, False, True) > 0
         sides, offs = self._placements()
         n = sides.shape[0]
         if a.compiled:
