@@ -290,7 +290,8 @@ class EASY(Scheduler):
         index.threshold = latest_end
         nxt = index.next_after
         classes = index.classes
-        mode = [0] * len(classes)  # 0: ask any; 1: only jobs ending by the shadow; 2: only the others; 3: none (both refused)
+        # per key (absent: 0): 0 ask any; 1 only jobs ending by the shadow; 2 only the others; 3 none (both refused)
+        mode: dict[int, int] = {}
         # key -> index of its next job to ask (keys whose first job is too wide now never are: as mode 4 below)
         start = index.rank[head]
         if settled is not None and settled[0] <= start:  # nothing to ask before the jump: start after it
@@ -310,12 +311,12 @@ class EASY(Scheduler):
                 settled = None
                 if r <= hi:
                     for c2 in list(cur):
-                        i2 = nxt(classes[c2], hi, mode[c2])
+                        i2 = nxt(classes[c2], hi, mode.get(c2, 0))
                         if i2 >= 0:
                             cur[c2] = i2
                         else:
                             del cur[c2]
-                            if mode[c2]:
+                            if mode.get(c2, 0):
                                 stale.append(c2)
                     heap = [(classes[c2].ranks[i2], c2) for c2, i2 in cur.items()]
                     heapq.heapify(heap)
@@ -347,13 +348,12 @@ class EASY(Scheduler):
                     break
                 # the state changed: refusals are forgotten; keys asking for any job keep their next one
                 heapq.heappop(heap)
-                if not mode[c]:
+                if not mode.get(c, 0):
                     stale.append(c)  # (a key with a mode is looked up again below)
-                for c2, m2 in enumerate(mode):
-                    if m2:
-                        mode[c2] = 0
-                        if m2 != 4 and c2 in cur:
-                            stale.append(c2)
+                for c2, m2 in mode.items():
+                    if m2 and m2 != 4 and c2 in cur:
+                        stale.append(c2)
+                mode.clear()
                 for c2 in stale:
                     i2 = nxt(classes[c2], r, 0)
                     if i2 >= 0:
@@ -365,7 +365,7 @@ class EASY(Scheduler):
                 heapq.heapify(heap)
                 continue
             # refused: mode 1 = the jobs ending after the shadow are refused, ask only those ending by it
-            m = mode[c]
+            m = mode.get(c, 0)
             if refuse == 3:
                 m = 4  # too wide: for the rest of the pass
             elif refuse:
@@ -526,6 +526,9 @@ class _KeyIndex:
         self._ctx = ctx
         self.classes: list[_KeyClass] = []
         self._ids: dict = {}
+        #: the keys with queued jobs (a set in insertion order; keys whose jobs all left are dropped
+        #: until one comes again, so a pass's first lookup does not visit every key ever seen)
+        self.live: dict[int, None] = {}
         self.rank = [0] * n_jobs
         self._where: list[tuple[int, int] | None] = [None] * n_jobs
         self._next_rank = 0
@@ -547,7 +550,10 @@ class _KeyIndex:
             self.classes.append(_KeyClass())
         self._next_rank += 1
         self.rank[job] = self._next_rank
-        self._where[job] = (c, self.classes[c].append(job, self._next_rank, ctx.estimate[job]))
+        cl = self.classes[c]
+        if not cl.alive_count:
+            self.live[c] = None
+        self._where[job] = (c, cl.append(job, self._next_rank, ctx.estimate[job]))
 
     def remove(self, job: int) -> None:
         where = self._where[job]
@@ -559,6 +565,7 @@ class _KeyIndex:
         cl.est[i] = np.nan
         cl.alive_count -= 1
         if not cl.alive_count:  # reclaim: nothing alive, start afresh
+            del self.live[c]
             cl.jobs.clear()
             cl.ranks.clear()
             cl.alive.clear()
@@ -572,7 +579,9 @@ class _KeyIndex:
         only keys whose first such job is at most ``limit`` wide)."""
         out = {}
         ranks = self.rank
-        for c, cl in enumerate(self.classes):
+        classes = self.classes
+        for c in self.live:  # (the order does not matter: the walk orders keys by rank)
+            cl = classes[c]
             if cl.alive_count:
                 i = cl.lo
                 if ranks[cl.jobs[i]] <= rank:  # (the first live job is at or before rank: look further)
