@@ -295,6 +295,40 @@ def test_a_failed_static_search_is_remembered_until_a_release():
     assert got is not None and calls  # a release: searched again, and found
 
 
+@pytest.mark.parametrize("spec,shapes", [("tofu:6x5x4", None), ("tpu:4x5x7,cube=1", "all"), ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", None)])
+def test_a_failure_implies_the_failure_of_every_volume_it_fits_inside(spec, shapes):
+    """After a volume fails, a volume each of whose shapes holds one of the failed volume's shapes
+    fails without a search; on random states, every such answer is the search's answer."""
+    rng = np.random.default_rng(11)
+    top = parse_machine(spec)
+    implied = 0
+    for trial in range(60):
+        a = SliceAllocator(top, shapes=shapes)
+        a._unit_busy[:] = rng.random(top.n_units) < rng.choice([0.3, 0.6, 0.85])
+        a._free_units = int((~a._unit_busy).sum())
+        sizes = sorted({int(x) for x in rng.integers(1, top.n_nodes // 2 + 1, size=8)})
+        for size in sizes:
+            v, cand = a.candidates(size)
+            if v == 0:
+                continue
+            searched = a._first_box(size, cand)
+            if a._implied_failure(v, cand):
+                implied += 1
+                assert searched is None, (spec, trial, size)
+            a._static_place(size)  # (records the failures the next sizes may use)
+    assert implied > 0  # (the rule was exercised)
+    # and a search is skipped: volume 2 on a ring of 6 with units 1, 3 and 5 free fails, so 3 does
+    b = make_allocator("slice:rule=static,shapes=all", "tpu:6x1x1,cube=1")
+    units = [b.allocate(Request(1)) for _ in range(6)]
+    for u in (1, 3, 5):
+        b.release(units[u])
+    assert b.allocate(Request(2)) is None
+    calls = []
+    real = b._first_box
+    b._first_box = lambda size, shapes: calls.append(size) or real(size, shapes)
+    assert b.can_allocate(Request(2)) is False and b.allocate(Request(3)) is None and not calls
+
+
 # ------------------------------------------------------ slices' own networks, twisted tori
 import itertools as _it  # noqa: E402
 import random as _random  # noqa: E402

@@ -289,6 +289,11 @@ class SliceAllocator(Allocator):
         # busy map only gains units, so the same count fails again (no search needed)
         self._releases = 0
         self._failed: dict[int, int] = {}
+        # the volumes that failed since the last release (at release count _fails_at), and which volumes'
+        # failures imply others' (a pure function of the candidate shapes: shared with snapshots)
+        self._fails: list[tuple[int, np.ndarray]] = []
+        self._fails_at = 0
+        self._implies: dict[tuple[int, int], bool] = {}
         #: the last release-time map: (state, serials of the releases, map) (see :meth:`_release_map`)
         self._last_map: tuple[int, list[int], np.ndarray] | None = None
         self._boxes = _BoxCache()  # pure: shared with snapshots
@@ -499,12 +504,31 @@ class SliceAllocator(Allocator):
             self._placed_in = self._version
         if v in self._placed:
             return self._placed[v]
-        found = self._first_box(size, shapes)
+        found = None if self._implied_failure(v, shapes) else self._first_box(size, shapes)
         self._placed[v] = found
         if found is None:
             self._failed[v] = self._releases
             self._failed_since_grant = True
+            if self._fails_at != self._releases:
+                self._fails, self._fails_at = [], self._releases
+            self._fails.append((v, shapes))
         return found
+
+    def _implied_failure(self, v: int, shapes: np.ndarray) -> bool:
+        """Whether a volume that failed since the last release had, inside every candidate shape of
+        ``v``, one of its own: a free box of that shape would hold a free box of the other at its
+        offset, so ``v`` has none either (no search)."""
+        if self._fails_at != self._releases:
+            return False
+        implies = self._implies
+        for u, su in self._fails:
+            hit = implies.get((u, v))
+            if hit is None:
+                inside = np.all(su[None, :, :] <= shapes[:, None, :], axis=2)  # [t, s]: shape s of u fits in shape t of v
+                hit = implies[(u, v)] = bool(np.any(inside, axis=1).all())
+            if hit:
+                return True
+        return False
 
     def _first_box(self, size: int, shapes: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """The first free box (shape by shape, offsets first grid dimension fastest), searched now:
@@ -545,6 +569,7 @@ class SliceAllocator(Allocator):
         clone._unit_busy = self._unit_busy.copy()  # the memo of shapes is pure: shared
         clone._placed = dict(self._placed)
         clone._failed = dict(self._failed)
+        clone._fails = list(self._fails)
 
     # ------------------------------------------------------------- probes
     def can_allocate(self, request: Request) -> bool:
