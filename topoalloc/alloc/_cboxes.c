@@ -859,6 +859,71 @@ fail0:
     return NULL;
 }
 
+PyDoc_STRVAR(ascending_ids_doc,
+"ascending_ids(coords, strides, out) -> None\n\n"
+"out[...] = every sum(c_i * strides[i]) with c_i from coords[i] (int64 arrays, each ascending), in\n"
+"ascending order: the last dimension outermost, given strides growing with i and each\n"
+"c_i * strides[i] < strides[i + 1] (slices.py, _ascending_ids).  out: int64, prod(len(c_i)) values.");
+
+static PyObject *py_ascending_ids(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3) return PyErr_Format(PyExc_TypeError, "ascending_ids: expected 3 arguments, got %zd", nargs);
+    long long st[MAXD];
+    Py_ssize_t d, ds;
+    if (ints(args[1], st, &ds, "strides") < 0) return NULL;
+    PyObject *f = PySequence_Fast(args[0], "coords");
+    if (!f) return NULL;
+    d = PySequence_Fast_GET_SIZE(f);
+    if (d != ds) {
+        Py_DECREF(f);
+        return PyErr_Format(PyExc_ValueError, "coords: expected %zd arrays (one per stride), got %zd", ds, d);
+    }
+    Py_buffer b[MAXD], bo;
+    Py_ssize_t got = 0, total = 1, len[MAXD];
+    const long long *c[MAXD];
+    PyObject *res = NULL;
+    for (; got < d; got++) {
+        if (get(PySequence_Fast_GET_ITEM(f, got), &b[got], 8, 1, 0, "coords") < 0) goto done;
+        len[got] = b[got].shape[0];
+        c[got] = (const long long *)b[got].buf;
+        total *= len[got];
+    }
+    if (get(args[2], &bo, 8, 1, 1, "out") < 0) goto done;
+    if (bo.shape[0] != total) {
+        PyErr_Format(PyExc_ValueError, "out: expected %zd values, got %zd", total, bo.shape[0]);
+        PyBuffer_Release(&bo);
+        goto done;
+    }
+    if (total > 0) {
+        long long *o = (long long *)bo.buf, base[MAXD + 1];
+        Py_ssize_t j[MAXD];
+        /* odometer over dimensions d-1 .. 1 (dimension 1 fastest of them), dimension 0 innermost */
+        base[d] = 0;
+        for (Py_ssize_t i = d - 1; i >= 1; i--) {
+            j[i] = 0;
+            base[i] = base[i + 1] + c[i][0] * st[i];
+        }
+        for (;;) {
+            long long at = d > 1 ? base[1] : 0;
+            for (Py_ssize_t x = 0; x < len[0]; x++) *o++ = at + c[0][x] * st[0];
+            Py_ssize_t i = 1;
+            for (; i < d; i++) {
+                if (++j[i] < len[i]) break;
+                j[i] = 0;
+            }
+            if (i >= d) break;
+            for (Py_ssize_t k = i; k >= 1; k--) base[k] = base[k + 1] + c[k][j[k]] * st[k];
+        }
+    }
+    PyBuffer_Release(&bo);
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&b[i]);
+    Py_DECREF(f);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"placement_map", (PyCFunction)(void (*)(void))py_placement_map, METH_FASTCALL, placement_map_doc},
     {"map_clear_of", (PyCFunction)(void (*)(void))py_map_clear_of, METH_FASTCALL, map_clear_of_doc},
@@ -866,6 +931,7 @@ static PyMethodDef methods[] = {
     {"all_boxes", (PyCFunction)(void (*)(void))py_all_boxes, METH_FASTCALL, all_boxes_doc},
     {"first_clear", (PyCFunction)(void (*)(void))py_first_clear, METH_FASTCALL, first_clear_doc},
     {"clear_mask", (PyCFunction)(void (*)(void))py_clear_mask, METH_FASTCALL, clear_mask_doc},
+    {"ascending_ids", (PyCFunction)(void (*)(void))py_ascending_ids, METH_FASTCALL, ascending_ids_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -73,6 +73,7 @@ Requests of one slice volume ``V`` are interchangeable (``fit_key`` = ``V``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable
 from typing import Any, Literal, NamedTuple, Self
 
@@ -171,10 +172,16 @@ BOX_CACHE_NODES = 1 << 22
 TABLE_ENTRIES = 1 << 20
 
 
-def _ascending_ids(coords: list[np.ndarray], strides: tuple[int, ...]) -> np.ndarray:
+def _ascending_ids(coords: list[np.ndarray], strides: tuple[int, ...], compiled: bool = False) -> np.ndarray:
     """Every id ``sum(c_i * strides[i])`` with ``c_i`` from ``coords[i]`` (each ascending), ascending:
     with strides growing with ``i`` and each ``c_i * strides[i] < strides[i + 1]``, the last dimension
-    taken outermost orders them."""
+    taken outermost orders them.  ``compiled``: written in one pass by ``_cboxes.ascending_ids`` (the
+    numpy path, one broadcast sum per dimension, is the reference; tests compare them)."""
+    if compiled and _cboxes is not None:
+        cs = [np.ascontiguousarray(c, dtype=np.int64) for c in coords]
+        out = np.empty(math.prod(c.size for c in cs), dtype=np.int64)
+        _cboxes.ascending_ids(cs, strides, out)
+        return out
     ids = np.zeros(1, dtype=np.int64)
     for c, st in zip(reversed(coords), reversed(strides)):
         ids = (ids[:, None] + c.astype(np.int64)[None, :] * st).reshape(-1)
@@ -391,7 +398,7 @@ class SliceAllocator(Allocator):
     def _box_units(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
         """The box's unit ids, ascending (see :meth:`_box_nodes`)."""
         top = self.units
-        return _ascending_ids([np.sort((o + np.arange(s)) % g) for s, o, g in zip(shape, offset, top.grid)], top.unit_strides)
+        return _ascending_ids([np.sort((o + np.arange(s)) % g) for s, o, g in zip(shape, offset, top.grid)], top.unit_strides, self.compiled)
 
     def _box_nodes(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
         """The box's node ids, ascending, made in order rather than sorted: per node dimension the
@@ -402,7 +409,7 @@ class SliceAllocator(Allocator):
         for s, o, g, u in zip(shape, offset, top.grid, top.unit):
             units = (o + np.arange(s)) % g
             coords.append(np.sort((units[:, None] * u + np.arange(u)[None, :]).ravel()))
-        return _ascending_ids(coords, top.strides)
+        return _ascending_ids(coords, top.strides, self.compiled)
 
     def _free_placements(self, free: np.ndarray, shapes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Every placement of a candidate box for ``size`` nodes whose units are all ``free``:
