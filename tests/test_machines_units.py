@@ -329,6 +329,31 @@ def test_a_failure_implies_the_failure_of_every_volume_it_fits_inside(spec, shap
     assert b.can_allocate(Request(2)) is False and b.allocate(Request(3)) is None and not calls
 
 
+@pytest.mark.parametrize("spec,rule", [("tofu:6x5x4", "static"), ("tpu:4x4x4,cube=1", "ocs"), ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "static")])
+def test_compiled_release_map_equals_numpys(spec, rule):
+    """The release-time map (after how many releases each unit is free) and the releases' sizes:
+    compiled and numpy, on random states with random release orders."""
+    rng = np.random.default_rng(4)
+    top = parse_machine(spec)
+    a = SliceAllocator(top, rule)
+    held = []
+    for step in range(200):
+        if held and rng.random() < 0.4:
+            a.release(held.pop(int(rng.integers(len(held)))))
+        else:
+            got = a.allocate(Request(int(rng.integers(1, top.n_nodes // 4 + 1))))
+            if got is not None:
+                held.append(got)
+        order = [held[i] for i in rng.permutation(len(held))[: int(rng.integers(len(held) + 1))]] if held else []
+        a.compiled = True
+        t1, s1 = a._release_map(order)
+        a.compiled = False
+        t0, s0 = a._release_map(order)
+        a.compiled = True
+        assert t1.dtype == t0.dtype == np.int32 and np.array_equal(t1, t0) and np.array_equal(s1, s0)
+        assert not t1.flags.writeable
+
+
 # ------------------------------------------------------ slices' own networks, twisted tori
 import itertools as _it  # noqa: E402
 import random as _random  # noqa: E402

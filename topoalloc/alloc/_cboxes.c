@@ -924,6 +924,62 @@ done:
     return res;
 }
 
+PyDoc_STRVAR(release_map_doc,
+"release_map(busy, tokens, out, sizes) -> None\n\n"
+"out[u] = 0 where busy[u] is 0, else 2**31 - 1 (never), then k + 1 on the units of tokens[k] (the\n"
+"releases in order: int64 arrays of unit ids); sizes[k] = len(tokens[k]).  busy: uint8 (n), out:\n"
+"int32 (n), sizes: int64 (len(tokens)).  The release-time map of slices.py (_release_map).");
+
+static PyObject *py_release_map(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) return PyErr_Format(PyExc_TypeError, "release_map: expected 4 arguments, got %zd", nargs);
+    Py_buffer bb, bo, bs;
+    if (get(args[0], &bb, 1, 1, 0, "busy") < 0) return NULL;
+    if (get(args[2], &bo, 4, 1, 1, "out") < 0) { PyBuffer_Release(&bb); return NULL; }
+    if (get(args[3], &bs, 8, 1, 1, "sizes") < 0) { PyBuffer_Release(&bb); PyBuffer_Release(&bo); return NULL; }
+    PyObject *res = NULL, *f = NULL;
+    Py_ssize_t n = bb.shape[0];
+    if (bo.shape[0] != n) {
+        PyErr_Format(PyExc_ValueError, "out: expected %zd values (one per unit), got %zd", n, bo.shape[0]);
+        goto done;
+    }
+    f = PySequence_Fast(args[1], "tokens");
+    if (!f) goto done;
+    Py_ssize_t k = PySequence_Fast_GET_SIZE(f);
+    if (bs.shape[0] != k) {
+        PyErr_Format(PyExc_ValueError, "sizes: expected %zd values (one per token), got %zd", k, bs.shape[0]);
+        goto done;
+    }
+    const unsigned char *busy = (const unsigned char *)bb.buf;
+    int32_t *out = (int32_t *)bo.buf;
+    long long *sizes = (long long *)bs.buf;
+    for (Py_ssize_t u = 0; u < n; u++) out[u] = busy[u] ? INT32_MAX : 0;
+    for (Py_ssize_t r = 0; r < k; r++) {
+        Py_buffer bt;
+        if (get(PySequence_Fast_GET_ITEM(f, r), &bt, 8, 1, 0, "tokens") < 0) goto done;
+        const long long *t = (const long long *)bt.buf;
+        Py_ssize_t m = bt.shape[0];
+        for (Py_ssize_t i = 0; i < m; i++) {
+            if (t[i] < 0 || t[i] >= n) {
+                PyBuffer_Release(&bt);
+                PyErr_Format(PyExc_ValueError, "tokens: unit %lld out of range 0 .. %zd", t[i], n - 1);
+                goto done;
+            }
+            out[t[i]] = (int32_t)(r + 1);
+        }
+        sizes[r] = m;
+        PyBuffer_Release(&bt);
+    }
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    Py_XDECREF(f);
+    PyBuffer_Release(&bb);
+    PyBuffer_Release(&bo);
+    PyBuffer_Release(&bs);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"placement_map", (PyCFunction)(void (*)(void))py_placement_map, METH_FASTCALL, placement_map_doc},
     {"map_clear_of", (PyCFunction)(void (*)(void))py_map_clear_of, METH_FASTCALL, map_clear_of_doc},
@@ -932,6 +988,7 @@ static PyMethodDef methods[] = {
     {"first_clear", (PyCFunction)(void (*)(void))py_first_clear, METH_FASTCALL, first_clear_doc},
     {"clear_mask", (PyCFunction)(void (*)(void))py_clear_mask, METH_FASTCALL, clear_mask_doc},
     {"ascending_ids", (PyCFunction)(void (*)(void))py_ascending_ids, METH_FASTCALL, ascending_ids_doc},
+    {"release_map", (PyCFunction)(void (*)(void))py_release_map, METH_FASTCALL, release_map_doc},
     {NULL, NULL, 0, NULL},
 };
 
