@@ -462,3 +462,31 @@ def test_subcube_relations_from_their_definitions():
     q = Hypercube(n)
     assert q.whole() == Subcube(n, 7, 0) and set(q.whole().nodes().tolist()) == set(range(8))
     assert [q.adjacent(0, v) for v in range(8)] == [(v.bit_count() == 1) for v in range(8)]
+
+
+# --------------------------------------------- EASY keeps the mask guard between passes
+from topoalloc.alloc.base import Allocator as _Allocator  # noqa: E402
+
+
+def _replaying(cls):
+    """The allocator answering EASY's questions by snapshot replay, a fresh guard every pass, no keys."""
+    return type(f"_Replay{cls.__name__}", (cls,), {"earliest_fit": _Allocator.earliest_fit, "reservation_guard": _Allocator.reservation_guard, "fit_key": _Allocator.fit_key})
+
+
+@pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator])
+@pytest.mark.parametrize("dim,seed,load", [(5, 1, 1.6), (6, 2, 1.3), (6, 3, 2.0)])
+def test_kept_mask_guard_equals_fresh_passes_and_replay(cls, dim, seed, load):
+    """EASY keeps the buddy and Gray code guard across passes in which jobs only arrived: the same
+    starts and reservations as full passes and as snapshot replay asking every candidate."""
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    m = Hypercube(dim)
+    w = poisson_workload(300, load=load, sizes=Uniform(1, m.n_nodes // 2), machine_nodes=m.n_nodes, estimate_factor=2.0, seed=seed)
+    runs = [
+        topoalloc.simulate(w, machine=m, allocator=cls(m), scheduler="easy", record_reservations=True),
+        topoalloc.simulate(w, machine=m, allocator=cls(m), scheduler="easy:incremental=false", record_reservations=True),
+        topoalloc.simulate(w, machine=m, allocator=_replaying(cls)(m), scheduler="easy", record_reservations=True),
+    ]
+    for r in runs[1:]:
+        assert np.array_equal(runs[0].start, r.start)
+        assert runs[0].reservations == r.reservations

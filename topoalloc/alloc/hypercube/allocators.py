@@ -237,7 +237,15 @@ class _MaskGuard(ReservationGuard):
     that runs past it adds its nodes, and is admitted iff the head still has a
     place in the result.  ``may_admit`` asks the same about where the
     candidate would go now, before it is allocated.
+
+    Reusable (:attr:`ReservationGuard.reusable`): a fresh guard's shadow mask
+    is the busy mask less the releases, admitted jobs ending by the shadow
+    time among them, which is the kept mask with the nodes of the admitted
+    jobs running past it added; refusals come from ``allocate`` or from the
+    head's place in the mask, both functions of the state.
     """
+
+    reusable = True
 
     allocator: "_SubcubeBase"
 
