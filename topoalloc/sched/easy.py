@@ -45,7 +45,11 @@ class EASY(Scheduler):
         When only arrivals happened since the last pass (no job ended), the
         head's reservation is unchanged and only the new jobs can backfill, so
         only they are examined.  Used for counting allocators in FCFS order,
-        where it is exact; the differential tests compare it with full passes.
+        where it is exact; and, with a fit-key index, for allocators whose
+        guard is :attr:`~topoalloc.alloc.probes.ReservationGuard.reusable`:
+        the guard is kept, and the jobs refused after the last pass's last
+        start are not asked again (see :meth:`_backfill_indexed`).  The
+        differential tests compare both with full passes.
 
     Notes
     -----
