@@ -590,11 +590,15 @@ class LocalityStream:
     topology : Topology
     ordering : Ordering, optional
         The allocator's curve (spans are measured in it), else node ids.
-    batch_nodes : int
-        Nodes gathered before a batch is measured.  Fewer, larger batches
-        save the per-batch work (on Fugaku-size machines a job has ~18,000
-        nodes: batches of 65,536 nodes were measured four jobs at a time);
-        the memory is that of the batch's nodes, 8 MB at the default.
+    batch_nodes : int, optional
+        Nodes gathered before a batch is measured.  Default: 1 Mi nodes on
+        grids measured in C (``_cmetrics``: work per job, so fewer, larger
+        batches only save the per-batch work; on Fugaku-size machines a job
+        has ~18,000 nodes, and batches of 64 Ki nodes were measured four jobs
+        at a time), 64 Ki nodes elsewhere (numpy's temporaries grow with the
+        batch: a hypercube's bits are 8 bytes × dimension per node, and past
+        the caches larger batches were slower: NASA on hypercube:17 took 76 s
+        with 1 Mi nodes, 40 s with 64 Ki).
     batch_jobs : int
         Jobs gathered before a batch is measured, whatever their nodes.
 
@@ -611,9 +615,12 @@ class LocalityStream:
     #: most nodes of the read-only arrays whose metrics are remembered (kept alive by it; then started afresh)
     MEMO_NODES = 1 << 22
 
-    def __init__(self, topology: Topology, ordering: Any = None, *, batch_nodes: int = 1 << 20, batch_jobs: int = 1 << 14):
+    def __init__(self, topology: Topology, ordering: Any = None, *, batch_nodes: int | None = None, batch_jobs: int = 1 << 14):
         self.topology = topology
         self.ordering = ordering
+        if batch_nodes is None:
+            compiled = _cmetrics is not None and isinstance(topology, Grid) and len(topology.dims) <= 32
+            batch_nodes = 1 << 20 if compiled else 1 << 16
         self.batch_nodes = batch_nodes
         self.batch_jobs = batch_jobs
         self._nodes: list[np.ndarray] = []
