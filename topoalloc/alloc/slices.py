@@ -398,18 +398,22 @@ class SliceAllocator(Allocator):
     def _box_units(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
         """The box's unit ids, ascending (see :meth:`_box_nodes`)."""
         top = self.units
-        return _ascending_ids([np.sort((o + np.arange(s)) % g) for s, o, g in zip(shape, offset, top.grid)], top.unit_strides, self.compiled)
+        return self._box_ids(shape, offset, (1,) * len(top.grid), top.unit_strides)
 
     def _box_nodes(self, shape: tuple[int, ...], offset: tuple[int, ...]) -> np.ndarray:
-        """The box's node ids, ascending, made in order rather than sorted: per node dimension the
-        coordinates the box's units cover, sorted (a few dozen); ids are mixed-radix numbers with
-        dimension 0 the least significant, so combining them last dimension outermost ascends."""
+        """The box's node ids, ascending, made in order rather than sorted (see :meth:`_box_ids`)."""
         top = self.units
+        return self._box_ids(shape, offset, top.unit, top.strides)
+
+    def _box_ids(self, shape: tuple[int, ...], offset: tuple[int, ...], unit: tuple[int, ...], strides: tuple[int, ...]) -> np.ndarray:
+        """Per dimension the coordinates the box's units cover (``unit`` each), sorted (a few dozen);
+        ids are mixed-radix numbers with dimension 0 the least significant, so combining them last
+        dimension outermost ascends."""
         coords = []
-        for s, o, g, u in zip(shape, offset, top.grid, top.unit):
+        for s, o, g, u in zip(shape, offset, self.units.grid, unit):
             units = (o + np.arange(s)) % g
             coords.append(np.sort((units[:, None] * u + np.arange(u)[None, :]).ravel()))
-        return _ascending_ids(coords, top.strides, self.compiled)
+        return _ascending_ids(coords, strides, self.compiled)
 
     def _free_placements(self, free: np.ndarray, shapes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """Every placement of a candidate box for ``size`` nodes whose units are all ``free``:

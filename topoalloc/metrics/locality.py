@@ -366,6 +366,11 @@ def _coord_table(topology: Grid) -> np.ndarray | None:
     return got
 
 
+def _grid_compiled(topology: Topology) -> bool:
+    """Whether :func:`job_locality` measures jobs on ``topology`` in C (``_cmetrics.grid_stats``)."""
+    return _cmetrics is not None and isinstance(topology, Grid) and len(topology.dims) <= 32
+
+
 def _grid_stats_compiled(topology: Grid, nodes: np.ndarray, offsets: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Linear and ring spans, per-dimension extents and pairwise distance sums of every job on a grid,
     job by job in C (``_cmetrics.grid_stats``): the definitions of :func:`_spans`, :func:`_dim_extent`
@@ -419,7 +424,7 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
     p = np.diff(offsets)
     seg = _segment_ids(offsets)
     ranks = nodes if ordering is None else ordering.rank_of[nodes]
-    fast = compiled and _cmetrics is not None and isinstance(topology, Grid) and len(topology.dims) <= 32
+    fast = compiled and _grid_compiled(topology)
     if fast:
         assert isinstance(topology, Grid)
         lin, ring, ext_i, pair_i = _grid_stats_compiled(topology, nodes, offsets, ranks)
@@ -619,8 +624,7 @@ class LocalityStream:
         self.topology = topology
         self.ordering = ordering
         if batch_nodes is None:
-            compiled = _cmetrics is not None and isinstance(topology, Grid) and len(topology.dims) <= 32
-            batch_nodes = 1 << 20 if compiled else 1 << 16
+            batch_nodes = 1 << 20 if _grid_compiled(topology) else 1 << 16
         self.batch_nodes = batch_nodes
         self.batch_jobs = batch_jobs
         self._nodes: list[np.ndarray] = []

@@ -584,14 +584,13 @@ class _KeyIndex:
         out = {}
         ranks = self.rank
         classes = self.classes
-        for c in self.live:  # (the order does not matter: the walk orders keys by rank)
+        for c in self.live:  # (keys with live jobs; the order does not matter: the walk orders keys by rank)
             cl = classes[c]
-            if cl.alive_count:
-                i = cl.lo
-                if ranks[cl.jobs[i]] <= rank:  # (the first live job is at or before rank: look further)
-                    i = self.next_after(cl, rank, 0)
-                if i >= 0 and (size is None or size[cl.jobs[i]] <= limit):
-                    out[c] = i
+            i = cl.lo
+            if ranks[cl.jobs[i]] <= rank:  # (the first live job is at or before rank: look further)
+                i = self.next_after(cl, rank, 0)
+            if i >= 0 and (size is None or size[cl.jobs[i]] <= limit):
+                out[c] = i
         return out
 
     def next_after(self, cl: _KeyClass, rank: int, mode: int) -> int:
