@@ -380,7 +380,7 @@ def _copy(root: Path, dest: Path) -> None:
 def _import_path(mutant: Mutant) -> str:
     """Where ``mutant.path`` lives in the importable tree."""
     head, _, rest = mutant.path.partition("/")
-    return f".import/topoalloc/{rest}" if head in ("proofs", "ilp") else f".import/{mutant.path}"
+    return f".import/topoalloc/{head}/{rest}" if head in ("proofs", "ilp") else f".import/{mutant.path}"
 
 
 def run_mutant(mutant: Mutant, root: Path | None = None, *, timeout: float = 900.0, python: str | None = None) -> MutantResult:
@@ -401,6 +401,10 @@ def run_mutant(mutant: Mutant, root: Path | None = None, *, timeout: float = 900
         apply_mutant(imp, dest)
         env = dict(os.environ)
         env["PYTHONPATH"] = str(dest / ".import") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        # without it the working directory comes first on sys.path: ``topoalloc`` would be the copy's
+        # source folder, which has no ilp/ or proofs/, and an editable install would then answer
+        # ``topoalloc.ilp`` from the original checkout (children inherit this, unlike ``-P``)
+        env["PYTHONSAFEPATH"] = "1"
         env.pop("PYTEST_ADDOPTS", None)
         cmd = [python or sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow and not mutation", *mutant.tests]
         try:

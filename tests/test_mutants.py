@@ -37,6 +37,16 @@ def test_the_issue_classes_are_in_the_list():
         assert any(p.endswith(module) for p in paths), module
 
 
+def test_mutants_of_proofs_and_ilp_patch_the_imported_copy():
+    """A mutant of ``ilp/`` or ``proofs/`` must reach the copy the tests import (``topoalloc.ilp``, ``topoalloc.proofs``)."""
+    from topoalloc.proofs.mutants import _import_path
+
+    m = Mutant("x", "ilp/lagrange.py", "a", "b", "why", ("t",))
+    assert _import_path(m) == ".import/topoalloc/ilp/lagrange.py"
+    assert _import_path(Mutant("x", "proofs/torus.py", "a", "b", "why", ("t",))) == ".import/topoalloc/proofs/torus.py"
+    assert _import_path(Mutant("x", "topoalloc/sched/easy.py", "a", "b", "why", ("t",))) == ".import/topoalloc/sched/easy.py"
+
+
 def test_apply_refuses_text_that_is_not_there(tmp_path):
     (tmp_path / "m.py").write_text("a = 1\na = 1\n")
     with pytest.raises(InvalidArgument, match="found 2 times"):
