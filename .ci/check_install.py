@@ -30,7 +30,7 @@ expected: dict[str, Path] = {}
 for src, dest in (("topoalloc", ""), ("proofs", "proofs"), ("ilp", "ilp")):
     base = root / src
     for f in base.rglob("*"):
-        if f.is_file() and "__pycache__" not in f.parts and f.suffix in (".py", ".gz", ".typed", ".c", ".toml"):
+        if f.is_file() and "__pycache__" not in f.parts and f.suffix in (".py", ".gz", ".typed", ".c", ".toml", ".json"):
             expected[str(Path(dest) / f.relative_to(base))] = f
 missing = [rel for rel in sorted(expected) if not (installed / rel).is_file()]
 if missing:

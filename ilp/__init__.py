@@ -8,6 +8,8 @@ One module per problem: instance -> model -> solve -> validated solution.
 ``gap``        online allocators against the offline optimum (competitive-ratio gaps)
 ``mesh_schedule`` optimal contiguous schedules on a 2-D mesh (time × x × y) and the 2-D heuristics' ratios
 ``family_schedule`` optimal schedules of subcubes, subtori and slices, and those families' ratios
+``lagrange``   certified Lagrangian lower bounds for window orderings beyond the DP's 16 nodes
+``frontier``   the committed table of proven orderings (``frontier.json``) and its checker
 ``adversary``  hill-climbing for the worst instances of the subcube, subtorus, slice and 2-D families
 
 Every solver status is handled (see :mod:`topoalloc.ilp._solver`) and every
@@ -23,6 +25,12 @@ _EXPORTS = {
     "gap_study": "gap",
     "run_online": "gap",
     "dp_ordering": "dp",
+    "certify_bound": "lagrange",
+    "lagrange_ordering": "lagrange",
+    "lagrangian_bound": "lagrange",
+    "local_search_ordering": "lagrange",
+    "walk_relaxation": "lagrange",
+    "load_frontier": "frontier",
     "MachineGraph": "graphs",
     "hypercube_graph": "graphs",
     "machine_graph": "graphs",

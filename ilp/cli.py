@@ -40,7 +40,8 @@ def add_parsers(sub) -> None:
     o.add_argument("--formulation", choices=["auto", "window", "position"], default="auto")
     o.add_argument("--no-symmetry", action="store_true", help="do not add automorphism symmetry breaking")
     o.add_argument("--flow", action="store_true", help="path-flow linking of 2-step pairs: stronger bound, slower on small machines")
-    o.add_argument("--method", choices=["cpsat", "dp"], default="cpsat", help="cpsat (default: any weights, ring, bounds) or dp: exact dynamic programming over subsets for window weights with K <= 3, linear rank distance, <= 16 nodes (1 GiB at 16)")
+    o.add_argument("--method", choices=["cpsat", "dp", "lagrange"], default="cpsat", help="cpsat (default: any weights, ring, bounds); dp: exact dynamic programming over subsets for window weights with K <= 3, linear rank distance, <= 16 nodes (1 GiB at 16); lagrange: a local-search ordering and a certified Lagrangian lower bound (window weights with K <= 3, linear rank distance, <= 64 nodes)")
+    o.add_argument("--iterations", type=int, default=300, metavar="N", help="--method lagrange: subgradient steps of the bound (default 300)")
     o.add_argument("--output", metavar="FILE", help="write the ordering as 'node rank' lines (for curve=FILE)")
     o.add_argument("--json", action="store_true")
     o.add_argument("--quiet", action="store_true", help="no progress display")
@@ -149,6 +150,19 @@ def _order(args) -> int:
         if args.ring:
             raise InvalidArgument("--ring", True, "linear rank distance with --method dp (ring costs are not local to the last ranks)")
         res = dp_ordering(mg, ws)
+    elif args.method == "lagrange":
+        if args.ring:
+            raise InvalidArgument("--ring", True, "linear rank distance with --method lagrange (ring costs are not local to the last ranks)")
+        _check_positive(args, "iterations")
+        from .lagrange import LAGRANGE_MAX_NODES, _window3, lagrange_ordering
+
+        _window3(ws, "--weights")
+        if mg.n > LAGRANGE_MAX_NODES:
+            raise InvalidArgument("--topology", args.topology, f"at most {LAGRANGE_MAX_NODES} nodes for --method lagrange (n^4 states per layer); it has {mg.n}")
+
+        bar, update = _solver_progress(args, "ordering")
+        with bar:
+            res, _ = lagrange_ordering(mg, ws, iterations=args.iterations, seed=args.seed, progress=update)
     else:
         bar, update = _solver_progress(args, "ordering")
         with bar:
@@ -199,6 +213,8 @@ def _report_order(args, res) -> int:
             gap = f" (gap {100 * res.gap:.1f}%)" if res.status != "optimal" else ""
             if res.formulation == "dp":
                 how = "dynamic programming"
+            elif res.formulation == "lagrange":
+                how = "local search; bound by the Lagrangian walk relaxation"
             elif getattr(res, "from_warm_start", False):
                 how = f"the warm start {res.warm_start}: the search found nothing better"
             else:

@@ -337,6 +337,33 @@ MUTANTS: tuple[Mutant, ...] = (
         "against that step too.",
         ("tests/test_golden.py", "tests/test_schedulers_unit.py", "tests/test_properties.py"),
     ),
+    Mutant(
+        "walk-may-return-to-dropped-node",
+        "ilp/lagrange.py",
+        "            new[at] = m2 + step[at]\n",
+        "",
+        "The relaxation forgets that the appended node must differ from the one it drops: walks then go "
+        "round one 4-cycle and the certified bounds fall (still sound, but 141 on the 4x4 mesh is no longer proven).",
+        ("tests/test_ilp_lagrange.py",),
+    ),
+    Mutant(
+        "bound-rounds-up-past-the-value",
+        "ilp/lagrange.py",
+        "    return -((int(lam.sum()) - value) // scale)",
+        "    return -((int(lam.sum()) - value - 1) // scale)",
+        "The ceiling of (L - sum(lambda)) / S taken one unit too high when the division is exact: an "
+        "unsound bound above the optimum.",
+        ("tests/test_ilp_lagrange.py",),
+    ),
+    Mutant(
+        "first-state-skips-a-multiplier",
+        "ilp/lagrange.py",
+        "        for a in self.ax:\n            T += lam[a]",
+        "        for a in self.ax[1:]:\n            T += lam[a]",
+        "The walk's first node is not charged its multiplier, so the relaxation's value is not a lower "
+        "bound of cost + sum(lambda) for an ordering.",
+        ("tests/test_ilp_lagrange.py",),
+    ),
 )
 
 
