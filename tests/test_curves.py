@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 import topoalloc  # noqa: F401
 from topoalloc.curves import CURVES, Ordering, format_ordering, make_ordering, read_ordering, write_ordering
-from topoalloc.curves.grid import gray, hilbert2d, hilbert_nd, inverse_gray, snake, zorder
+from topoalloc.curves.grid import gray, hilbert, hilbert2d, hilbert_nd, inverse_gray, row_major, snake, zorder
 from topoalloc.errors import InvalidArgument, TraceFormatError
 from topoalloc.topology import parse_machine
 from topoalloc.topology.torus import Mesh
@@ -86,6 +88,48 @@ def test_gray_on_plain_node_ids(bits):
 def test_gray_rejects_non_power_of_two():
     with pytest.raises(InvalidArgument, match="power of two"):
         make_ordering("gray", parse_machine("flat:12"))
+    for bad in (12, 0, -4):
+        with pytest.raises(InvalidArgument) as exc:
+            gray(bad)
+        assert (exc.value.name, exc.value.value) == ("n_nodes", bad)
+        assert exc.value.expected == "a power of two (the Gray order is on k-bit node ids)"
+
+
+def _zorder_by_definition(dims):
+    """Morton order from its definition: interleave every coordinate's bits as Python integers."""
+    def key(node):
+        coords, rest = [], node
+        for d in dims:
+            coords.append(rest % d)
+            rest //= d
+        k = 0
+        for b in range(64):
+            for i, c in enumerate(coords):
+                k |= ((c >> b) & 1) << (b * len(dims) + i)
+        return k
+
+    return sorted(range(math.prod(dims)), key=key)
+
+
+@pytest.mark.parametrize("dims", [(3, 3), (5, 3), (3, 5, 2), (7,), (4, 4), (6, 5), (1, 1), (2, 3, 3)])
+def test_zorder_equals_its_definition(dims):
+    assert zorder(dims).tolist() == _zorder_by_definition(dims)
+
+
+def test_zorder_refuses_boxes_too_large_for_its_keys():
+    """Checked before any coordinate is built: 63 sides of 2 need 63 key bits."""
+    for dims in ((2,) * 63, (2**40, 2**40)):
+        with pytest.raises(InvalidArgument) as exc:
+            zorder(dims)
+        assert (exc.value.name, exc.value.value) == ("dims", dims)
+        assert exc.value.expected == "a box whose enclosing 2^b cube has at most 2^62 cells"
+
+
+@pytest.mark.parametrize("curve", [row_major, snake, hilbert, zorder])
+def test_curves_are_int64_node_ids(curve):
+    """int64 on every platform (numpy's default integer is 32 bits on some)."""
+    assert curve((3, 4)).dtype == np.int64
+    assert gray(8).dtype == np.int64 and inverse_gray(np.array([0, 1, 3], dtype=np.int32)).dtype == np.int64
 
 
 def test_gray_on_binary_torus_is_unit_step():

@@ -218,10 +218,10 @@ def zorder(dims: Sequence[int]) -> np.ndarray:
     [0, 1, 2, 3]
     """
     dims = _dims(dims)
-    c = _all_coords(dims)
     bits = max(0, (max(dims) - 1).bit_length())
-    if len(dims) * bits > 62:
+    if len(dims) * bits > 62:  # checked before the coordinates are built: they would not fit anyway
         raise InvalidArgument("dims", dims, "a box whose enclosing 2^b cube has at most 2^62 cells")
+    c = _all_coords(dims)
     key = np.zeros(c.shape[0], dtype=np.int64)
     for b in range(bits):
         for i in range(len(dims)):
