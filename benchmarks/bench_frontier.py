@@ -11,7 +11,7 @@ the row, the seconds it took and, for the four named machines, met/missed.
 
 Usage::
 
-    python benchmarks/bench_frontier.py                      # every machine of the table (about 20 min)
+    python benchmarks/bench_frontier.py                      # every machine of the table (about 2 h: the 8x8 mesh alone took 65 min with 200 steps)
     python benchmarks/bench_frontier.py --machines mesh:5x5  # one row
     python benchmarks/bench_frontier.py --write              # also rewrite the committed table
 """

@@ -37,7 +37,7 @@ the minimum over the dropped node with the appended node excluded (kept as
 the least and second-least predecessor).  Any integer ``λ`` gives a valid
 bound, so ``λ`` is a *certificate*: :func:`certify_bound` re-derives the bound
 from it in one pass, and the committed table of proven orderings
-(:data:`FRONTIER_FILE`) stores ``λ`` beside every bound.
+(:data:`~topoalloc.ilp.frontier.FRONTIER_FILE`) stores ``λ`` beside every bound.
 
 ``λ`` is searched by subgradient ascent (Polyak steps towards the best known
 ordering's cost; the subgradient is each node's visit count minus one).  When
