@@ -42,6 +42,8 @@ def add_parsers(sub) -> None:
     o.add_argument("--flow", action="store_true", help="path-flow linking of 2-step pairs: stronger bound, slower on small machines")
     o.add_argument("--method", choices=["cpsat", "dp", "lagrange"], default="cpsat", help="cpsat (default: any weights, ring, bounds); dp: exact dynamic programming over subsets for window weights with K <= 3, linear rank distance, <= 16 nodes (1 GiB at 16); lagrange: a local-search ordering and a certified Lagrangian lower bound (window weights with K <= 3, linear rank distance, <= 64 nodes)")
     o.add_argument("--iterations", type=int, default=300, metavar="N", help="--method lagrange: subgradient steps of the bound (default 300)")
+    o.add_argument("--search-iterations", type=int, default=100_000, metavar="N", help="--method lagrange: annealing moves per restart of the ordering search (default 100000)")
+    o.add_argument("--restarts", type=int, default=3, metavar="R", help="--method lagrange: annealing restarts, seeds --seed, --seed+1, ... (default 3)")
     o.add_argument("--output", metavar="FILE", help="write the ordering as 'node rank' lines (for curve=FILE)")
     o.add_argument("--json", action="store_true")
     o.add_argument("--quiet", action="store_true", help="no progress display")
@@ -153,7 +155,7 @@ def _order(args) -> int:
     elif args.method == "lagrange":
         if args.ring:
             raise InvalidArgument("--ring", True, "linear rank distance with --method lagrange (ring costs are not local to the last ranks)")
-        _check_positive(args, "iterations")
+        _check_positive(args, "iterations", "search-iterations", "restarts")
         from .lagrange import LAGRANGE_MAX_NODES, _window3, lagrange_ordering
 
         _window3(ws, "--weights")
@@ -162,7 +164,7 @@ def _order(args) -> int:
 
         bar, update = _solver_progress(args, "ordering")
         with bar:
-            res, _ = lagrange_ordering(mg, ws, iterations=args.iterations, seed=args.seed, progress=update)
+            res, _ = lagrange_ordering(mg, ws, iterations=args.iterations, search_iterations=args.search_iterations, restarts=args.restarts, seed=args.seed, progress=update)
     else:
         bar, update = _solver_progress(args, "ordering")
         with bar:

@@ -232,7 +232,7 @@ def test_frontier_dp_rows_rerun():
 def test_cli_order_lagrange(tmp_path):
     out = tmp_path / "o.txt"
     r = subprocess.run(
-        [sys.executable, "-m", "topoalloc", "order", "--topology", "mesh:3x3", "--method", "lagrange", "--iterations", "50", "--output", str(out), "--json"],
+        [sys.executable, "-m", "topoalloc", "order", "--topology", "mesh:3x3", "--method", "lagrange", "--iterations", "50", "--search-iterations", "5000", "--restarts", "1", "--output", str(out), "--json"],
         capture_output=True, text=True, timeout=120,
     )
     assert r.returncode == 0, r.stderr
@@ -241,5 +241,6 @@ def test_cli_order_lagrange(tmp_path):
     assert out.read_text().strip()
     r = subprocess.run([sys.executable, "-m", "topoalloc", "order", "--topology", "mesh:3x3", "--method", "lagrange", "--ring"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--ring" in r.stderr and r.stderr.count("\n") == 1
-    r = subprocess.run([sys.executable, "-m", "topoalloc", "order", "--topology", "mesh:3x3", "--method", "lagrange", "--iterations", "0"], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "--iterations" in r.stderr
+    for flag in ("--iterations", "--search-iterations", "--restarts"):
+        r = subprocess.run([sys.executable, "-m", "topoalloc", "order", "--topology", "mesh:3x3", "--method", "lagrange", flag, "0"], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and f"argument {flag}=0" in r.stderr
