@@ -125,10 +125,26 @@ def test_zorder_refuses_boxes_too_large_for_its_keys():
         assert exc.value.expected == "a box whose enclosing 2^b cube has at most 2^62 cells"
 
 
+def test_hilbert_nd_refuses_boxes_too_large_for_its_index():
+    for dims in ((2,) * 63, (2**40, 2**40, 3)):
+        with pytest.raises(InvalidArgument) as exc:
+            hilbert_nd(dims)
+        assert (exc.value.name, exc.value.value) == ("dims", dims)
+        assert exc.value.expected == "a box whose enclosing 2^b cube has at most 2^62 cells"
+
+
+def test_hilbert2d_orientation_on_squares():
+    """On a square the major axis is x (``w >= h``); the transposed curve would be as good, so the choice is pinned."""
+    assert hilbert2d(2, 2).tolist() == [0, 2, 3, 1]
+    assert hilbert2d(4, 4).tolist()[:4] == [0, 1, 5, 4]
+    assert hilbert2d(3, 2).tolist()[:2] == [0, 3] and hilbert2d(2, 3).tolist()[:2] == [0, 1]
+
+
 @pytest.mark.parametrize("curve", [row_major, snake, hilbert, zorder])
 def test_curves_are_int64_node_ids(curve):
     """int64 on every platform (numpy's default integer is 32 bits on some)."""
     assert curve((3, 4)).dtype == np.int64
+    assert curve((3, 4, 2)).dtype == np.int64 and curve((5,)).dtype == np.int64
     assert gray(8).dtype == np.int64 and inverse_gray(np.array([0, 1, 3], dtype=np.int32)).dtype == np.int64
 
 
