@@ -143,6 +143,9 @@ class _Relaxation:
         m = self.m = memory
         self.w = w1, w2, w3 = tuple(np.int64(x) for x in w)
         D = self.D = np.asarray(D, dtype=np.int64)
+        self.step_max = int(sum(w)) * int(D.max(initial=0))  # the most one appended node can cost
+        if self.step_max >= 1 << 31:
+            raise InvalidArgument("weights", tuple(w), "w1 + w2 + w3 times the diameter below 2^31 (the step costs are int32)")
         ax = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (m - 1 - k)) for k in range(m)]
         bad = np.zeros((n,) * m, dtype=bool)
         for i in range(m):
@@ -166,6 +169,9 @@ class _Relaxation:
         """``L(λ)`` and a least walk (ties: lowest indices, deterministic)."""
         n, m = self.n, self.m
         lam = np.asarray(lam, dtype=np.int64)
+        # every finite value stays far below INF, so an unreachable state never wins a minimum
+        if scale * n * self.step_max + n * int(np.abs(lam).max(initial=0)) >= 1 << 47:
+            raise InvalidArgument("scale", scale, "scale * n * (w1 + w2 + w3) * diameter + n * max|multiplier| below 2^47 (exact int64 with room below the 2^50 sentinel)")
         S = np.int64(scale)
         T = S * self.C0
         for a in self.ax:
@@ -304,14 +310,16 @@ def lagrangian_bound(
         return WalkBound(mg.name, n, ws.spec, cost, (0,) * n, 1, memory, tuple(order), tuple(order), 0, time.perf_counter() - t0)
     _memory(memory, mg)
     lam = np.zeros(n) if start is None else np.asarray(start, dtype=float).copy()
-    if lam.shape != (n,) or not np.all(np.isfinite(lam)):
-        raise InvalidArgument("start", start, f"{n} finite numbers, one per node")
+    if lam.shape != (n,) or not np.all(np.isfinite(lam)) or np.abs(lam).max(initial=0) * scale >= 2.0**40:
+        raise InvalidArgument("start", start, f"{n} finite numbers, one per node, each times the scale below 2^40")
     if upper is None:
         upper, _ = local_search_ordering(mg, ws)
     rel = _Relaxation(mg.dist, w, memory)
     best: tuple[int, float, np.ndarray, tuple[int, ...]] | None = None
     theta, stall, it = 1.0, 0, 0
     for it in range(1, iterations + 1):
+        if np.abs(lam).max(initial=0) * scale >= 2.0**40:  # pragma: no cover - steps stay near the costs
+            break
         L = np.round(lam * scale).astype(np.int64)
         value, walk = rel.solve(L, scale)
         exact = (value - int(L.sum())) / scale
