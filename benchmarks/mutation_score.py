@@ -25,7 +25,7 @@ of the group reaches are not in the score; the "no tests" column shows them.  ``
 
 Usage::
 
-    pip install mutmut
+    pip install -e ".[mutation]"                                    # mutmut
     python benchmarks/mutation_score.py --groups curves linear      # some groups
     python benchmarks/mutation_score.py                             # every group (hours)
 """
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list-survivors", action="store_true", help="print every surviving mutant's diff")
     args = ap.parse_args(argv)
     if shutil.which("mutmut") is None:
-        print("mutation_score: mutmut is not installed (pip install mutmut)", file=sys.stderr)
+        print("mutation_score: mutmut is not installed (pip install -e \".[mutation]\")", file=sys.stderr)
         return 2
     print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
     total: Counter = Counter()
