@@ -50,7 +50,7 @@ _WEIGHTS = "window:3"
 def build_entry(machine: str, *, iterations: int = 600, search_iterations: int = 300_000, restarts: int = 8, seed: int = 0) -> dict:
     """Find the best ordering and bound for ``machine`` and return the table entry (checked)."""
     from .dp import DP_MAX_NODES, dp_ordering
-    from .lagrange import lagrangian_bound, local_search_ordering
+    from .lagrange import lagrange_ordering
 
     t0 = time.perf_counter()
     mg = machine_graph(machine)
@@ -61,12 +61,10 @@ def build_entry(machine: str, *, iterations: int = 600, search_iterations: int =
         assert res.order is not None  # the DP always returns its optimum
         entry.update(order=list(res.order), objective=res.objective, bound=res.bound, proof="dp", multipliers=None, scale=None, memory=None, upper_from="dp")
     else:
-        cost, order = local_search_ordering(mg, ws, iterations=search_iterations, restarts=restarts, seed=seed)
-        wb = lagrangian_bound(mg, ws, iterations=iterations, upper=cost)
-        upper_from = "local search"
-        if wb.order is not None and wb.bound < cost:
-            cost, order, upper_from = wb.bound, wb.order, "relaxation"
-        entry.update(order=list(order), objective=cost, bound=wb.bound, proof="lagrange", multipliers=list(wb.multipliers), scale=wb.scale, memory=wb.memory, upper_from=upper_from)
+        res, wb = lagrange_ordering(mg, ws, iterations=iterations, search_iterations=search_iterations, restarts=restarts, seed=seed)
+        assert res.order is not None  # the local search always returns an ordering
+        upper_from = "relaxation" if wb.order is not None and tuple(res.order) == wb.order else "local search"
+        entry.update(order=list(res.order), objective=res.objective, bound=wb.bound, proof="lagrange", multipliers=list(wb.multipliers), scale=wb.scale, memory=wb.memory, upper_from=upper_from)
     entry["status"] = "optimal" if entry["bound"] == entry["objective"] else "bracketed"
     entry["gap"] = round((entry["objective"] - entry["bound"]) / entry["objective"], 6)
     entry["curves"] = {name: ordering_cost(mg, o, ws) for name, o in sorted(reference_orderings(mg).items())}
