@@ -158,9 +158,9 @@ def _order(args) -> int:
         _check_positive(args, "iterations", "search-iterations", "restarts")
         from .lagrange import LAGRANGE_MAX_NODES, _window3, lagrange_ordering
 
-        _window3(ws, "--weights")
         if mg.n > LAGRANGE_MAX_NODES:
             raise InvalidArgument("--topology", args.topology, f"at most {LAGRANGE_MAX_NODES} nodes for --method lagrange (n^4 states per layer); it has {mg.n}")
+        _window3(ws, "--weights", mg)
 
         bar, update = _solver_progress(args, "ordering")
         with bar:

@@ -117,10 +117,14 @@ class WalkBound:
         return d
 
 
-def _window3(ws: Weights, argument: str = "weights") -> tuple[int, int, int]:
+def _window3(ws: Weights, argument: str = "weights", mg: MachineGraph | None = None) -> tuple[int, int, int]:
+    """w1, w2, w3 — refused unless a window of at most three ranks whose step costs (on ``mg``) fit int32."""
     if ws.edges_rank or ws.K is None or ws.K > 3:
         raise InvalidArgument(argument, ws.spec, "a window of at most 3 ranks (window:1..3, hamiltonian, custom:w1,w2,w3) with linear rank distance")
-    return ws.w(1), ws.w(2), ws.w(3)
+    w = ws.w(1), ws.w(2), ws.w(3)
+    if mg is not None and sum(w) * int(np.max(mg.dist, initial=0)) >= 1 << 31:
+        raise InvalidArgument(argument, ws.spec, "w1 + w2 + w3 times the diameter below 2^31 (the step costs are int32)")
+    return w
 
 
 def _graph(machine: object, argument: str = "machine") -> MachineGraph:
@@ -144,8 +148,8 @@ class _Relaxation:
         self.w = w1, w2, w3 = tuple(np.int64(x) for x in w)
         D = self.D = np.asarray(D, dtype=np.int64)
         self.step_max = int(sum(w)) * int(D.max(initial=0))  # the most one appended node can cost
-        if self.step_max >= 1 << 31:
-            raise InvalidArgument("weights", tuple(w), "w1 + w2 + w3 times the diameter below 2^31 (the step costs are int32)")
+        if self.step_max >= 1 << 31:  # pragma: no cover - callers check it first, naming their argument
+            raise InternalError("step costs beyond int32")
         ax = [np.arange(n).reshape((1,) * k + (n,) + (1,) * (m - 1 - k)) for k in range(m)]
         bad = np.zeros((n,) * m, dtype=bool)
         for i in range(m):
@@ -218,7 +222,7 @@ def walk_relaxation(machine: object, weights: "str | Weights", multipliers: Sequ
     and memory.
     """
     mg = _graph(machine)
-    w = _window3(parse_weights(weights))
+    w = _window3(parse_weights(weights), mg=mg)
     lam = _multipliers(multipliers, mg.n)
     _scale(scale)
     _memory(memory, mg)
@@ -300,7 +304,7 @@ def lagrangian_bound(
     t0 = time.perf_counter()
     mg = _graph(machine)
     ws = parse_weights(weights)
-    w = _window3(ws)
+    w = _window3(ws, mg=mg)
     _scale(scale)
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
         raise InvalidArgument("iterations", iterations, "a positive integer")
@@ -444,7 +448,7 @@ def lagrange_ordering(
     t0 = time.perf_counter()
     mg = _graph(machine)
     ws = parse_weights(weights)
-    _window3(ws)
+    _window3(ws, mg=mg)
     if mg.n < DISTINCT:  # every ordering can be tried
         wb = lagrangian_bound(mg, ws)
         cost, order = wb.bound, wb.walk
