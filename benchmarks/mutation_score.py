@@ -20,7 +20,9 @@ repository is never touched:
 It prints, per group and in all, the mutants killed, survived, without a test
 and timed out, and the score (killed + timed out) / (killed + timed out +
 survived): a mutant that makes a test hang is detected.  Mutants that no test
-of the group reaches are not in the score; the "no tests" column shows them.  ``--list-survivors`` prints every survivor's diff
+of the group reaches are not in the score; the "no tests" column shows them.  Survivors
+listed in ``benchmarks/mutation_equivalent.txt``, each with the argument why no test can
+tell it from the original, are counted as "equivalent" and left out of the score.  ``--list-survivors`` prints every survivor's diff
 (``mutmut show``) so they can be argued as equivalent or killed by a new test.
 
 Usage::
@@ -67,6 +69,9 @@ PRELOAD = [
     "hypothesis.extra.numpy", "sortedcontainers", "networkx", "z3", "ortools.sat.python.cp_model",
 ]
 PRELOAD_FILE = "mutmut_preload.txt"
+
+#: surviving mutants argued equivalent, one per line with the argument
+EQUIVALENT_FILE = Path(__file__).with_name("mutation_equivalent.txt")
 
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
 
@@ -121,11 +126,15 @@ def run_group(name: str, children: int, keep: Path | None, list_survivors: bool)
     out = subprocess.run(["mutmut", "results", "--all", "true"], cwd=dest, env=env, capture_output=True, text=True).stdout
     counts: Counter = Counter()
     survivors = []
+    equivalent = load_equivalent()
     for line in out.splitlines():
         m = _STATUS.match(line)
         if m:
-            counts[m.group(2)] += 1
-            if m.group(2) == "survived":
+            status = m.group(2)
+            if status == "survived" and m.group(1) in equivalent:
+                status = "equivalent"  # argued in EQUIVALENT_FILE
+            counts[status] += 1
+            if status == "survived":
                 survivors.append(m.group(1))
     _print_group(name, counts, seconds)
     if list_survivors:
@@ -136,20 +145,45 @@ def run_group(name: str, children: int, keep: Path | None, list_survivors: bool)
     return counts
 
 
+def load_equivalent(path: Path | None = None) -> dict[str, str]:
+    """The surviving mutants argued equivalent: ``name  # why`` per line in :data:`EQUIVALENT_FILE`.
+
+    A name is mutmut's (module, function, number); the number is the mutation's position in
+    the function, so a listed name goes stale when its function changes: the run then shows
+    it among the survivors again, to be argued anew.
+    """
+    out: dict[str, str] = {}
+    text = (path or EQUIVALENT_FILE).read_text()
+    for no, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)
+        name = body[0].strip()
+        if not name:
+            continue
+        why = body[1].strip() if len(body) > 1 else ""
+        if not why:
+            raise SystemExit(f"{(path or EQUIVALENT_FILE).name}, line {no}: mutant {name!r} is listed without the argument (# why)")
+        out[name] = why
+    return out
+
+
 def _score(c: Counter) -> float:
-    """(killed + timed out) / (killed + timed out + survived): a mutant that makes a test hang is detected."""
+    """(killed + timed out) / (killed + timed out + survived): a mutant that makes a test hang is detected.
+
+    Mutants argued equivalent (:func:`load_equivalent`) are not in the denominator: no test can
+    tell them from the original.
+    """
     detected = c["killed"] + c["timeout"]
     judged = detected + c["survived"]
     return detected / judged if judged else float("nan")
 
 
 def _print_group(name: str, c: Counter, seconds: float | None) -> None:
-    other = {k: v for k, v in c.items() if k not in ("killed", "survived", "no tests", "timeout")}
+    other = {k: v for k, v in c.items() if k not in ("killed", "survived", "no tests", "timeout", "equivalent")}
     extra = "".join(f", {k} {v}" for k, v in sorted(other.items()))
     took = f" in {seconds:.0f} s" if seconds is not None else ""
     print(
         f"{name:<10} mutants {sum(c.values()):>5}: killed {c['killed']:>5}, survived {c['survived']:>4}, no tests {c['no tests']:>4}, "
-        f"timeout {c['timeout']:>3}{extra}; score {100 * _score(c):.1f} % (target >= 90 %){took}",
+        f"timeout {c['timeout']:>3}, equivalent {c['equivalent']:>3}{extra}; score {100 * _score(c):.1f} % (target >= 90 %){took}",
         flush=True,
     )
 

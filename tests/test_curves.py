@@ -125,6 +125,22 @@ def test_zorder_refuses_boxes_too_large_for_its_keys():
         assert exc.value.expected == "a box whose enclosing 2^b cube has at most 2^62 cells"
 
 
+def test_index_width_limit_is_exactly_62_bits():
+    """Unit sides count in the width: 31 sides (one of 4, thirty of 1) take exactly 62 bits, and are served."""
+    edge = (4,) + (1,) * 30
+    assert zorder(edge).tolist() == [0, 1, 2, 3]
+    assert hilbert_nd(edge).tolist() == [0, 1, 2, 3]
+    ones = (1,) * 63  # one cell needs no bits at all, however many sides
+    assert zorder(ones).tolist() == [0] and hilbert_nd(ones).tolist() == [0]
+    six = (2**10, 1, 1, 1, 1, 1)  # 60 bits: a power-of-two side needs 10 bits, not 11
+    assert zorder(six).tolist() == list(range(2**10))
+    for dims in ((8,) + (1,) * 30, (2**11, 1, 1, 1, 1, 1)):  # 93 and 66 bits
+        with pytest.raises(InvalidArgument):
+            zorder(dims)
+        with pytest.raises(InvalidArgument):
+            hilbert_nd(dims)
+
+
 def test_hilbert_nd_refuses_boxes_too_large_for_its_index():
     for dims in ((2,) * 63, (2**40, 2**40, 3)):
         with pytest.raises(InvalidArgument) as exc:
@@ -220,6 +236,23 @@ def test_hilbert_nd_index_does_not_overflow_on_long_boxes():
     sample = rng.choice(order.size, size=400, replace=False).tolist()
     by_index = sorted(sample, key=lambda n: _skilling_index((n % dims[0], n // dims[0]), 20))
     assert [int(rank[n]) for n in by_index] == sorted(int(rank[n]) for n in sample)
+
+
+@pytest.mark.parametrize("dims", [(2**10, 1, 1, 1, 1, 1), (1, 2**12, 1, 1, 1), (3, 2**9, 1, 1, 1, 1)], ids=lambda d: "x".join(map(str, d)))
+def test_hilbert_nd_on_boxes_with_unit_sides(dims):
+    """Unit sides still count in the index width (6 x 10 bits here): every node ranked by the exact index."""
+    d = len(dims)
+    bits = (max(dims) - 1).bit_length()
+
+    def coords(n):
+        out = []
+        for s in dims:
+            out.append(n % s)
+            n //= s
+        return out
+
+    expected = sorted(range(math.prod(dims)), key=lambda n: _skilling_index(coords(n), bits))
+    assert hilbert_nd(dims).tolist() == expected
 
 
 def test_hilbert2d_orientation_on_squares():

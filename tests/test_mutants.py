@@ -58,3 +58,27 @@ def test_apply_refuses_text_that_is_not_there(tmp_path):
 def test_mutant_is_killed(mutant):
     r = run_mutant(mutant)
     assert r.killed, f"{mutant.name} survived its tests ({r.summary}): {mutant.why}"
+
+
+def test_generated_mutants_argued_equivalent_name_real_functions(tmp_path):
+    """``benchmarks/mutation_equivalent.txt``: every entry argued, naming a function that exists."""
+    import importlib
+    import re
+
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    listed = ms.load_equivalent()
+    assert listed
+    classes = set(re.findall(r"^#   (\[\w+\])", ms.EQUIVALENT_FILE.read_text(), flags=re.M))  # argued once in the header
+    for name, why in listed.items():
+        m = re.fullmatch(r"((?:topoalloc|ilp|proofs)(?:\.\w+)+)\.x_(\w+?)__mutmut_\d+", name)
+        assert m, name
+        module = importlib.import_module(m.group(1))
+        assert hasattr(module, m.group(2)), name
+        tag = re.match(r"\[\w+\]", why)
+        assert (tag and tag.group(0) in classes) or len(why) > 20, (name, why)
+    bad = tmp_path / "eq.txt"
+    bad.write_text("topoalloc.curves.grid.x_gray__mutmut_1\n")
+    with pytest.raises(SystemExit, match="line 1: mutant 'topoalloc.curves.grid.x_gray__mutmut_1' is listed without the argument"):
+        ms.load_equivalent(bad)
