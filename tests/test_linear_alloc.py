@@ -235,3 +235,145 @@ def test_a_contiguous_grant_gives_back_the_runs_a_sort_would_find(spec):
             held.append((xa, xb))
         assert state(a) == state(b)
     assert carried > 0
+
+
+def _windows_reference(free: np.ndarray, p: int, strategy: str, ring: bool) -> list[int]:
+    """``reference_choice`` with the min-span fallback found over windows of the free list (optimal among
+    all subsets, ``test_min_span_window_is_optimal``), in plain Python: fast enough for 40-node machines."""
+    fr = np.flatnonzero(free).tolist()
+    n, m = free.size, len(fr)
+    fits = [r for r in _runs(free, ring) if r[1] >= p]
+    if strategy == "sorted_free_list" or fits:
+        return reference_choice(free, p, strategy, ring)
+    best = None
+    for i in range(m if ring else m - p + 1):
+        last = fr[(i + p - 1) % m]
+        span = (last - fr[i]) % n + 1 if ring else last - fr[i] + 1
+        if best is None or (span, fr[i]) < best[0]:
+            best = ((span, fr[i]), sorted(fr[(i + k) % m] for k in range(p)))
+    return best[1]
+
+
+def _one_run(ranks: list[int], n: int, ring: bool) -> bool:
+    r = sorted(ranks)
+    gaps = sum(b - a != 1 for a, b in zip(r, r[1:]))
+    return gaps == 0 or (ring and gaps == 1 and r[0] == 0 and r[-1] == n - 1)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("span", ["linear", "ring"])
+@pytest.mark.parametrize("spec,curve", [("mesh:40", "row_major"), ("mesh:6x6", "hilbert")])
+def test_matches_reference_on_larger_machines(strategy, span, spec, curve):
+    """The brute-force comparison on 36–40 nodes with small requests: many intervals of distinct and of equal
+    sizes (where Best Fit and Sum of Squares part), wrapping grants on the ring, fallbacks mid-interval."""
+    top = parse_machine(spec)
+    n = top.n_nodes
+    ring = span == "ring"
+    rng = random.Random(f"{strategy}/{span}/{spec}")
+    a = LinearAllocator(top, strategy=strategy, curve=curve, span=span)
+    held = []
+    fallbacks = wraps = 0
+    for _ in range(500):
+        if held and (rng.random() < 0.5 or a.free_count < 2):
+            a.release(held.pop(rng.randrange(len(held))))
+        else:
+            p = rng.randint(1, min(6, a.free_count))
+            free = np.ones(n, dtype=bool)
+            free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+            want = _windows_reference(free, p, strategy, ring)
+            fallbacks += strategy != "sorted_free_list" and not any(L >= p for _, L in _runs(free, ring))
+            x = a.allocate(Request(p))
+            got = _ranks(a, x)
+            assert got == want, (strategy, span, free.astype(int).tolist(), p)
+            if strategy != "sorted_free_list":
+                assert x.info["contiguous"] is _one_run(got, n, ring)
+            wraps += ring and 0 in got and n - 1 in got and p < n
+            held.append(x)
+        free = np.ones(n, dtype=bool)
+        free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+        if free.any():
+            ref = _runs(free, ring)
+            got_iv = a.free_intervals()
+            assert got_iv == ref or (len(ref) == 1 and ref[0][1] == n and got_iv == [(0, n)])
+    if strategy != "sorted_free_list":
+        assert fallbacks > 0
+        assert wraps > 0 or not ring or strategy == "first_fit"  # First Fit reaches the wrapping interval last
+
+
+def test_ring_fallback_starting_inside_the_wrapping_interval():
+    """The one carve that does not start an interval: a ring's min-span window from rank 0 inside the
+    interval that wraps past the last rank.  Free ranks 9, 0 | 3, 4 and three wanted: no interval fits; the
+    windows {0, 3, 4} and {9, 0, 3} both span 5, and the smaller start, rank 0, wins."""
+    top = parse_machine("mesh:10")
+    a = LinearAllocator(top, strategy="first_fit", curve="row_major", span="ring")
+    xs = [a.allocate(Request(1)) for _ in range(10)]
+    for k in (0, 3, 4, 9):
+        a.release(xs[k])
+    assert a.free_intervals() == [(3, 2), (9, 2)]
+    got = a.allocate(Request(3))
+    assert sorted(got.nodes.tolist()) == [0, 3, 4] and got.info["contiguous"] is False
+    assert a.free_intervals() == [(9, 1)]
+
+
+@pytest.mark.parametrize(
+    "spec,machine,strategy,curve,span",
+    [
+        ("best_fit", "mesh:4x4", "best_fit", "hilbert", "linear"),
+        ("first_fit:span=ring", "torus:4x2x2", "first_fit", "hilbert", "ring"),
+        ("sum_of_squares:curve=snake", "mesh:4x4", "sum_of_squares", "snake", "linear"),
+        ("sorted_free_list", "hypercube:4", "sorted_free_list", "gray", "linear"),
+        ("first_fit", "flat:6", "first_fit", "row_major", "linear"),
+    ],
+)
+def test_registered_names_and_default_curves(spec, machine, strategy, curve, span):
+    """The registry's factories pass strategy, curve and span through; the default curve is Hilbert on grids
+    (the paper's, §2.2), Gray on hypercubes, node ids elsewhere."""
+    a = topoalloc.registry.ALLOCATORS.create(spec, topology=parse_machine(machine))
+    assert (a.strategy, a.curve, a.span) == (strategy, curve, span)
+    assert a.name == f"{strategy}:curve={curve},span={span}"
+
+
+def test_bad_strategy_and_span_name_argument_value_and_choices():
+    top = parse_machine("mesh:4x4")
+    with pytest.raises(InvalidArgument) as exc:
+        LinearAllocator(top, strategy="worst_fit")
+    assert (exc.value.name, exc.value.value) == ("strategy", "worst_fit")
+    assert exc.value.expected == "one of sorted_free_list, first_fit, best_fit, sum_of_squares"
+    with pytest.raises(InvalidArgument) as exc:
+        LinearAllocator(top, span="circle")
+    assert (exc.value.name, exc.value.value, exc.value.expected) == ("span", "circle", "'linear' or 'ring'")
+
+
+def test_sum_of_squares_weighs_the_intervals_a_remainder_joins():
+    """Free intervals 3, 2, 3 (ranks 0-2, 4-5, 7-9), one rank wanted: from a 3 leaves {2, 2, 3} (Σ N² = 5), from
+    the 2 leaves {1, 3, 3} (5): a tie, broken at the smallest start, rank 0; Best Fit takes rank 4."""
+    top = parse_machine("mesh:10")
+    got = {}
+    for strategy in ("sum_of_squares", "best_fit"):
+        a = LinearAllocator(top, strategy=strategy, curve="row_major")
+        xs = [a.allocate(Request(1)) for _ in range(10)]
+        for k in (0, 1, 2, 4, 5, 7, 8, 9):
+            a.release(xs[k])
+        assert a.free_intervals() == [(0, 3), (4, 2), (7, 3)]
+        free = np.ones(10, dtype=bool)
+        free[[3, 6]] = False
+        assert reference_choice(free, 1, strategy, False) == ([0] if strategy == "sum_of_squares" else [4])
+        got[strategy] = a.allocate(Request(1)).nodes.tolist()
+    assert got == {"sum_of_squares": [0], "best_fit": [4]}
+
+
+@pytest.mark.parametrize("strategy", ["first_fit", "best_fit", "sum_of_squares"])
+@pytest.mark.parametrize("span", ["linear", "ring"])
+def test_whole_machine_grant_leaves_no_interval_behind(strategy, span):
+    """All n ranks in one grant: no interval is left (not even an empty one), and the release gives back (0, n)."""
+    top = parse_machine("mesh:4x3")
+    a = LinearAllocator(top, strategy=strategy, curve="snake", span=span)
+    for _ in range(3):
+        x = a.allocate(Request(12))
+        assert a.free_intervals() == [] and a._lens == [] and a._start_at_end == {}
+        a.release(x)
+        assert a.free_intervals() == [(0, 12)]
+    y = a.allocate(Request(5))
+    assert a.free_intervals() == [(5, 7)]
+    a.release(y)
+    assert a.free_intervals() == [(0, 12)]

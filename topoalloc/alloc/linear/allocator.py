@@ -170,18 +170,19 @@ class LinearAllocator(CountingProbes, Allocator):
         return length
 
     def _containing_start(self, a: int) -> int:
-        """Start of the free interval holding free rank ``a`` (only the O(n) fallback needs this)."""
+        """Start of the free interval holding free rank ``a``, the first rank of a run being carved.
+
+        Such a rank starts its interval but in one case.  A fit is carved at an interval's start;
+        a run of the min-span window that follows a gap starts right after a busy rank; and the
+        window's first rank never has a free rank just before it in the free list, since the
+        window one place back would have no larger span and a smaller start (ties go to the
+        smallest start).  The exception is a ring whose window starts at free list index 0,
+        rank 0, inside the interval that wraps past rank ``n - 1``: that interval starts just
+        after the last busy rank (one exists: a wholly free ring is the interval ``(0, n)``).
+        """
         if a in self._len_at:
             return a
-        busy = np.flatnonzero(~self._free_r[:a])
-        if busy.size:
-            return int(busy[-1]) + 1
-        if not self.ring:
-            return 0
-        busy = np.flatnonzero(~self._free_r)
-        if busy.size == 0:
-            return next(iter(self._len_at))  # the whole ring is one interval
-        return (int(busy[-1]) + 1) % self.n_nodes
+        return int(np.flatnonzero(~self._free_r)[-1]) + 1
 
     def _carve(self, a: int, k: int) -> None:
         """Remove free ranks ``a .. a+k-1`` (mod n on a ring), which lie inside one interval."""
@@ -205,8 +206,8 @@ class LinearAllocator(CountingProbes, Allocator):
         end = a + k
         if self.ring:
             end %= n
-        left = self._start_at_end.get(a if not self.ring else a % n)
-        right = end if end in self._len_at and (self.ring or end < n) else None
+        left = self._start_at_end.get(a)
+        right = end if end in self._len_at else None  # on a line no interval starts at n
         if left is not None and right is not None and left == right:
             self._remove(left)
             self._add(0, n)  # the whole ring free again: one interval from rank 0
@@ -217,7 +218,9 @@ class LinearAllocator(CountingProbes, Allocator):
             s = left
         if right is not None:
             length += self._remove(right)
-        self._add(0 if length == n else s, length)
+        # a merge to the whole machine starts at rank 0 anyway: on a line s = 0; on a ring the
+        # only ways are left == right (above) or the release of a whole-machine grant, made at 0
+        self._add(s, length)
 
     # --------------------------------------------------------------- choice
     def _choose_interval(self, p: int) -> int | None:
@@ -262,9 +265,9 @@ class LinearAllocator(CountingProbes, Allocator):
                 if s + p <= n:
                     ranks = np.arange(s, s + p)
                     runs = ((s, p),)
-                else:
+                else:  # wraps past rank n - 1 (a ring); p < n, since only the interval (0, n) holds n
                     ranks = np.arange(s, s + p) % n
-                    runs = ((0, n),) if p == n else ((0, s + p - n), (s, n - s))
+                    runs = ((0, s + p - n), (s, n - s))
                 info["contiguous"] = True
             else:
                 free = free_r.nonzero()[0]
@@ -273,14 +276,14 @@ class LinearAllocator(CountingProbes, Allocator):
                     ranks = np.concatenate([free[i:], free[: i + p - free.size]])
                 else:
                     ranks = free[i : i + p]
-                # carve each run of consecutive ranks (in window order) from its interval
-                seq = ranks if not self.ring else np.where(ranks < ranks[0], ranks + n, ranks)
-                cuts = np.flatnonzero(np.diff(seq) != 1) + 1
+                # carve each run of consecutive ranks (in window order) from its interval; a run
+                # that wraps past rank n - 1 is carved as two, which leaves the same intervals
+                cuts = np.flatnonzero(np.diff(ranks) != 1) + 1
                 bounds = [0, *cuts.tolist(), p]
-                heads = seq[bounds[:-1]].tolist()
+                heads = ranks[bounds[:-1]].tolist()
                 for a, b0, b1 in zip(heads, bounds, bounds[1:]):
-                    self._carve(a % n, b1 - b0)
-                info["contiguous"] = len(heads) == 1
+                    self._carve(a, b1 - b0)
+                info["contiguous"] = False  # one run would have been an interval that fits
         free_r[ranks] = False
         return Grant(ranks if self._identity else self._node_at_rank[ranks], info, runs)  # row-major: ranks are node ids
 
