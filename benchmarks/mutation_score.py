@@ -111,38 +111,62 @@ def _configure(dest: Path, modules: list[str], tests: list[str]) -> None:
     (dest / PRELOAD_FILE).write_text("\n".join(PRELOAD) + "\n")
 
 
-def run_group(name: str, children: int, keep: Path | None, list_survivors: bool) -> Counter:
+def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False) -> Counter:
     modules, tests = GROUPS[name]
     work = Path(tempfile.mkdtemp(prefix=f"mutation-{name}-")) if keep is None else keep / name
     dest = work / "repo"
-    _scratch(dest)
-    _configure(dest, modules, tests)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["PYTHONSAFEPATH"] = "1"  # the scratch copy's modules come from mutmut's tree only
     t0 = time.perf_counter()
-    subprocess.run(["mutmut", "run", "--max-children", str(children)], cwd=dest, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seconds = time.perf_counter() - t0
+    if not (reuse and (dest / "mutants").is_dir()):
+        _scratch(dest)
+        _configure(dest, modules, tests)
+        subprocess.run(["mutmut", "run", "--max-children", str(children)], cwd=dest, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     out = subprocess.run(["mutmut", "results", "--all", "true"], cwd=dest, env=env, capture_output=True, text=True).stdout
     counts: Counter = Counter()
     survivors = []
     equivalent = load_equivalent()
     for line in out.splitlines():
         m = _STATUS.match(line)
-        if m:
-            status = m.group(2)
-            if status == "survived" and m.group(1) in equivalent:
-                status = "equivalent"  # argued in EQUIVALENT_FILE
-            counts[status] += 1
-            if status == "survived":
-                survivors.append(m.group(1))
-    _print_group(name, counts, seconds)
+        if not m:
+            continue
+        mutant, status = m.group(1), m.group(2)
+        if status == "survived" and recheck_kills(dest, mutant, tests):
+            status = "killed at start"
+            if mutant in equivalent:
+                print(f"  {mutant} is listed equivalent in {EQUIVALENT_FILE.name} but a test kills it: remove it", flush=True)
+        elif status == "survived" and mutant in equivalent:
+            status = "equivalent"  # argued in EQUIVALENT_FILE
+        counts[status] += 1
+        if status == "survived":
+            survivors.append(mutant)
+    _print_group(name, counts, time.perf_counter() - t0)
     if list_survivors:
         for s in survivors:
             print(subprocess.run(["mutmut", "show", s], cwd=dest, env=env, capture_output=True, text=True).stdout)
     if keep is None:
         shutil.rmtree(work, ignore_errors=True)
     return counts
+
+
+def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
+    """Whether the group's tests fail with ``mutant`` active from the interpreter's start.
+
+    mutmut switches a mutant on after the package is imported, so code that runs at import —
+    the registry's factories, module-level tables — keeps the original and the mutant
+    "survives" whatever the tests check.  A survivor is therefore run once more, in a new
+    process whose environment names it from the start (the mutated copy first on the path).
+    pytest's exit status 1 (tests failed) or 2 (collection or import failed) kills it.
+    """
+    env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
+    env.pop("PYTHONSAFEPATH", None)
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", "not slow and not mutation", *tests]
+    try:
+        r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+    except subprocess.TimeoutExpired:
+        return False  # not counted as a kill: mutmut's own limit judged it already
+    return r.returncode in (1, 2)
 
 
 def load_equivalent(path: Path | None = None) -> dict[str, str]:
@@ -166,13 +190,17 @@ def load_equivalent(path: Path | None = None) -> dict[str, str]:
     return out
 
 
+def _detected(c: Counter) -> int:
+    return c["killed"] + c["killed at start"] + c["timeout"]
+
+
 def _score(c: Counter) -> float:
     """(killed + timed out) / (killed + timed out + survived): a mutant that makes a test hang is detected.
 
     Mutants argued equivalent (:func:`load_equivalent`) are not in the denominator: no test can
     tell them from the original.
     """
-    detected = c["killed"] + c["timeout"]
+    detected = _detected(c)
     judged = detected + c["survived"]
     return detected / judged if judged else float("nan")
 
@@ -194,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--children", type=int, default=os.cpu_count() or 1, help="mutants run at once (default: the cores)")
     ap.add_argument("--keep", type=Path, help="keep the scratch copies (and mutmut's results) under this folder")
     ap.add_argument("--list-survivors", action="store_true", help="print every surviving mutant's diff")
+    ap.add_argument("--reuse", action="store_true", help="with --keep: judge the results mutmut left there instead of running it again")
     args = ap.parse_args(argv)
     if shutil.which("mutmut") is None:
         print("mutation_score: mutmut is not installed (pip install -e \".[mutation]\")", file=sys.stderr)
@@ -201,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
     total: Counter = Counter()
     for g in args.groups:
-        total += run_group(g, args.children, args.keep, args.list_survivors)
+        total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse)
     if len(args.groups) > 1:
         _print_group("all", total, None)
     return 0

@@ -72,10 +72,12 @@ def test_generated_mutants_argued_equivalent_name_real_functions(tmp_path):
     assert listed
     classes = set(re.findall(r"^#   (\[\w+\])", ms.EQUIVALENT_FILE.read_text(), flags=re.M))  # argued once in the header
     for name, why in listed.items():
-        m = re.fullmatch(r"((?:topoalloc|ilp|proofs)(?:\.\w+)+)\.x_(\w+?)__mutmut_\d+", name)
+        m = re.fullmatch(r"((?:topoalloc|ilp|proofs)(?:\.\w+)+)\.x(?:_|ǁ(\w+)ǁ)(\w+?)__mutmut_\d+", name)  # function or Class method
         assert m, name
-        module = importlib.import_module(m.group(1))
-        assert hasattr(module, m.group(2)), name
+        owner = importlib.import_module(m.group(1))
+        if m.group(2):
+            owner = getattr(owner, m.group(2))
+        assert hasattr(owner, m.group(3)), name
         tag = re.match(r"\[\w+\]", why)
         assert (tag and tag.group(0) in classes) or len(why) > 20, (name, why)
     bad = tmp_path / "eq.txt"
