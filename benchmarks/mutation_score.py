@@ -102,6 +102,9 @@ def _configure(dest: Path, modules: list[str], tests: list[str]) -> None:
         # the caches that run filled (the curves' lru_cache, for one) and the mutated function
         # is never called — 80 false survivors of 207 on curves/grid.py before this
         'process_isolation = "forkserver"\n'
+        # a mutant is "timed out" when its tests take over 2 x 3 = 6 times their CPU time on the
+        # original plus 6 s (mutmut's default, 30 times, spent minutes on every mutant that loops)
+        'timeout_multiplier = 3.0\n'
         # the fork server imports the third-party libraries only (never topoalloc): each mutant
         # starts with numpy, hypothesis, Z3 and OR-Tools loaded and imports the mutated code itself
         'forkserver_warmup = "import"\n'
