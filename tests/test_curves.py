@@ -149,6 +149,16 @@ def test_hilbert_nd_refuses_boxes_too_large_for_its_index():
         assert exc.value.expected == "a box whose enclosing 2^b cube has at most 2^62 cells"
 
 
+def _invert_or_exchange(X, i, p):
+    """Skilling's step for the bit q = p + 1: invert the low bits of X[0] if X[i] has bit q, else exchange them with X[i]'s."""
+    if X[i] & (p + 1):
+        X[0] ^= p
+    else:
+        t = (X[0] ^ X[i]) & p
+        X[0] ^= t
+        X[i] ^= t
+
+
 def _skilling_axes(h, bits, d):
     """Skilling (2004), TransposetoAxes, one point in Python integers: Hilbert index -> coordinates.
 
@@ -168,12 +178,7 @@ def _skilling_axes(h, bits, d):
     while q != 1 << bits:  # undo excess work
         p = q - 1
         for i in range(d - 1, -1, -1):
-            if X[i] & q:
-                X[0] ^= p
-            else:
-                t = (X[0] ^ X[i]) & p
-                X[0] ^= t
-                X[i] ^= t
+            _invert_or_exchange(X, i, p)
         q <<= 1
     return X
 
@@ -185,12 +190,7 @@ def _skilling_index(coords, bits):
     while q > 1:
         p = q - 1
         for i in range(d):
-            if X[i] & q:
-                X[0] ^= p
-            else:
-                t = (X[0] ^ X[i]) & p
-                X[0] ^= t
-                X[i] ^= t
+            _invert_or_exchange(X, i, p)
         q >>= 1
     for i in range(1, d):
         X[i] ^= X[i - 1]
