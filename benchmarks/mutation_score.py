@@ -18,8 +18,10 @@ repository is never touched:
   inherits its caches and can skip the mutated code altogether.
 
 It prints, per group and in all, the mutants killed, survived, without a test
-and timed out, and the score (killed + timed out) / (killed + timed out +
-survived): a mutant that makes a test hang is detected.  Mutants that no test
+and timed out, and the score (killed + killed at start + timed out) / (the same
++ survived): a mutant that makes a test hang is detected, and "killed at start"
+is a survivor that fails the group's tests when run again with the mutant
+active from the interpreter's start (:func:`recheck_kills`).  Mutants that no test
 of the group reaches are not in the score; the "no tests" column shows them.  Survivors
 listed in ``benchmarks/mutation_equivalent.txt``, each with the argument why no test can
 tell it from the original, are counted as "equivalent" and left out of the score.  ``--list-survivors`` prints every survivor's diff
@@ -73,6 +75,9 @@ PRELOAD_FILE = "mutmut_preload.txt"
 #: surviving mutants argued equivalent, one per line with the argument
 EQUIVALENT_FILE = Path(__file__).with_name("mutation_equivalent.txt")
 
+#: the default tier's marker expression (mutmut's runs and the second run of the survivors)
+DEFAULT_TIER = "not slow and not mutation"
+
 _STATUS = re.compile(r"^\s*(\S+): (.+)$")
 
 
@@ -89,7 +94,7 @@ def _scratch(dest: Path) -> None:
 
 def _configure(dest: Path, modules: list[str], tests: list[str]) -> None:
     text = (dest / "pyproject.toml").read_text()
-    text = re.sub(r"^addopts = .*$", "addopts = \"--import-mode=importlib -m 'not slow and not mutation'\"", text, flags=re.M)
+    text = re.sub(r"^addopts = .*$", f"addopts = \"--import-mode=importlib -m '{DEFAULT_TIER}'\"", text, flags=re.M)
     quoted = lambda xs: "[" + ", ".join(f'"{x}"' for x in xs) + "]"  # noqa: E731
     text += (
         "\n[tool.mutmut]\n"
@@ -164,7 +169,7 @@ def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
     """
     env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
     env.pop("PYTHONSAFEPATH", None)
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", "not slow and not mutation", *tests]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", DEFAULT_TIER, *tests]
     try:
         r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
     except subprocess.TimeoutExpired:
@@ -198,7 +203,7 @@ def _detected(c: Counter) -> int:
 
 
 def _score(c: Counter) -> float:
-    """(killed + timed out) / (killed + timed out + survived): a mutant that makes a test hang is detected.
+    """(killed + killed at start + timed out) / (the same + survived): a mutant that makes a test hang is detected.
 
     Mutants argued equivalent (:func:`load_equivalent`) are not in the denominator: no test can
     tell them from the original.

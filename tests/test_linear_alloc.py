@@ -63,6 +63,13 @@ def reference_choice(free: np.ndarray, p: int, strategy: str, ring: bool) -> lis
     return sorted(best[1])
 
 
+def _free_by_rank(a: LinearAllocator) -> np.ndarray:
+    """The allocator's free mask in rank order."""
+    free = np.ones(a.n_nodes, dtype=bool)
+    free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+    return free
+
+
 def _ranks(a: LinearAllocator, alloc) -> list[int]:
     return sorted(a.ordering.rank_of[alloc.nodes].tolist())
 
@@ -83,16 +90,14 @@ def test_matches_brute_force_reference(strategy, span, spec, curve):
             p = rng.randint(1, max(1, a.free_count))
             if p > a.free_count:
                 continue
-            free = np.ones(top.n_nodes, dtype=bool)
-            free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+            free = _free_by_rank(a)
             want = reference_choice(free, p, strategy, span == "ring")
             x = a.allocate(Request(p))
             assert x is not None
             assert _ranks(a, x) == want, (strategy, span, free.astype(int).tolist(), p)
             held.append(x)
         # the interval structure equals the runs of the free mask
-        free = np.ones(top.n_nodes, dtype=bool)
-        free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+        free = _free_by_rank(a)
         if free.any():
             got = a.free_intervals()
             ref = _runs(free, span == "ring")
@@ -278,8 +283,7 @@ def test_matches_reference_on_larger_machines(strategy, span, spec, curve):
             a.release(held.pop(rng.randrange(len(held))))
         else:
             p = rng.randint(1, min(6, a.free_count))
-            free = np.ones(n, dtype=bool)
-            free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+            free = _free_by_rank(a)
             want = _windows_reference(free, p, strategy, ring)
             fallbacks += strategy != "sorted_free_list" and not any(L >= p for _, L in _runs(free, ring))
             x = a.allocate(Request(p))
@@ -289,8 +293,7 @@ def test_matches_reference_on_larger_machines(strategy, span, spec, curve):
                 assert x.info["contiguous"] is _one_run(got, n, ring)
             wraps += ring and 0 in got and n - 1 in got and p < n
             held.append(x)
-        free = np.ones(n, dtype=bool)
-        free[a.ordering.rank_of[np.flatnonzero(a.busy_mask)]] = False
+        free = _free_by_rank(a)
         if free.any():
             ref = _runs(free, ring)
             got_iv = a.free_intervals()
