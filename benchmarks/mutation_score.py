@@ -120,8 +120,16 @@ def _configure(dest: Path, modules: list[str], tests: list[str]) -> None:
 
 
 def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False) -> Counter:
-    modules, tests = GROUPS[name]
     work = Path(tempfile.mkdtemp(prefix=f"mutation-{name}-")) if keep is None else keep / name
+    try:
+        return _judge_group(name, work, children, list_survivors, reuse)
+    finally:
+        if keep is None:  # also when interrupted or failed: no scratch copy is left behind
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reuse: bool) -> Counter:
+    modules, tests = GROUPS[name]
     dest = work / "repo"
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -130,7 +138,10 @@ def run_group(name: str, children: int, keep: Path | None, list_survivors: bool,
     if not (reuse and (dest / "mutants").is_dir()):
         _scratch(dest)
         _configure(dest, modules, tests)
-        subprocess.run(["mutmut", "run", "--max-children", str(children)], cwd=dest, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run = subprocess.run(["mutmut", "run", "--max-children", str(children)], cwd=dest, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if run.returncode != 0:  # mutmut prints its reason last, on standard output
+            last = (run.stdout.strip().splitlines() or ["no message"])[-1]
+            raise RunError(f"group {name}: mutmut run failed with exit status {run.returncode} in {dest}: {last}")
     out = subprocess.run(["mutmut", "results", "--all", "true"], cwd=dest, env=env, capture_output=True, text=True).stdout
     counts: Counter = Counter()
     survivors = []
@@ -153,9 +164,11 @@ def run_group(name: str, children: int, keep: Path | None, list_survivors: bool,
     if list_survivors:
         for s in survivors:
             print(subprocess.run(["mutmut", "show", s], cwd=dest, env=env, capture_output=True, text=True).stdout)
-    if keep is None:
-        shutil.rmtree(work, ignore_errors=True)
     return counts
+
+
+class RunError(Exception):
+    """Bad input or a failed step, reported in one line (exit status 2)."""
 
 
 def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
@@ -193,7 +206,7 @@ def load_equivalent(path: Path | None = None) -> dict[str, str]:
             continue
         why = body[1].strip() if len(body) > 1 else ""
         if not why:
-            raise SystemExit(f"{(path or EQUIVALENT_FILE).name}, line {no}: mutant {name!r} is listed without the argument (# why)")
+            raise RunError(f"{(path or EQUIVALENT_FILE).name}, line {no}: mutant {name!r} is listed without the argument (# why)")
         out[name] = why
     return out
 
@@ -232,15 +245,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list-survivors", action="store_true", help="print every surviving mutant's diff")
     ap.add_argument("--reuse", action="store_true", help="with --keep: judge the results mutmut left there instead of running it again")
     args = ap.parse_args(argv)
+    if args.children < 1:
+        ap.error(f"argument --children: expected a count of 1 or more (got {args.children})")
+    if args.reuse and args.keep is None:
+        ap.error("argument --reuse: needs --keep, the folder of the runs to judge again")
     if shutil.which("mutmut") is None:
         print("mutation_score: mutmut is not installed (pip install -e \".[mutation]\")", file=sys.stderr)
         return 2
-    print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
-    total: Counter = Counter()
-    for g in args.groups:
-        total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse)
-    if len(args.groups) > 1:
-        _print_group("all", total, None)
+    try:
+        load_equivalent()  # a bad list is reported before hours of work, not after
+        if args.keep is not None:
+            try:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise RunError(f"argument --keep: cannot create {args.keep}: {e.strerror}") from None
+            for g in args.groups:
+                if (args.keep / g).exists() and not args.reuse:
+                    raise RunError(f"argument --keep: {args.keep / g} exists already (remove it, or judge it again with --reuse)")
+        print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
+        total: Counter = Counter()
+        for g in args.groups:
+            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse)
+        if len(args.groups) > 1:
+            _print_group("all", total, None)
+    except RunError as e:
+        print(f"mutation_score: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"mutation_score: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("mutation_score: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -82,5 +82,5 @@ def test_generated_mutants_argued_equivalent_name_real_functions(tmp_path):
         assert (tag and tag.group(0) in classes) or len(why) > 20, (name, why)
     bad = tmp_path / "eq.txt"
     bad.write_text("topoalloc.curves.grid.x_gray__mutmut_1\n")
-    with pytest.raises(SystemExit, match="line 1: mutant 'topoalloc.curves.grid.x_gray__mutmut_1' is listed without the argument"):
+    with pytest.raises(ms.RunError, match="line 1: mutant 'topoalloc.curves.grid.x_gray__mutmut_1' is listed without the argument"):
         ms.load_equivalent(bad)
