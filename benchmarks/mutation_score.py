@@ -62,7 +62,21 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ["topoalloc/alloc/hypercube/embedding.py", "topoalloc/alloc/hypercube/allocators.py", "topoalloc/topology/hypercube.py"],
         ["tests/test_hypercube.py", "tests/test_proofs_hypercube.py"],
     ),
-    "sched": (["topoalloc/sched/easy.py", "topoalloc/sched/conservative.py"], ["tests/test_schedulers_unit.py", "tests/test_golden.py"]),
+    # the keyed walk (EASY._backfill_indexed and its key index) runs only for allocators that
+    # are not counting: the kept-guard and probe tests of the slices, subcubes and subtori
+    # compare it with fresh passes and with replay; the compiled kernel is the counting path's reference
+    "sched": (
+        ["topoalloc/sched/easy.py", "topoalloc/sched/conservative.py"],
+        [
+            "tests/test_schedulers_unit.py", "tests/test_golden.py", "tests/test_properties.py", "tests/test_fastpath.py",
+            "tests/test_machines_units.py::test_kept_guard_on_long_queues",
+            "tests/test_machines_units.py::test_kept_guard_equals_fresh_passes_and_replay",
+            "tests/test_hypercube.py::test_kept_mask_guard_equals_fresh_passes_and_replay",
+            "tests/test_torus.py::test_easy_probe_equals_general_replay",
+            "tests/test_torus.py::test_easy_probe_equals_general_replay_long_queues",
+            "tests/test_torus.py::test_easy_replay_equals_overlay_probe",
+        ],
+    ),
 }
 
 #: third-party modules the fork server imports before forking the mutants (none of topoalloc's)
