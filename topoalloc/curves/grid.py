@@ -120,17 +120,13 @@ def hilbert2d(width: int, height: int) -> np.ndarray:
             out[pos : pos + n] = xs + w * ys
             pos += n
             continue
-        ax2, ay2, bx2, by2 = ax // 2, ay // 2, bx // 2, by // 2
-        # floor division of a negative odd length rounds away from zero; keep halves toward zero
-        if ax < 0 and ax % 2:
-            ax2 += 1
-        if ay < 0 and ay % 2:
-            ay2 += 1
-        if bx < 0 and bx % 2:
-            bx2 += 1
-        if by < 0 and by % 2:
-            by2 += 1
-        lw2, lh2 = abs(ax2 + ay2), abs(bx2 + by2)
+        # each axis halved toward zero, in its own direction (one of ax, ay is 0, and one of bx, by).
+        # Floor division would round a negative odd length away from zero; on the minor axis that
+        # changes the curve (length 4k + 1: the half is 2k, where 2k + 1 would be corrected to
+        # 2k + 2 below).  A negative major axis has an even length whenever it is halved here (it is
+        # a corrected half of a minor axis, or a piece of an even one), so its rounding is moot.
+        lw2, lh2 = lw // 2, lh // 2
+        ax2, ay2, bx2, by2 = dax * lw2, day * lw2, dbx * lh2, dby * lh2
         if 2 * lw > 3 * lh:
             # a long, thin rectangle: cut across the major axis into two, keeping the first half even
             if lw2 % 2 and lw > 2:
