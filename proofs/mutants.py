@@ -321,6 +321,15 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_golden.py", "tests/test_properties.py"),
     ),
     Mutant(
+        "easy-arrival-pass-drops-reservation",
+        "topoalloc/sched/easy.py",
+        "            ctx.record(self._head, self._shadow)  # the reservation kept: the one a full pass would make again\n",
+        "",
+        "A pass that only looks at new arrivals keeps the last reservation but does not record it: the "
+        "reservations recorded differ from full passes' (the schedule does not).",
+        ("tests/test_properties.py",),
+    ),
+    Mutant(
         "conservative-compress-may-delay",
         "topoalloc/sched/conservative.py",
         "            t = plan.earliest(j, size, est[j], not_after=old)",

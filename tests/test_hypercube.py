@@ -465,12 +465,7 @@ def test_subcube_relations_from_their_definitions():
 
 
 # --------------------------------------------- EASY keeps the mask guard between passes
-from topoalloc.alloc.base import Allocator as _Allocator  # noqa: E402
-
-
-def _replaying(cls):
-    """The allocator answering EASY's questions by snapshot replay, a fresh guard every pass, no keys."""
-    return type(f"_Replay{cls.__name__}", (cls,), {"earliest_fit": _Allocator.earliest_fit, "reservation_guard": _Allocator.reservation_guard, "fit_key": _Allocator.fit_key})
+from topoalloc.testing import replaying  # noqa: E402
 
 
 @pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator])
@@ -485,7 +480,7 @@ def test_kept_mask_guard_equals_fresh_passes_and_replay(cls, dim, seed, load):
     runs = [
         topoalloc.simulate(w, machine=m, allocator=cls(m), scheduler="easy", record_reservations=True),
         topoalloc.simulate(w, machine=m, allocator=cls(m), scheduler="easy:incremental=false", record_reservations=True),
-        topoalloc.simulate(w, machine=m, allocator=_replaying(cls)(m), scheduler="easy", record_reservations=True),
+        topoalloc.simulate(w, machine=m, allocator=replaying(cls(m)), scheduler="easy", record_reservations=True),
     ]
     for r in runs[1:]:
         assert np.array_equal(runs[0].start, r.start)

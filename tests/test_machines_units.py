@@ -581,17 +581,7 @@ def test_a_box_granted_again_is_the_same_array():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from topoalloc.alloc.base import Allocator as _Allocator  # noqa: E402
-from topoalloc.testing import workloads  # noqa: E402
-
-
-class _ReplaySlice(SliceAllocator):
-    """The same allocator answering EASY's questions the general way: snapshot replay, a fresh guard
-    every pass, no fit keys (so EASY asks every candidate in queue order, remembering nothing)."""
-
-    earliest_fit = _Allocator.earliest_fit
-    reservation_guard = _Allocator.reservation_guard
-    fit_key = _Allocator.fit_key
+from topoalloc.testing import replaying, workloads  # noqa: E402
 
 
 # (rings and thin grids with every shape: a job's first box moves when units are taken, so a job
@@ -609,7 +599,7 @@ _KEPT = [
 def _three_ways(w, spec, rule, shapes, scale=1.0):
     top = parse_machine(spec)
     runs = []
-    for alloc, sched in [(SliceAllocator(top, rule, shapes), "easy"), (SliceAllocator(top, rule, shapes), "easy:incremental=false"), (_ReplaySlice(top, rule, shapes), "easy")]:
+    for alloc, sched in [(SliceAllocator(top, rule, shapes), "easy"), (SliceAllocator(top, rule, shapes), "easy:incremental=false"), (replaying(SliceAllocator(top, rule, shapes)), "easy")]:
         runs.append(simulate(w, machine=top, allocator=alloc, scheduler=sched, record_reservations=True, scale_sizes=scale))
     return runs
 

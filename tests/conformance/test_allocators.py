@@ -53,3 +53,10 @@ MANY_STATES = {"can_allocate": 150, "earliest_fit": 150, "max_request_now": 150,
 def test_probes_many_states(name, top, factory, check):
     """The probe checks on ten times as many random states as the default run, the state machine on four times as many."""
     CHECKS[check](factory, examples=MANY_STATES[check])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,top,factory", CASES, ids=IDS)
+def test_schedules_many_workloads(name, top, factory):
+    """EASY and conservative with the allocator's probes against replay on three more workloads, of 60 jobs."""
+    CHECKS["schedules_equal_replay"](factory, seeds=(2, 3, 4), jobs=60)

@@ -17,6 +17,7 @@ from .conformance import (
     check_schedule,
     parametrize_with_checks,
     registered_allocator_factories,
+    replaying,
     small_topologies,
 )
 from .strategies import workloads
@@ -32,6 +33,7 @@ __all__ = [
     "check_schedule",
     "parametrize_with_checks",
     "registered_allocator_factories",
+    "replaying",
     "small_topologies",
     "workloads",
 ]

@@ -651,6 +651,76 @@ def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs"
         check_schedule(r)
 
 
+#: the probes an allocator may answer itself; :func:`replaying` answers them as :class:`Allocator` does (by replay)
+PROBES = ("can_allocate", "max_request_now", "earliest_fit", "reservation_guard", "fit_key")
+_REPLAYING: dict[type, type] = {}
+
+
+def replaying(allocator: Allocator) -> Allocator:
+    """``allocator`` answering the schedulers' probes the general way, by replay on snapshots.
+
+    Its class is swapped for a subclass that takes :data:`PROBES` from
+    :class:`Allocator`: ``can_allocate`` and the reservation guard replay on a
+    snapshot, ``earliest_fit`` replays the releases, ``max_request_now`` is the
+    free count and ``fit_key`` is ``None`` (so EASY asks every candidate, in
+    queue order, remembering nothing).  Allocation itself is unchanged.
+    """
+    cls = type(allocator)
+    sub = _REPLAYING.get(cls)
+    if sub is None:
+        sub = _REPLAYING[cls] = type(f"Replaying{cls.__name__}", (cls,), {"__slots__": (), **{p: getattr(Allocator, p) for p in PROBES}})
+    allocator.__class__ = sub
+    return allocator
+
+
+def _schedule_workload(n: int, largest: int, seed: int, jobs: int) -> Any:
+    """Bursty arrivals of integer times (many jobs at one instant, ends and arrivals together),
+    sizes up to the largest request that fits, estimates both above and below the run time."""
+    from ..workload import Workload
+
+    rng = random.Random(seed)
+    t = 0
+    rows = []
+    for _ in range(jobs):
+        t += rng.choice((0, 0, 1, 2, 3))
+        run = rng.randint(0, 12)
+        rows.append((t, run, rng.randint(1, largest), max(1, run + rng.randint(-3, 10))))
+    return Workload(job_id=np.arange(1, jobs + 1), submit=[r[0] for r in rows], run=[r[1] for r in rows], size=[r[2] for r in rows],
+                    requested_time=[r[3] for r in rows], header={"MaxProcs": str(n)}, source=f"<conformance seed {seed}>")
+
+
+def check_schedules_equal_replay(factory: Factory, *, seeds: Sequence[int] = (1,), jobs: int = 40) -> None:
+    """EASY and conservative backfilling decide the same with the allocator's probes as with replay.
+
+    On overloaded bursty workloads (queues of tens of jobs, estimates that
+    overrun): every job starts at the same time and the same reservations are
+    recorded with the allocator's own probes (EASY's keyed walk, kept guards,
+    counting shortcuts), with EASY's full passes (``incremental=false``), and
+    with :func:`replaying` probes.  This checks the probes where the
+    schedulers use them, and the schedulers' shortcuts against their plain
+    definition.
+    """
+    from ..api import simulate
+
+    probe = factory()
+    n = probe.n_nodes
+    largest = max(s for s in range(1, n + 1) if _fits_empty_machine(probe, s))
+    for seed in seeds:
+        w = _schedule_workload(n, largest, seed, jobs)
+        for sched, variants in (("easy", ("easy:incremental=false",)), ("conservative", ())):
+            ref = simulate(w, machine=probe.topology, allocator=factory(), scheduler=sched, record_reservations=True)
+            others = [(v, v, factory()) for v in variants] + [(f"{sched} with replay probes", sched, replaying(factory()))]
+            for label, scheduler, alloc in others:
+                got = simulate(w, machine=probe.topology, allocator=alloc, scheduler=scheduler, record_reservations=True)
+                if not np.array_equal(ref.start, got.start):
+                    j = int(np.flatnonzero(ref.start != got.start)[0])
+                    _fail("schedules_equal_replay", f"seed {seed}: job {j} starts at {ref.start[j]} under {sched}, at {got.start[j]} under {label}")
+                if ref.reservations != got.reservations:
+                    k = next((i for i, (x, y) in enumerate(zip(ref.reservations, got.reservations)) if x != y), min(len(ref.reservations), len(got.reservations)))
+                    _fail("schedules_equal_replay", f"seed {seed}: reservation {k} differs between {sched} and {label} "
+                          f"({ref.reservations[k] if k < len(ref.reservations) else 'none'} vs {got.reservations[k] if k < len(got.reservations) else 'none'})")
+
+
 def check_stateful(factory: Factory, *, examples: int = 40, steps: int = 30) -> None:
     """A Hypothesis state machine of random allocate / release / probe steps (see :class:`AllocatorStateMachine`)."""
     from hypothesis import HealthCheck, settings
@@ -680,6 +750,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "fit_keys": check_fit_keys,
     "stateful": check_stateful,
     "in_simulation": check_in_simulation,
+    "schedules_equal_replay": check_schedules_equal_replay,
 }
 
 
