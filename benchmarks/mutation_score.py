@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,11 +64,17 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
         ["tests/test_hypercube.py", "tests/test_proofs_hypercube.py"],
     ),
     # the keyed walk (EASY._backfill_indexed and its key index) runs only for allocators that
-    # are not counting: the kept-guard and probe tests of the slices, subcubes and subtori
-    # compare it with fresh passes and with replay; the compiled kernel is the counting path's reference
+    # are not counting: its questions (test_keyed_walk), the conformance suite's schedules against
+    # replay on one machine per family, and the kept-guard and probe tests of the slices, subcubes
+    # and subtori; the compiled kernel is the counting path's reference
     "sched": (
         ["topoalloc/sched/easy.py", "topoalloc/sched/conservative.py"],
         [
+            "tests/test_keyed_walk.py",
+            *(f"tests/conformance/test_allocators.py::test_conformance[{case}-schedules_equal_replay]" for case in (
+                "ep-torus:2x3x4", "nep-mesh:5x3", "mesh_first_fit-mesh:5x3", "anca_ff-torus:2x3x4", "buddy-hypercube:4",
+                "free_list-hypercube:4", "afl-hypercube:4", "gray_code-hypercube:4", "slice-tofu:3x2x2", "slice-tpu:4x2x3,cube=1",
+                "buddy_2d-mesh:4x4", "sum_of_squares-slurm-block:topology-block-example.conf")),
             "tests/test_schedulers_unit.py", "tests/test_golden.py", "tests/test_properties.py", "tests/test_fastpath.py",
             "tests/test_machines_units.py::test_kept_guard_on_long_queues",
             "tests/test_machines_units.py::test_kept_guard_equals_fresh_passes_and_replay",
@@ -160,12 +167,13 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
     counts: Counter = Counter()
     survivors = []
     equivalent = load_equivalent()
-    for line in out.splitlines():
-        m = _STATUS.match(line)
-        if not m:
-            continue
-        mutant, status = m.group(1), m.group(2)
-        if status == "survived" and recheck_kills(dest, mutant, tests):
+    verdicts = [(m.group(1), m.group(2)) for m in map(_STATUS.match, out.splitlines()) if m]
+    # the survivors' second runs, ``children`` at a time (each is a pytest process of its own)
+    with ThreadPoolExecutor(max_workers=children) as pool:
+        second = dict(zip((m for m, st in verdicts if st == "survived"),
+                          pool.map(lambda m: recheck_kills(dest, m, tests), [m for m, st in verdicts if st == "survived"])))
+    for mutant, status in verdicts:
+        if status == "survived" and second[mutant]:
             status = "killed at start"
             if mutant in equivalent:
                 print(f"  {mutant} is listed equivalent in {EQUIVALENT_FILE.name} but a test kills it: remove it", flush=True)

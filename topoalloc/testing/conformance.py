@@ -689,14 +689,16 @@ def _schedule_workload(n: int, largest: int, seed: int, jobs: int) -> Any:
                     requested_time=[r[3] for r in rows], header={"MaxProcs": str(n)}, source=f"<conformance seed {seed}>")
 
 
-def check_schedules_equal_replay(factory: Factory, *, seeds: Sequence[int] = (1,), jobs: int = 40) -> None:
+def check_schedules_equal_replay(factory: Factory, *, seeds: Sequence[int] = (1,), jobs: int = 40,
+                                 schedulers: Sequence[str] = ("easy", "easy:order=sjf", "conservative")) -> None:
     """EASY and conservative backfilling decide the same with the allocator's probes as with replay.
 
     On overloaded bursty workloads (queues of tens of jobs, estimates that
     overrun): every job starts at the same time and the same reservations are
-    recorded with the allocator's own probes (EASY's keyed walk, kept guards,
-    counting shortcuts), with EASY's full passes (``incremental=false``), and
-    with :func:`replaying` probes.  This checks the probes where the
+    recorded with the allocator's own probes (EASY's keyed walk in FCFS order,
+    its remembered refusals by key in other orders, kept guards, counting
+    shortcuts), with EASY's full passes (``incremental=false``), and with
+    :func:`replaying` probes.  This checks the probes where the
     schedulers use them, and the schedulers' shortcuts against their plain
     definition.
     """
@@ -707,7 +709,8 @@ def check_schedules_equal_replay(factory: Factory, *, seeds: Sequence[int] = (1,
     largest = max(s for s in range(1, n + 1) if _fits_empty_machine(probe, s))
     for seed in seeds:
         w = _schedule_workload(n, largest, seed, jobs)
-        for sched, variants in (("easy", ("easy:incremental=false",)), ("conservative", ())):
+        for sched in schedulers:
+            variants = (sched + (",incremental=false" if ":" in sched else ":incremental=false"),) if sched.startswith("easy") else ()
             ref = simulate(w, machine=probe.topology, allocator=factory(), scheduler=sched, record_reservations=True)
             others = [(v, v, factory()) for v in variants] + [(f"{sched} with replay probes", sched, replaying(factory()))]
             for label, scheduler, alloc in others:
