@@ -37,6 +37,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -193,6 +194,24 @@ class RunError(Exception):
     """Bad input or a failed step, reported in one line (exit status 2)."""
 
 
+def second_run_tests(dest: Path, mutant: str, tests: list[str]) -> list[str]:
+    """The tests a survivor's second run needs: those mutmut saw reaching its function on the
+    original code, and every entry of the group's list mutmut has no record of (tests added
+    since its run: mutmut's cache keeps its selection).  The whole list for a function no
+    test reached (code run only at import, which is what the second run is for)."""
+    stats_file = dest / "mutants" / "mutmut-stats.json"
+    if not stats_file.is_file():
+        return tests
+    reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {})
+    function = mutant.rsplit("__mutmut_", 1)[0]
+    seen = {t for ts in reach.values() for t in ts}
+    mine = sorted(set(reach.get(function, ())))
+    if not mine:
+        return tests
+    unseen = [e for e in tests if not any(t == e or t.startswith(e + "::") or t.startswith(e + "[") for t in seen)]
+    return unseen + mine
+
+
 def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
     """Whether the group's tests fail with ``mutant`` active from the interpreter's start.
 
@@ -204,7 +223,8 @@ def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
     """
     env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
     env.pop("PYTHONSAFEPATH", None)
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", DEFAULT_TIER, *tests]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", DEFAULT_TIER,
+           *second_run_tests(dest, mutant, tests)]
     try:
         r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
     except subprocess.TimeoutExpired:

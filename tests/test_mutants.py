@@ -84,3 +84,21 @@ def test_generated_mutants_argued_equivalent_name_real_functions(tmp_path):
     bad.write_text("topoalloc.curves.grid.x_gray__mutmut_1\n")
     with pytest.raises(ms.RunError, match="line 1: mutant 'topoalloc.curves.grid.x_gray__mutmut_1' is listed without the argument"):
         ms.load_equivalent(bad)
+
+
+def test_second_run_takes_the_tests_reaching_the_function_and_those_mutmut_never_saw(tmp_path):
+    """A survivor's second run: the tests mutmut's stats say reach its function, plus the group's
+    entries mutmut has no record of; the whole list for a function no test reached."""
+    import json
+
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    (tmp_path / "mutants").mkdir()
+    group = ["tests/new.py", "tests/a.py", "tests/b.py::test_x", "tests/c.py"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group) == group  # no stats: everything
+    reach = {"pkg.mod.x_f": ["tests/a.py::test_1", "tests/b.py::test_x[2]"], "pkg.mod.xǁCǁg": ["tests/c.py::test_9"]}
+    (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps({"tests_by_mangled_function_name": reach}))
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group) == ["tests/new.py", "tests/a.py::test_1", "tests/b.py::test_x[2]"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.xǁCǁg__mutmut_12", group) == ["tests/new.py", "tests/c.py::test_9"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_h__mutmut_1", group) == group  # reached by no test (import time)
