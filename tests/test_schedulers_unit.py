@@ -125,3 +125,28 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     factor = parse_machine(machine).n_nodes / w.max_procs
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
     assert len(calls) > 10 and any(calls)  # reservations in the future were made and compared
+
+
+class _LyingCounter(FlatAllocator):
+    """Declares counting (any request of at most free_count processors fits) but refuses jobs of 2."""
+
+    def _allocate(self, request):
+        return None if request.size == 2 else super()._allocate(request)
+
+
+def test_easy_names_a_counting_allocator_that_refuses_what_it_promised():
+    """Both backfill cases (ending by the shadow time, or fitting the extra nodes) raise the
+    conformance error naming the allocator, the size refused and the free count."""
+    import pytest
+
+    from topoalloc.errors import ConformanceError
+
+    for estimates in ([10, 10, 5], [10, 10, 20]):  # job 2 ends by the shadow (10) / after it, inside the extra 4
+        alloc = _LyingCounter(FlatTopology(8))
+        ctx = SchedulingContext(alloc, estimate=estimates, size=[6, 4, 2], requests=[Request(s, job_id=i) for i, s in enumerate([6, 4, 2])].__getitem__)
+        ctx.set_queue([0])
+        FCFS().schedule(ctx)
+        ctx.set_queue([1, 2])
+        ctx.now = 1.0
+        with pytest.raises(ConformanceError, match=r"^counting: flat declares counting but refused 2 processors with 2 free$"):
+            EASY().schedule(ctx)
