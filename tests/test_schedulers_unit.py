@@ -150,3 +150,19 @@ def test_easy_names_a_counting_allocator_that_refuses_what_it_promised():
         ctx.now = 1.0
         with pytest.raises(ConformanceError, match=r"^counting: flat declares counting but refused 2 processors with 2 free$"):
             EASY().schedule(ctx)
+
+
+def test_conservative_records_a_reservation_when_made_and_when_it_moves_only():
+    """Job 0 (6 of 8 processors) is expected to run 10 s but ends at 3: job 1's reservation at 10
+    moves to 3, and is recorded again then; job 2 starts at once in the two processors left.  An
+    unchanged reservation is not recorded again, on a counting allocator (which skips jobs that
+    cannot move earlier) and on one that is not (which asks again and gets the same time)."""
+    import topoalloc
+    from topoalloc.workload import Workload
+
+    w = Workload(job_id=[1, 2, 3], submit=[0, 1, 2], run=[3, 5, 1], size=[6, 4, 2], requested_time=[10, 5, 20], header={"MaxProcs": "8"}, source="<test>")
+    want = [(0, 0.0, 0.0), (1, 1.0, 10.0), (2, 2.0, 2.0), (1, 3.0, 3.0)]
+    for machine, allocator in (("flat:8", "flat"), ("flat:8", "flat:probe=replay")):
+        r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", record_reservations=True)
+        assert [(x.job, x.made_at, x.time) for x in r.reservations] == want, machine
+        assert r.start.tolist() == [0.0, 3.0, 2.0]
