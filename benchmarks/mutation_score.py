@@ -202,7 +202,10 @@ def second_run_tests(dest: Path, mutant: str, tests: list[str]) -> list[str]:
     stats_file = dest / "mutants" / "mutmut-stats.json"
     if not stats_file.is_file():
         return tests
-    reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {})
+    try:
+        reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {})
+    except (ValueError, AttributeError) as e:  # (not JSON, not UTF-8, not an object)
+        raise RunError(f"{stats_file}: not mutmut's statistics ({e.__class__.__name__}): remove the group's folder and run it again") from None
     function = mutant.rsplit("__mutmut_", 1)[0]
     seen = {t for ts in reach.values() for t in ts}
     mine = sorted(set(reach.get(function, ())))

@@ -102,3 +102,14 @@ def test_second_run_takes_the_tests_reaching_the_function_and_those_mutmut_never
     assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group) == ["tests/new.py", "tests/a.py::test_1", "tests/b.py::test_x[2]"]
     assert ms.second_run_tests(tmp_path, "pkg.mod.xǁCǁg__mutmut_12", group) == ["tests/new.py", "tests/c.py::test_9"]
     assert ms.second_run_tests(tmp_path, "pkg.mod.x_h__mutmut_1", group) == group  # reached by no test (import time)
+
+
+def test_second_run_refuses_a_stats_file_that_is_not_mutmuts(tmp_path):
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    (tmp_path / "mutants").mkdir()
+    for junk in (b"\x00\xff\xfe binary", b"[1, 2]"):
+        (tmp_path / "mutants" / "mutmut-stats.json").write_bytes(junk)
+        with pytest.raises(ms.RunError, match="not mutmut's statistics"):
+            ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_1", ["tests/a.py"])

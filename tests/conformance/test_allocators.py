@@ -60,3 +60,11 @@ def test_probes_many_states(name, top, factory, check):
 def test_schedules_many_workloads(name, top, factory):
     """EASY and conservative with the allocator's probes against replay on three more workloads, of 60 jobs."""
     CHECKS["schedules_equal_replay"](factory, seeds=(2, 3, 4), jobs=60)
+
+
+def test_replaying_takes_an_allocator_only():
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.testing import replaying
+
+    with pytest.raises(InvalidArgument, match=r"argument allocator=3: expected an Allocator instance"):
+        replaying(3)

@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..alloc.base import Allocation, Allocator, Request
-from ..errors import AllocationError, ConformanceError, RequestNeverFits
+from ..errors import AllocationError, ConformanceError, InvalidArgument, RequestNeverFits
 from ..registry import ALLOCATORS
 from ..topology import Grid, Subcubes, Topology, parse_machine
 from .mesh2d_claims import MESH2D_CLAIMS
@@ -665,6 +665,8 @@ def replaying(allocator: Allocator) -> Allocator:
     free count and ``fit_key`` is ``None`` (so EASY asks every candidate, in
     queue order, remembering nothing).  Allocation itself is unchanged.
     """
+    if not isinstance(allocator, Allocator):
+        raise InvalidArgument("allocator", allocator, "an Allocator instance")
     cls = type(allocator)
     sub = _REPLAYING.get(cls)
     if sub is None:
