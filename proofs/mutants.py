@@ -323,7 +323,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "easy-arrival-pass-drops-reservation",
         "topoalloc/sched/easy.py",
-        "            ctx.record(self._head, self._shadow)  # the reservation kept: the one a full pass would make again\n",
+        "            ctx.record(ctx.queue[0], self._shadow)  # the head's reservation kept: the one a full pass would make again\n",
         "",
         "A pass that only looks at new arrivals keeps the last reservation but does not record it: the "
         "reservations recorded differ from full passes' (the schedule does not).",

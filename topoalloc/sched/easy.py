@@ -103,7 +103,7 @@ class EASY(Scheduler):
     # ------------------------------------------------------------------ pass
     def schedule(self, ctx: SchedulingContext) -> None:
         if self._arrivals_only(ctx):
-            ctx.record(self._head, self._shadow)  # the reservation kept: the one a full pass would make again
+            ctx.record(ctx.queue[0], self._shadow)  # the head's reservation kept: the one a full pass would make again
             self._backfill_arrivals(ctx)
             return
         index = self._update_index(ctx)

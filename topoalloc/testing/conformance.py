@@ -720,10 +720,12 @@ def check_schedules_equal_replay(factory: Factory, *, seeds: Sequence[int] = (1,
                 if not np.array_equal(ref.start, got.start):
                     j = int(np.flatnonzero(ref.start != got.start)[0])
                     _fail("schedules_equal_replay", f"seed {seed}: job {j} starts at {ref.start[j]} under {sched}, at {got.start[j]} under {label}")
-                if ref.reservations != got.reservations:
-                    k = next((i for i, (x, y) in enumerate(zip(ref.reservations, got.reservations)) if x != y), min(len(ref.reservations), len(got.reservations)))
+                mine, theirs = ref.reservations, got.reservations
+                assert mine is not None and theirs is not None  # (record_reservations=True)
+                if mine != theirs:
+                    k = next((i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y), min(len(mine), len(theirs)))
                     _fail("schedules_equal_replay", f"seed {seed}: reservation {k} differs between {sched} and {label} "
-                          f"({ref.reservations[k] if k < len(ref.reservations) else 'none'} vs {got.reservations[k] if k < len(got.reservations) else 'none'})")
+                          f"({mine[k] if k < len(mine) else 'none'} vs {theirs[k] if k < len(theirs) else 'none'})")
 
 
 def check_stateful(factory: Factory, *, examples: int = 40, steps: int = 30) -> None:
