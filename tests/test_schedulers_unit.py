@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from topoalloc.alloc import FlatAllocator, Request
+from topoalloc.alloc.flat import FlatByReplay
+from topoalloc.alloc.probes import ReplayGuard
 from topoalloc.sched import EASY, FCFS, Conservative, SchedulingContext
 from topoalloc.topology import FlatTopology
 
@@ -166,3 +170,171 @@ def test_conservative_records_a_reservation_when_made_and_when_it_moves_only():
         r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", record_reservations=True)
         assert [(x.job, x.made_at, x.time) for x in r.reservations] == want, machine
         assert r.start.tolist() == [0.0, 3.0, 2.0]
+
+
+def test_conservative_overrun_at_the_reservation_instant_moves_it_once():
+    """Job 0 (the whole machine) is expected to end at 10 but runs to 20; job 1 is reserved at 10.
+    At 10 job 0 overruns: the reservation moves to the next instant and is recorded once; the
+    scheduler does not wake at that instant only to move it again by one more ulp (while a job
+    overruns, its real end is the event that remakes the plan)."""
+    import math
+
+    import topoalloc
+    from topoalloc.workload import Workload
+
+    w = Workload(job_id=[1, 2], submit=[0, 1], run=[20, 5], size=[8, 8], requested_time=[10, 5], header={"MaxProcs": "8"}, source="<test>")
+    want = [(0, 0.0, 0.0), (1, 1.0, 10.0), (1, 10.0, math.nextafter(10.0, math.inf)), (1, 20.0, 20.0)]
+    for allocator in ("flat", "flat:probe=replay"):
+        r = topoalloc.simulate(w, machine="flat:8", allocator=allocator, scheduler="conservative", record_reservations=True)
+        assert [(x.job, x.made_at, x.time) for x in r.reservations] == want, allocator
+        assert r.start.tolist() == [0.0, 20.0]
+
+
+def test_easy_names_a_head_that_never_fits():
+    from topoalloc.errors import SimulationError
+
+    ctx = context([9], [10])
+    ctx.set_queue([0])
+    with pytest.raises(SimulationError, match=r"^queue head \(job position 0\) cannot fit even after every running job ends$"):
+        EASY()._reserve(ctx, 0)
+
+
+def test_easy_key_index_names_a_job_it_does_not_hold():
+    """Removing a job that was never added, or removing one twice, is topoalloc's own bug: named, not a crash elsewhere."""
+    from topoalloc.errors import InternalError
+    from topoalloc.sched.easy import _KeyIndex
+
+    ctx = context([2, 3], [10, 10])
+    index = _KeyIndex(ctx, 2)
+    index.add(0)
+    with pytest.raises(InternalError, match=r"job position 1 is not in the EASY key index$"):
+        index.remove(1)
+    index.remove(0)
+    with pytest.raises(InternalError, match=r"job position 0 is not in the EASY key index$"):
+        index.remove(0)
+
+
+def test_easy_key_class_grows_by_doubling():
+    """A key's estimates array doubles when full: appending n jobs keeps at most about 2n slots."""
+    from topoalloc.sched.easy import _KeyClass
+
+    cl = _KeyClass()
+    for j in range(1000):
+        assert cl.append(j, j + 1, float(j)) == j
+    assert cl.n == cl.alive_count == 1000
+    assert len(cl.est) == 1024
+    assert cl.est[:1000].tolist() == [float(j) for j in range(1000)]
+
+
+def test_easy_remove_started_names_a_job_the_index_misplaces():
+    """With the key index's ranks, a started job is found by bisection; one not where its rank
+    puts it is an internal error, named (past the queue's end, or another job there)."""
+    from topoalloc.errors import InternalError
+
+    ctx = context([1, 1, 1, 1], [10, 10, 10, 10])
+    for rank in ([1, 2, 3, 4], [1, 2, 3, 2]):  # job 3 ranked past the queue / where job 1 is
+        ctx.set_queue([0, 1, 2])
+        with pytest.raises(InternalError, match=r"^job position 3 is not where the EASY key index ranks it in the queue$"):
+            EASY._remove_started(ctx, [3], rank)
+        assert ctx.queue == [0, 1, 2]
+    EASY._remove_started(ctx, [1], [1, 2, 3, 4])
+    assert ctx.queue == [0, 2]
+
+
+class _Keyless(FlatByReplay):
+    """Declares fit keys (so FCFS EASY walks its key index) but gives every request None: no key."""
+
+    def fit_key(self, request):
+        return None
+
+
+def test_easy_keyless_jobs_are_classes_of_their_own():
+    """Jobs with no fit key are never grouped: job 2 (5 processors, too wide for the 4 free) does
+    not hide job 3 (2 processors, ending by the shadow time), which backfills at once."""
+    import topoalloc
+    from topoalloc.workload import Workload
+
+    w = Workload(job_id=[1, 2, 3, 4], submit=[0, 0, 0, 0], run=[100, 10, 10, 10], size=[6, 8, 5, 2], requested_time=[100, 10, 10, 10],
+                 header={"MaxProcs": "10"}, source="<test>")
+    for scheduler in ("easy", "easy:incremental=false"):  # (FCFS: the key index's walk)
+        r = topoalloc.simulate(w, machine="flat:10", allocator=_Keyless(FlatTopology(10)), scheduler=scheduler)
+        assert r.start.tolist() == [0.0, 100.0, 110.0, 0.0], scheduler
+
+
+class _ThreesNeedAnIdleMachine(FlatByReplay):
+    """Keyed by size; a request for 3 processors fits only the idle machine (as a shape may not fit a busy one)."""
+
+    def fit_key(self, request):
+        return request.size
+
+    def _allocate(self, request):
+        return None if request.size == 3 and self.free_count < self.n_nodes else super()._allocate(request)
+
+
+def test_easy_refusal_of_one_key_ending_by_the_shadow_hides_no_other_key():
+    """SJF order remembers refusals per (key, ends by the shadow time): job 2 (3 processors, ending
+    by the shadow) is refused, and that must not be taken for a refusal of job 3's key (2
+    processors, running past the shadow but inside the 2 extra nodes), which backfills at once."""
+    import topoalloc
+    from topoalloc.workload import Workload
+
+    w = Workload(job_id=[1, 2, 3, 4], submit=[0, 1, 1, 1], run=[100, 1, 5, 200], size=[6, 8, 3, 2], requested_time=[100, 1, 5, 200],
+                 header={"MaxProcs": "10"}, source="<test>")
+    r = topoalloc.simulate(w, machine="flat:10", allocator=_ThreesNeedAnIdleMachine(FlatTopology(10)), scheduler="easy:order=sjf")
+    assert r.start.tolist() == [0.0, 100.0, 201.0, 1.0]
+
+
+def test_easy_schedules_negative_submit_times_as_any_other():
+    """Logs may start before time 0 (the SWF reader keeps negative submit times, with a warning):
+    EASY's first pass is a full pass there too, not one that reuses a reservation it never made."""
+    import topoalloc
+    from topoalloc.workload import Workload
+
+    w = Workload(job_id=[1, 2, 3], submit=[-10, -5, -5], run=[20, 1, 3], size=[8, 4, 1], requested_time=[20, 1, 3], header={"MaxProcs": "8"}, source="<test>")
+    for allocator in ("flat", "flat:probe=replay"):
+        r = topoalloc.simulate(w, machine="flat:8", allocator=allocator, scheduler="easy", record_reservations=True)
+        assert [(x.job, x.made_at, x.time) for x in r.reservations] == [(1, -5.0, 10.0)], allocator
+        assert r.start.tolist() == [-10.0, 10.0, 10.0], allocator
+
+
+class _ContiguousLine(FlatByReplay):
+    """Processors on a line; a job takes the lowest run of free ones (contiguous first fit), keyed by
+    size, with the replay guard declared reusable.  It is: the state is the busy set, so a guard kept
+    after admissions answers as a fresh one would, and a refusal depends on the state only.  Whether a
+    job delays the head depends on where it lands, which a start elsewhere changes, so a refusal
+    can be lifted by a start: the walk's remembered, forgotten and jumped-over refusals all matter."""
+
+    def fit_key(self, request):
+        return request.size
+
+    def reservation_guard(self, head, releases):
+        return _KeptReplayGuard(self, head, releases)
+
+    def _allocate(self, request):
+        s = request.size
+        free = ~self._busy
+        for i in range(self.n_nodes - s + 1):
+            if free[i : i + s].all():
+                return np.arange(i, i + s)
+        return None
+
+
+class _KeptReplayGuard(ReplayGuard):
+    reusable = True
+
+
+@pytest.mark.parametrize("n", [6, 10, 16])
+def test_easy_keyed_walk_and_kept_guards_on_a_contiguous_line(n):
+    """The toy line allocator meets the allocator contract (the conformance checks of its probes
+    and a random state machine); then, on 80 bursty workloads, EASY's keyed walk with kept guards
+    gives every job the start (and records the reservations) that full passes and replay give."""
+    from topoalloc.testing import CHECKS
+    from topoalloc.testing.conformance import check_schedules_equal_replay
+
+    def factory():
+        return _ContiguousLine(FlatTopology(n))
+
+    for check in ("can_allocate", "max_request_now", "reservation_guard", "fit_keys", "stateful"):
+        CHECKS[check](factory)
+    check_schedules_equal_replay(factory, seeds=range(1, 81), jobs=60, schedulers=("easy",))
+    check_schedules_equal_replay(factory, seeds=range(1, 11), jobs=60, schedulers=("easy:order=sjf",))
