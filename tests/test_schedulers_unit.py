@@ -17,6 +17,14 @@ def context(sizes, estimates, n=8):
     return SchedulingContext(alloc, estimate=estimates, size=sizes, requests=reqs.__getitem__, record_reservations=True)
 
 
+def workload(submit, run, size, requested, nodes):
+    """A hand-made log of len(submit) jobs (ids from 1) for a machine of ``nodes`` processors."""
+    from topoalloc.workload import Workload
+
+    return Workload(job_id=list(range(1, len(submit) + 1)), submit=submit, run=run, size=size, requested_time=requested,
+                    header={"MaxProcs": str(nodes)}, source="<test>")
+
+
 def test_fcfs_head_blocks():
     ctx = context([6, 4, 1], [10, 10, 10])
     ctx.set_queue([0, 1, 2])
@@ -162,9 +170,8 @@ def test_conservative_records_a_reservation_when_made_and_when_it_moves_only():
     unchanged reservation is not recorded again, on a counting allocator (which skips jobs that
     cannot move earlier) and on one that is not (which asks again and gets the same time)."""
     import topoalloc
-    from topoalloc.workload import Workload
 
-    w = Workload(job_id=[1, 2, 3], submit=[0, 1, 2], run=[3, 5, 1], size=[6, 4, 2], requested_time=[10, 5, 20], header={"MaxProcs": "8"}, source="<test>")
+    w = workload([0, 1, 2], [3, 5, 1], [6, 4, 2], [10, 5, 20], 8)
     want = [(0, 0.0, 0.0), (1, 1.0, 10.0), (2, 2.0, 2.0), (1, 3.0, 3.0)]
     for machine, allocator in (("flat:8", "flat"), ("flat:8", "flat:probe=replay")):
         r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", record_reservations=True)
@@ -180,9 +187,8 @@ def test_conservative_overrun_at_the_reservation_instant_moves_it_once():
     import math
 
     import topoalloc
-    from topoalloc.workload import Workload
 
-    w = Workload(job_id=[1, 2], submit=[0, 1], run=[20, 5], size=[8, 8], requested_time=[10, 5], header={"MaxProcs": "8"}, source="<test>")
+    w = workload([0, 1], [20, 5], [8, 8], [10, 5], 8)
     want = [(0, 0.0, 0.0), (1, 1.0, 10.0), (1, 10.0, math.nextafter(10.0, math.inf)), (1, 20.0, 20.0)]
     for allocator in ("flat", "flat:probe=replay"):
         r = topoalloc.simulate(w, machine="flat:8", allocator=allocator, scheduler="conservative", record_reservations=True)
@@ -252,20 +258,22 @@ def test_easy_keyless_jobs_are_classes_of_their_own():
     """Jobs with no fit key are never grouped: job 2 (5 processors, too wide for the 4 free) does
     not hide job 3 (2 processors, ending by the shadow time), which backfills at once."""
     import topoalloc
-    from topoalloc.workload import Workload
 
-    w = Workload(job_id=[1, 2, 3, 4], submit=[0, 0, 0, 0], run=[100, 10, 10, 10], size=[6, 8, 5, 2], requested_time=[100, 10, 10, 10],
-                 header={"MaxProcs": "10"}, source="<test>")
+    w = workload([0, 0, 0, 0], [100, 10, 10, 10], [6, 8, 5, 2], [100, 10, 10, 10], 10)
     for scheduler in ("easy", "easy:incremental=false"):  # (FCFS: the key index's walk)
         r = topoalloc.simulate(w, machine="flat:10", allocator=_Keyless(FlatTopology(10)), scheduler=scheduler)
         assert r.start.tolist() == [0.0, 100.0, 110.0, 0.0], scheduler
 
 
-class _ThreesNeedAnIdleMachine(FlatByReplay):
-    """Keyed by size; a request for 3 processors fits only the idle machine (as a shape may not fit a busy one)."""
+class _KeyedBySize(FlatByReplay):
+    """The flat allocator with the general probes, declaring requests of one size interchangeable."""
 
     def fit_key(self, request):
         return request.size
+
+
+class _ThreesNeedAnIdleMachine(_KeyedBySize):
+    """A request for 3 processors fits only the idle machine (as a shape may not fit a busy one)."""
 
     def _allocate(self, request):
         return None if request.size == 3 and self.free_count < self.n_nodes else super()._allocate(request)
@@ -276,10 +284,8 @@ def test_easy_refusal_of_one_key_ending_by_the_shadow_hides_no_other_key():
     by the shadow) is refused, and that must not be taken for a refusal of job 3's key (2
     processors, running past the shadow but inside the 2 extra nodes), which backfills at once."""
     import topoalloc
-    from topoalloc.workload import Workload
 
-    w = Workload(job_id=[1, 2, 3, 4], submit=[0, 1, 1, 1], run=[100, 1, 5, 200], size=[6, 8, 3, 2], requested_time=[100, 1, 5, 200],
-                 header={"MaxProcs": "10"}, source="<test>")
+    w = workload([0, 1, 1, 1], [100, 1, 5, 200], [6, 8, 3, 2], [100, 1, 5, 200], 10)
     r = topoalloc.simulate(w, machine="flat:10", allocator=_ThreesNeedAnIdleMachine(FlatTopology(10)), scheduler="easy:order=sjf")
     assert r.start.tolist() == [0.0, 100.0, 201.0, 1.0]
 
@@ -288,24 +294,20 @@ def test_easy_schedules_negative_submit_times_as_any_other():
     """Logs may start before time 0 (the SWF reader keeps negative submit times, with a warning):
     EASY's first pass is a full pass there too, not one that reuses a reservation it never made."""
     import topoalloc
-    from topoalloc.workload import Workload
 
-    w = Workload(job_id=[1, 2, 3], submit=[-10, -5, -5], run=[20, 1, 3], size=[8, 4, 1], requested_time=[20, 1, 3], header={"MaxProcs": "8"}, source="<test>")
+    w = workload([-10, -5, -5], [20, 1, 3], [8, 4, 1], [20, 1, 3], 8)
     for allocator in ("flat", "flat:probe=replay"):
         r = topoalloc.simulate(w, machine="flat:8", allocator=allocator, scheduler="easy", record_reservations=True)
         assert [(x.job, x.made_at, x.time) for x in r.reservations] == [(1, -5.0, 10.0)], allocator
         assert r.start.tolist() == [-10.0, 10.0, 10.0], allocator
 
 
-class _ContiguousLine(FlatByReplay):
+class _ContiguousLine(_KeyedBySize):
     """Processors on a line; a job takes the lowest run of free ones (contiguous first fit), keyed by
     size, with the replay guard declared reusable.  It is: the state is the busy set, so a guard kept
     after admissions answers as a fresh one would, and a refusal depends on the state only.  Whether a
     job delays the head depends on where it lands, which a start elsewhere changes, so a refusal
     can be lifted by a start: the walk's remembered, forgotten and jumped-over refusals all matter."""
-
-    def fit_key(self, request):
-        return request.size
 
     def reservation_guard(self, head, releases):
         return _KeptReplayGuard(self, head, releases)
