@@ -191,6 +191,109 @@ def test_kernel_with_placements_on_a_real_trace(sched, case):
     assert_same_placements(a, b)
 
 
+#: the schedulers the kernel runs on the subcube allocators' busy masks (conservative stays on the general engine)
+MASK_SCHEDULERS = [s for s in SCHEDULERS if not s.startswith("conservative")]
+
+
+@needs_kernel
+@settings(max_examples=300)
+@given(data=st.data(), sched=st.sampled_from(MASK_SCHEDULERS), allocator=st.sampled_from(["buddy", "gray_code"]),
+       dim=st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 10]), record=st.booleans(), locality=st.booleans())
+def test_kernel_follows_the_subcube_allocators(data, sched, allocator, dim, record, locality):
+    """Buddy and Gray code on the kernel's busy mask, against the general engine (its exact probes and mask guard).
+
+    Cubes below one word (Q0-Q5), of one word (Q6), of several (Q7, Q8: windows of whole words; Q10:
+    Gray halves of several words); sizes that are not powers of two (the window is larger); nodes,
+    locality metrics and allocated sizes from the replay."""
+    w = data.draw(workloads(1 << dim))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=record, locality=locality)
+    assert_same_placements(a, b)
+
+
+@st.composite
+def mesh_requests(draw: st.DrawFn, dim: int) -> Workload:
+    """Jobs asking for X×Y meshes (the subcube allocators give them a ⌈log₂X⌉+⌈log₂Y⌉-cube)."""
+    rows = draw(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 20), st.integers(1, 1 << dim), st.integers(1, 1 << dim), st.integers(-1, 30)),
+                         min_size=1, max_size=25))
+    rows = [r for r in rows if (r[2] - 1).bit_length() + (r[3] - 1).bit_length() <= dim] or [(0, 1, 1, 1, -1)]
+    rows.sort(key=lambda r: r[0])
+    return Workload(job_id=np.arange(1, len(rows) + 1), submit=[float(r[0]) for r in rows], run=[float(r[1]) for r in rows],
+                    size=[r[2] * r[3] for r in rows], requested_time=[float(r[4]) if r[4] > 0 else -1.0 for r in rows],
+                    shape=[[r[2], r[3]] for r in rows], header={"MaxProcs": str(1 << dim)}, source="<hypothesis>")
+
+
+@needs_kernel
+@settings(max_examples=60)
+@given(data=st.data(), sched=st.sampled_from(["fcfs", "easy", "easy:order=lpt"]), allocator=st.sampled_from(["buddy", "gray_code"]), dim=st.sampled_from([3, 4, 7]))
+def test_kernel_follows_the_subcube_allocators_on_mesh_requests(data, sched, allocator, dim):
+    w = data.draw(mesh_requests(dim))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=True)
+    assert_same_placements(a, b)
+
+
+@needs_kernel
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
+@pytest.mark.parametrize("allocator", ["buddy", "gray_code"])
+def test_kernel_follows_the_subcube_allocators_on_a_real_trace(sched, allocator):
+    """KTH-SP2's first 3,000 jobs on Q7 (sizes up to 100: most windows are larger than the request)."""
+    w = read_swf(shared_trace("KTH-SP2-1996-2.1-cln.swf")).take(np.arange(3000))
+    a, b = both(w, "hypercube:7", sched, allocator=allocator, locality=True, filters=["drop-no-size", "drop-nonpositive-runtime"])
+    assert_same_placements(a, b)
+    assert (a.allocated_size >= a.workload.size).all() and (a.allocated_size > a.workload.size).any()
+
+
+@pytest.mark.slow
+@needs_kernel
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
+@pytest.mark.parametrize("allocator", ["buddy", "gray_code"])
+def test_kernel_follows_the_subcube_allocators_on_full_sdsc_sp2(sched, allocator):
+    """The whole SDSC-SP2 log, sizes rounded to powers of two, on Q7: per-job CSVs identical (the issue's benchmark run)."""
+    a, b = both(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"), "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
+    assert a.to_csv() == b.to_csv()
+    assert a.to_json() == b.to_json()
+
+
+def test_kernel_layouts_are_exact_types_and_schedulers():
+    """Only the buddy and Gray code allocators themselves (a subclass may place differently), under FCFS and EASY."""
+    from topoalloc.alloc.hypercube.allocators import BuddyAllocator
+    from topoalloc.sched import Conservative
+    from topoalloc.topology import Hypercube
+
+    w = read_swf(GOLDEN_FILES[0])
+
+    class MyBuddy(BuddyAllocator):
+        pass
+
+    assert fastpath.layout_of(BuddyAllocator(Hypercube(3))) == 1
+    assert fastpath.layout_of(topoalloc.make_allocator("gray_code", "hypercube:3")) == 2
+    assert fastpath.layout_of(MyBuddy(Hypercube(3))) == 0
+    assert fastpath.layout_of(topoalloc.make_allocator("free_list", "hypercube:3")) == 0
+    sim = Simulation(w, MyBuddy(Hypercube(4)), EASY(), np.maximum(w.requested_time, 1.0))
+    assert "nor one whose busy mask" in fastpath.why_not(sim)
+    sim = Simulation(w, BuddyAllocator(Hypercube(4)), Conservative(), np.maximum(w.requested_time, 1.0))
+    assert "conservative" in fastpath.why_not(sim)
+    if fastpath.compiled_available():
+        assert fastpath.why_not(Simulation(w, BuddyAllocator(Hypercube(4)), EASY(), np.maximum(w.requested_time, 1.0))) is None
+
+
+@needs_kernel
+def test_kernel_refuses_bad_layout_arguments():
+    from topoalloc.sched import _ckernel  # type: ignore[attr-defined]
+
+    z = np.zeros(2)
+    sz = np.array([1, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match="a power of two"):
+        _ckernel.run(1, 8, z, z, z, sz, None, False, np.zeros(2), np.zeros(2), None, 1)
+    with pytest.raises(ValueError, match="nodes must be a power of two"):
+        _ckernel.run(1, 12, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 2)
+    with pytest.raises(ValueError, match="FCFS and EASY only"):
+        _ckernel.run(2, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 1)
+    with pytest.raises(ValueError, match="layout: expected"):
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
+    with pytest.raises(ValueError, match="arrivals-only"):
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, True, np.zeros(2), np.zeros(2), None, 1)
+
+
 def test_compiled_engine_refuses_what_it_cannot_do():
     with pytest.raises(InvalidArgument, match="record_reservations"):
         topoalloc.simulate(GOLDEN_FILES[0], scheduler="easy", record_reservations=True, engine="compiled")

@@ -12,6 +12,17 @@
  * (now + run, now + estimate, shadow - now, t + span), so the decisions are
  * the same to the last bit; the differential tests compare the two job by job.
  *
+ * With a layout (1 buddy, 2 Gray code: alloc/hypercube/allocators.py), FCFS
+ * and EASY run on the busy mask of a hypercube instead of a count: a job
+ * needs a window of 2**k positions (its allocated size), placed first fit
+ * by the same pure function of the mask as the allocator's _place, the
+ * shadow time is the first release after which the head has a window
+ * (_SubcubeBase.earliest_fit), and a backfill candidate running past it is
+ * admitted iff the head still has a window in the shadow mask with the
+ * candidate's window added (_MaskGuard).  Positions are addresses for the
+ * buddy and places in the Gray order for Gray code; the nodes themselves
+ * come from replaying the log through the allocator when they are wanted.
+ *
  * The Python side owns every array; this file keeps no state between calls.
  */
 #define PY_SSIZE_T_CLEAN
@@ -470,12 +481,115 @@ typedef struct {
     double grown;    /* ... between the last pass and this one */
     double *later_end, *moved_end, grown_end; /* and the latest time it grew until */
     double wake;  /* the wake-up this pass asked for, or NaN */
+    /* layouts (buddy, Gray code): busy masks over positions, one bit each */
+    int layout, dim;
+    i64 words;
+    u64 *busy, *sh, *trial; /* now; at the shadow time; a candidate's trial */
+    i64 *pos;               /* each running job's first position */
     /* error */
     i64 err_job;
 } Sim;
 
-static int start_job(Sim *s, i64 j) {
+enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2 };
+
+/* ------------------------------------------------- busy masks (layouts) */
+static inline u64 low_bits(i64 bits) { return bits >= 64 ? ~(u64)0 : (((u64)1 << bits) - 1); }
+
+/* bits at multiples of 2**l within a word (l <= 6) */
+static const u64 ALIGNED[7] = {~(u64)0, 0x5555555555555555ULL, 0x1111111111111111ULL, 0x0101010101010101ULL,
+                               0x0001000100010001ULL, 0x0000000100000001ULL, 1};
+
+/* free positions of word w (positions past the machine count as busy) */
+static inline u64 free_word(const Sim *s, const u64 *m, i64 w) {
+    return ~m[w] & low_bits(s->nodes);
+}
+
+/* bit p set iff the 2**l positions from p (p a multiple of 2**l, l <= 6) are all free */
+static inline u64 aligned_runs(u64 f, int l) {
+    for (int i = 0; i < l; i++) f &= f >> (1 << i);
+    return f & ALIGNED[l];
+}
+
+static int words_clear(const u64 *m, i64 w, i64 nw) {
+    for (i64 i = 0; i < nw; i++)
+        if (m[w + i]) return 0;
+    return 1;
+}
+
+/* set (on) or clear positions a .. a+len-1, cyclically */
+static void mark(const Sim *s, u64 *m, i64 a, i64 len, int on) {
+    while (len > 0) {
+        i64 p = a % s->nodes;
+        i64 chunk = len < s->nodes - p ? len : s->nodes - p;
+        for (i64 q = p, rem = chunk; rem > 0;) {
+            int off = (int)(q & 63);
+            i64 bits = rem < 64 - off ? rem : 64 - off;
+            u64 mk = low_bits(bits) << off;
+            if (on) m[q >> 6] |= mk; else m[q >> 6] &= ~mk;
+            q += bits;
+            rem -= bits;
+        }
+        a = p + chunk;
+        len -= chunk;
+    }
+}
+
+/* BuddyAllocator._place: the first aligned block of 2**k free positions, or -1 */
+static i64 buddy_place(const Sim *s, const u64 *m, int k) {
+    if (k <= 6) {
+        for (i64 w = 0; w < s->words; w++) {
+            u64 f = aligned_runs(free_word(s, m, w), k);
+            if (f) return w * 64 + __builtin_ctzll(f);
+        }
+        return -1;
+    }
+    i64 nw = ((i64)1 << k) >> 6;
+    for (i64 w = 0; w < s->words; w += nw)
+        if (words_clear(m, w, nw)) return w * 64;
+    return -1;
+}
+
+/* GrayCodeAllocator._place: the first window of 2**k cyclically consecutive free positions
+ * starting at a multiple of 2**(k-1) (k = 0: any free position; the whole cube: position 0) */
+static i64 gray_place(const Sim *s, const u64 *m, int k) {
+    if (k == s->dim) return words_clear(m, 0, s->words) ? 0 : -1;
+    if (k == 0) return buddy_place(s, m, 0);
+    int l = k - 1;
+    i64 step = (i64)1 << l;
+    if (step < 64) { /* a window is two free aligned halves, the next one cyclically */
+        i64 top = (s->nodes < 64 ? s->nodes : 64) - step; /* the last half of a word */
+        u64 first = aligned_runs(free_word(s, m, 0), l), cur = first;
+        for (i64 w = 0; w < s->words; w++) {
+            u64 next = w + 1 < s->words ? aligned_runs(free_word(s, m, w + 1), l) : first;
+            u64 g = cur & (cur >> step) & low_bits(top);
+            if (((cur >> top) & 1) && (next & 1)) g |= (u64)1 << top;
+            if (g) return w * 64 + __builtin_ctzll(g);
+            cur = next;
+        }
+        return -1;
+    }
+    i64 sw = step >> 6, halves = s->nodes / step;
+    int first = words_clear(m, 0, sw), cur = first;
+    for (i64 i = 0; i < halves; i++) {
+        int next = i + 1 < halves ? words_clear(m, (i + 1) * sw, sw) : first;
+        if (cur && next) return i * step;
+        cur = next;
+    }
+    return -1;
+}
+
+static inline i64 place(const Sim *s, const u64 *m, int k) {
+    return s->layout == L_BUDDY ? buddy_place(s, m, k) : gray_place(s, m, k);
+}
+
+static inline int log2_of(i64 size) { return __builtin_ctzll((u64)size); }
+
+static int start_job_at(Sim *s, i64 j, i64 p) {
     i64 sz = s->size[j];
+    if (s->layout) {
+        s->pos[j] = p;
+        mark(s, s->busy, p, sz, 1);
+    }
     q_remove(&s->q, j);
     fw_add(&s->waiting, sz, -1);
     s->free -= sz;
@@ -488,10 +602,88 @@ static int start_job(Sim *s, i64 j) {
     return heap_push(&s->heap, e, s->seq, j);
 }
 
+static inline int start_job(Sim *s, i64 j) { return start_job_at(s, j, -1); }
+
 /* heads start, strictly in order, while they fit (FCFS, and the start of an EASY pass) */
 static int start_heads(Sim *s) {
+    if (s->layout) {
+        while (s->q.head >= 0 && s->size[s->q.head] <= s->free) {
+            i64 p = place(s, s->busy, log2_of(s->size[s->q.head]));
+            if (p < 0) break;
+            if (start_job_at(s, s->q.head, p) < 0) return -1;
+        }
+        return 0;
+    }
     while (s->q.head >= 0 && s->size[s->q.head] <= s->free)
         if (start_job(s, s->q.head) < 0) return -1;
+    return 0;
+}
+
+/* EASY's pass on a layout (EASY._backfill_guarded with _MaskGuard): the shadow time is the
+ * first release after which the head has a window, every running job expected to end then
+ * counting as ended; a candidate that fits now starts if it ends by the shadow time, or if
+ * the head still has a window in the shadow mask with the candidate's window added.  A
+ * refusal depends only on the masks, the window size and whether the job ends by the
+ * shadow, so it is remembered under those until a job starts. */
+static int easy_pass_mask(Sim *s) {
+    Queue *q = &s->q;
+    if (start_heads(s) < 0) return -1;
+    if (q->head < 0) return 0;
+    i64 head = q->head, need = s->size[head];
+    int kh = log2_of(need);
+    i64 room = fw_at_most(&s->waiting, s->free) - (need <= s->free);
+    if (!room) return 0;
+    Running *r = &s->running;
+    size_t bytes = (size_t)s->words * sizeof(u64);
+    memcpy(s->sh, s->busy, bytes);
+    i64 avail = s->free, k = 0;
+    int fits = 0;
+    while (k < r->n && !fits) {
+        i64 j = r->a[k++].job;
+        mark(s, s->sh, s->pos[j], s->size[j], 0);
+        avail += s->size[j];
+        /* a window as large as the head's holds one of the head's (both layouts' windows nest) */
+        fits = avail >= need && (s->size[j] >= need || place(s, s->sh, kh) >= 0);
+    }
+    if (!fits) { s->err_job = head; return ST_HEAD_NEVER_FITS; }
+    double t = expected_end(r->a[k - 1].ee, s->now);
+    for (; k < r->n && expected_end(r->a[k].ee, s->now) <= t; k++) {
+        i64 j = r->a[k].job;
+        mark(s, s->sh, s->pos[j], s->size[j], 0);
+    }
+    s->head = head;
+    s->shadow = t;
+    double latest_end = t - s->now;
+    i64 limit = s->free;
+    unsigned char refused[128];
+    memset(refused, 0, sizeof refused);
+    for (i64 j = q->next[head]; j >= 0;) {
+        i64 nx = q->next[j];
+        i64 sz = s->size[j];
+        if (sz <= s->free) {
+            int kj = log2_of(sz), ends_by = s->est[j] <= latest_end;
+            int code = 2 * kj + ends_by;
+            if (!refused[code]) {
+                i64 p = place(s, s->busy, kj);
+                int ok = p >= 0;
+                if (ok && !ends_by) {
+                    memcpy(s->trial, s->sh, bytes);
+                    mark(s, s->trial, p, sz, 1);
+                    ok = place(s, s->trial, kh) >= 0;
+                    if (ok) mark(s, s->sh, p, sz, 1);
+                }
+                if (!ok) refused[code] = 1;
+                else {
+                    if (start_job_at(s, j, p) < 0) return -1;
+                    memset(refused, 0, sizeof refused);
+                    if (!s->free) break;
+                }
+            }
+        }
+        /* once every queued job no wider than `limit` was seen, the rest are too wide */
+        if (sz <= limit && --room == 0) break;
+        j = nx;
+    }
     return 0;
 }
 
@@ -525,6 +717,7 @@ static int easy_backfill(Sim *s, i64 first, i64 room, i64 last) {
 
 static int easy_pass(Sim *s, i64 arrived_first, i64 arrived_last) {
     Queue *q = &s->q;
+    if (s->layout) return easy_pass_mask(s);
     if (s->incremental && s->reserved && !s->released && q->head >= 0 && s->now < s->shadow && q->head == s->head)
         return easy_backfill(s, arrived_first, -1, arrived_last); /* EASY._backfill_arrivals */
     if (start_heads(s) < 0) return -1;
@@ -727,6 +920,7 @@ static int simulate(Sim *s) {
                 if (s->log) s->log[s->nlog++] = -1 - j;
                 double ee = s->start[j] + s->est[j];
                 s->free += s->size[j];
+                if (s->layout) mark(s, s->busy, s->pos[j], s->size[j], 0);
                 run_remove(&s->running, ee, j);
                 s->released = 1;
                 if (ee > now) grew(s, now, ee); /* ended before its expected end */
@@ -769,22 +963,28 @@ static int get_buf(PyObject *obj, Py_buffer *v, int itemsize, i64 n, int writabl
 }
 
 PyDoc_STRVAR(run_doc,
-"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log]) -> (status, job)\n\n"
+"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout]]) -> (status, job)\n\n"
 "Simulate every job on a counting allocator of `nodes` processors: kind 0 FCFS,\n"
 "1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
 "is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
 "1 jobs never started, 2 an EASY head never fits, 3 a job never fits the\n"
 "conservative profile (job: the first such job position).  `log` (int64, 2n items, optional)\n"
-"receives every start (j) and every end (-1 - j) in the order the simulation applied them.");
+"receives every start (j) and every end (-1 - j) in the order the simulation applied them.\n"
+"`layout` 1 (buddy) or 2 (Gray code): FCFS or EASY on the busy mask of a hypercube of\n"
+"`nodes` (a power of two) positions; `size` is then each job's window (a power of two).");
 
 static PyObject *py_run(PyObject *self, PyObject *args) {
     (void)self;
-    int kind, incremental;
+    int kind, incremental, layout = L_COUNT;
     long long nodes;
     PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end, *o_log = Py_None;
-    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|O", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log))
+    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|Oi", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout))
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
+    if (layout < L_COUNT || layout > L_GRAY) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1 or 2, got %d", layout);
+    if (layout && kind == K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "layout %d: FCFS and EASY only", layout);
+    if (layout && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
+    if (incremental && layout) return PyErr_Format(PyExc_ValueError, "layout %d: the arrivals-only pass is for counts", layout);
     Py_buffer b[8];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
@@ -809,10 +1009,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     s.incremental = incremental;
     s.free = nodes;
     for (i64 j = 0; j < n; j++)
-        if (s.size[j] < 1 || s.size[j] > nodes) {
-            PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, expected 1..%lld", (long long)j, (long long)s.size[j], nodes);
+        if (s.size[j] < 1 || s.size[j] > nodes || (layout && (s.size[j] & (s.size[j] - 1)))) {
+            PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, expected 1..%lld%s", (long long)j, (long long)s.size[j], nodes,
+                         layout ? ", a power of two" : "");
             goto done;
         }
+    s.layout = layout;
+    if (layout) {
+        s.dim = log2_of(nodes);
+        s.words = (nodes + 63) / 64;
+        s.busy = calloc((size_t)s.words, sizeof(u64));
+        s.sh = calloc((size_t)s.words, sizeof(u64));
+        s.trial = calloc((size_t)s.words, sizeof(u64));
+        s.pos = malloc((size_t)(n ? n : 1) * sizeof(i64));
+        if (!s.busy || !s.sh || !s.trial || !s.pos) { PyErr_NoMemory(); goto done; }
+    }
     const i64 *rank = o_rank != Py_None ? b[6].buf : NULL;
     if (rank) {
         for (i64 j = 0; j < n; j++)
@@ -847,6 +1058,7 @@ done:
     q_free(&s.q);
     free(s.waiting.t); free(s.running.a); free(s.res); free(s.later); free(s.moved); free(s.later_end); free(s.moved_end);
     free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
+    free(s.busy); free(s.sh); free(s.trial); free(s.pos);
     return result;
 }
 

@@ -2,7 +2,11 @@
 
 On a counting allocator (a request fits iff ``size <= free``, see
 :class:`~topoalloc.alloc.probes.CountingProbes`) that grants exactly the
-size asked for, a schedule depends on processor counts only.  When nothing
+size asked for, a schedule depends on processor counts only.  On the
+hypercube's buddy and Gray code allocators (:func:`layout_of`) it depends on
+the busy mask only: they place a ``2**k``-node window by a pure function of
+it, so the kernel keeps the mask (FCFS and EASY; conservative backfilling
+stays on the general engine).  When nothing
 that depends on the placement feeds back into the schedule — no run-time
 model or network that reads the nodes, no reservation log — the compiled
 kernel (``_ckernel``, built at install time if a C compiler is there) runs
@@ -38,12 +42,22 @@ from .fcfs import FCFS
 from .result import SimulationResult
 
 if TYPE_CHECKING:
+    from ..workload import Workload
     from .simulation import Simulation
 
-__all__ = ["compiled_available", "why_not", "run", "queue_ranks"]
+__all__ = ["compiled_available", "why_not", "run", "queue_ranks", "layout_of"]
 
 #: the schedulers the kernel implements, by exact type (a subclass may change the policy)
 _KINDS: dict[type, int] = {FCFS: 0, EASY: 1, Conservative: 2}
+
+
+def layout_of(allocator: object) -> int:
+    """The kernel's layout code for ``allocator``: 1 the buddy (aligned blocks in address order), 2 Gray code
+    (windows in the Gray order), 0 neither.  By exact type: a subclass may place differently."""
+    from ..alloc.hypercube.allocators import BuddyAllocator, GrayCodeAllocator
+
+    layouts: dict[type, int] = {BuddyAllocator: 1, GrayCodeAllocator: 2}
+    return layouts.get(type(allocator), 0)
 
 
 def compiled_available() -> bool:
@@ -60,7 +74,7 @@ def why_not(sim: "Simulation") -> str | None:
 
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
-    size; and nothing that feeds the nodes back into the schedule or needs the
+    size, or (FCFS and EASY) the buddy or Gray code allocator; and nothing that feeds the nodes back into the schedule or needs the
     scheduler's inner decisions (recorded reservations, a run-time model, a
     network).  Recorded allocations and locality metrics are served by
     replaying the kernel's log through the allocator.
@@ -68,9 +82,12 @@ def why_not(sim: "Simulation") -> str | None:
     allocator = sim.allocator
     if type(sim.scheduler) not in _KINDS:
         return f"scheduler {type(sim.scheduler).__name__} is not one of the built-in FCFS, EASY, conservative"
-    if not allocator.counting:
-        return f"allocator {allocator.describe()} is not a counting allocator"
-    if "exact_size" not in allocator.claims:
+    if layout_of(allocator):
+        if isinstance(sim.scheduler, Conservative):
+            return f"conservative backfilling on allocator {allocator.describe()} (the kernel follows its busy mask under FCFS and EASY only)"
+    elif not allocator.counting:
+        return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
+    elif "exact_size" not in allocator.claims:
         return f"allocator {allocator.describe()} does not grant exactly the requested size"
     needs = [
         ("record_reservations", sim.record_reservations),
@@ -116,8 +133,8 @@ def run(sim: "Simulation") -> SimulationResult:
     """Simulate ``sim`` on the compiled kernel (:func:`why_not` must have said ``None``).
 
     Returns the result the general engine returns for the same run: the
-    same start and end of every job, allocated sizes equal to the sizes,
-    no allocations or reservations recorded.
+    same start and end of every job, allocated sizes equal to the sizes
+    (the windows' sizes on a layout), no reservations recorded.
 
     Raises
     ------
@@ -136,11 +153,13 @@ def run(sim: "Simulation") -> SimulationResult:
     est = np.ascontiguousarray(sim.estimates, dtype=np.float64)
     size = np.ascontiguousarray(w.size, dtype=np.int64)
     rank = queue_ranks(sched.order, submit, est, size)
-    incremental = isinstance(sched, EASY) and sched.incremental and sched.order == "fcfs"
+    layout = layout_of(sim.allocator)
+    incremental = isinstance(sched, EASY) and sched.incremental and sched.order == "fcfs" and not layout
+    granted = _windows(w) if layout else size
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
     log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
-    status, job = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, size, rank, incremental, start, end, log)
+    status, job = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, granted, rank, incremental, start, end, log, layout)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
     if status == 2:
@@ -157,7 +176,7 @@ def run(sim: "Simulation") -> SimulationResult:
         estimate=sim.estimates,
         start=start,
         end=end,
-        allocated_size=size.copy(),
+        allocated_size=granted.copy() if granted is size else granted,
         topology=sim.allocator.topology,
         allocator=sim.allocator.describe(),
         scheduler=sched.describe(),
@@ -166,6 +185,23 @@ def run(sim: "Simulation") -> SimulationResult:
         network=None,
         **placed,
     )
+
+
+def _windows(w: "Workload") -> np.ndarray:
+    """Each job's window on a layout: ``2**k`` nodes for the cube dimension k the subcube allocators give
+    its request (:func:`~topoalloc.alloc.hypercube.allocators._request_dim`; mesh shapes included)."""
+    from ..alloc.hypercube.allocators import _request_dim
+
+    sizes = w.size.tolist()
+    shapes = [None] * len(sizes) if w.shape is None else [tuple(int(x) for x in s) for s in w.shape.tolist()]
+    dims: dict[tuple, int] = {}
+    out = np.empty(len(sizes), dtype=np.int64)
+    for j, key in enumerate(zip(sizes, shapes)):
+        k = dims.get(key)
+        if k is None:
+            k = dims[key] = _request_dim(Request._trusted(key[0], key[1], None))
+        out[j] = 1 << k
+    return out
 
 
 def _wants_placement(sim: "Simulation") -> bool:

@@ -638,7 +638,10 @@ def check_fit_keys(factory: Factory, *, examples: int = EXAMPLES) -> None:
 
 
 def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs", "easy", "conservative"), jobs: int = 40) -> None:
-    """The allocator plugs into every scheduler through its probes, and the schedules are valid."""
+    """The allocator plugs into every scheduler through its probes, and the schedules are valid.
+
+    Runs the general engine (``engine="python"``): the compiled kernel, which follows some
+    allocators without asking them (see :mod:`topoalloc.sched.fastpath`), would skip the probes."""
     from ..api import simulate
     from ..workload.synthetic import Uniform, poisson_workload
 
@@ -647,7 +650,7 @@ def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs"
     largest = max(s for s in range(1, n + 1) if _fits_empty_machine(probe, s))
     w = poisson_workload(jobs, load=0.9, sizes=Uniform(1, largest), machine_nodes=n, mean_runtime=50, estimate_factor=1.5, seed=5)
     for sched in schedulers:
-        r = simulate(w, machine=probe.topology, allocator=factory(), scheduler=sched, record_allocations=True)
+        r = simulate(w, machine=probe.topology, allocator=factory(), scheduler=sched, record_allocations=True, engine="python")
         check_schedule(r)
 
 
