@@ -485,3 +485,58 @@ def test_kept_mask_guard_equals_fresh_passes_and_replay(cls, dim, seed, load):
     for r in runs[1:]:
         assert np.array_equal(runs[0].start, r.start)
         assert runs[0].reservations == r.reservations
+
+
+def _with_sizes(w, sizes):
+    from topoalloc.workload import Workload
+
+    return Workload(job_id=w.job_id, submit=w.submit, run=w.run, size=sizes, requested_time=w.requested_time, header=w.header, source="<sizes>")
+
+
+def _free_list_runs(cls, dim, seed, load, pow2, order):
+    """EASY on the free list (or AFL) with its mask probes and with replaying(allocator): starts,
+    reservations and every job's nodes (the same allocate/release calls, so the same lists)."""
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    m = Hypercube(dim)
+    w = poisson_workload(250, load=load, sizes=Uniform(1, m.n_nodes // 2), machine_nodes=m.n_nodes, estimate_factor=2.0, seed=seed)
+    if pow2:
+        w = _with_sizes(w, 1 << np.ceil(np.log2(w.size)).astype(np.int64))
+    sched = "easy" if order == "fcfs" else f"easy:order={order}"
+    kw = dict(machine=m, scheduler=sched, record_reservations=True, record_allocations=True)
+    return w, topoalloc.simulate(w, allocator=cls(m), **kw), topoalloc.simulate(w, allocator=replaying(cls(m)), **kw)
+
+
+@pytest.mark.parametrize("cls", [FreeListAllocator, AFLAllocator])
+@pytest.mark.parametrize("dim,seed,load,order", [(4, 1, 1.6, "fcfs"), (5, 2, 1.3, "sjf"), (6, 3, 2.0, "fcfs"), (6, 4, 1.8, "lpt")])
+@pytest.mark.parametrize("pow2", [False, True], ids=["any-size", "pow2"])
+def test_free_list_mask_probes_equal_replay(cls, dim, seed, load, order, pow2):
+    """The free list's mask probes (earliest fit on ranks, the free-subcube guard; the AFL's while no
+    partial mesh is live, handing over to replay when a candidate is one) against replay on snapshots."""
+    w, a, b = _free_list_runs(cls, dim, seed, load, pow2, order)
+    assert np.array_equal(a.start, b.start)
+    assert a.reservations == b.reservations
+    assert all(np.array_equal(x, y) for x, y in zip(a.allocations, b.allocations))
+
+
+def test_free_list_mask_probes_replay_nothing_on_power_of_two_sizes(monkeypatch):
+    """Issue 12's realistic run, small: sizes powers of two, the free list and the AFL under EASY take
+    no snapshot (the replay guard and replayed earliest fit take one per question)."""
+    from topoalloc.alloc.base import Allocator
+    from topoalloc.workload.synthetic import Uniform, poisson_workload
+
+    m = Hypercube(6)
+    w = poisson_workload(300, load=1.8, sizes=Uniform(1, 32), machine_nodes=64, estimate_factor=2.0, seed=7)
+    w = _with_sizes(w, np.random.default_rng(7).choice([1, 2, 4, 8, 16, 32], size=300))
+    taken = []
+    real = Allocator.snapshot
+    monkeypatch.setattr(Allocator, "snapshot", lambda self: taken.append(1) or real(self))
+    for cls in (FreeListAllocator, AFLAllocator):
+        r = topoalloc.simulate(w, machine=m, allocator=cls(m), scheduler="easy", engine="python")
+        assert np.isfinite(r.start).all()
+    assert not taken
+    AFLAllocator(m).reservation_guard(Request(3), [])  # (the guard is made without a snapshot too)
+    assert not taken
+    for order in ("fcfs", "sjf"):
+        topoalloc.simulate(w, machine=m, allocator=FreeListAllocator(m, recognition="lists"), scheduler=f"easy:order={order}", engine="python")
+    assert taken  # (lists-only recognition: fitting depends on the lists, so the replay probes stay)

@@ -35,7 +35,7 @@ from ...errors import InternalError, InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
 from ..base import Allocation, Allocator, Grant, Request
-from ..probes import ReservationGuard
+from ..probes import ReplayGuard, ReservationGuard
 from .embedding import ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
 __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
@@ -280,6 +280,54 @@ class _MaskGuard(ReservationGuard):
         return True
 
 
+class _FreeSubcubeGuard(ReservationGuard):
+    """EASY's guard for the free list when fitting is a function of the busy mask (see
+    :meth:`FreeListAllocator._mask_exact`): the head fits at the shadow time iff the shadow mask
+    has a free subcube of the head's dimension.
+
+    It answers ``admit`` exactly as :class:`~topoalloc.alloc.probes.ReplayGuard` does (that
+    guard's snapshot, after the releases, has this busy mask) without copying the lists.
+    ``may_admit`` says nothing and the guard is not reusable, like the replay guard, so EASY
+    makes the same ``allocate`` and ``release`` calls as before: the lists, which a refused
+    candidate's allocate-and-release may rearrange, and so every later placement, are unchanged.
+    An AFL candidate placed as a partial mesh (its leftovers go live and constrain recognition)
+    hands this and every later question to a replay guard with the same releases.
+    """
+
+    allocator: "FreeListAllocator"
+
+    def __init__(self, allocator: "FreeListAllocator", head: Request, releases: Iterable[Allocation]):
+        super().__init__(allocator, head, releases)
+        self.k = allocator._cube_dim(head)
+        shadow = allocator._busy.copy()
+        for alloc in self.releases:
+            shadow[alloc.nodes] = False
+        self.shadow = shadow
+        self.replay: ReplayGuard | None = None
+
+    def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
+        if self.replay is None and allocation.info.get("leftover"):
+            self.replay = ReplayGuard(self.allocator, self.head, self.releases)
+        if self.replay is not None:
+            return self.replay.admit(allocation, ends_by_shadow)
+        if ends_by_shadow:
+            # its nodes were free in the shadow mask (it was placed after the guard was made), where
+            # the head fits: the earliest fit found it so, and every admission since kept it so
+            self.releases.append(allocation)
+            return True
+        trial = self.shadow.copy()
+        trial[allocation.nodes] = True
+        if not _has_free_subcube(trial, self.allocator.dim, self.k):
+            return False
+        self.shadow = trial
+        return True
+
+
+def _has_free_subcube(busy: np.ndarray, n: int, k: int) -> bool:
+    """Whether Q_n with ``busy`` nodes has a k-subcube of free nodes."""
+    return bool((~busy[_all_subcubes(n, k)[2]].any(axis=1)).any())
+
+
 def _bits(mask: np.ndarray) -> int:
     """A boolean mask as one integer: bit i is ``mask[i]``."""
     return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
@@ -491,6 +539,39 @@ class FreeListAllocator(Allocator):
     def fit_key(self, request: Request) -> Hashable:
         """Requests taking a cube of the same dimension are placed alike."""
         return self._cube_dim(request)
+
+    # With complete recognition, no live partial mesh and nothing on the auxiliary lists, a k-cube
+    # fits iff the machine has a free k-subcube: a listed cube of k or more dimensions is free (the
+    # lists hold free cubes only), and recognition finds any free k-subcube (no live mesh makes one
+    # unsafe).  So whether a request fits is a function of the busy mask alone, though where it
+    # lands depends on the lists; EASY's two questions about the future are then answered on masks,
+    # with no snapshot replayed.  (The free list never has a live mesh; the AFL has none while every
+    # mesh it holds fills its cube, e.g. all sizes powers of two.)
+    def _mask_exact(self) -> bool:
+        """Whether fitting is, now and once running jobs end, a function of the busy mask."""
+        return self.recognition == "complete" and self.dim <= MAX_COMPLETE_DIM and not self._live and not any(self._aux)
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        """With :meth:`_mask_exact`: each node gets the number of the release that frees it (0: free
+        now), a subcube is free after the largest number among its nodes, and the answer is the
+        smallest over the k-subcubes; otherwise the replay of :meth:`Allocator.earliest_fit`."""
+        if not self._mask_exact():
+            return super().earliest_fit(request, releases)
+        k = self._cube_dim(request)
+        if k > self.dim:
+            return None
+        never = np.iinfo(np.int64).max
+        rank = np.where(self._busy, never, 0)
+        for n, alloc in enumerate(releases, 1):
+            rank[alloc.nodes] = n
+        best = int(rank[_all_subcubes(self.dim, k)[2]].max(axis=1).min())
+        return None if best == never else best
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        """With :meth:`_mask_exact`, :class:`_FreeSubcubeGuard` (masks); otherwise the replay guard."""
+        if not self._mask_exact():
+            return super().reservation_guard(head, releases)
+        return _FreeSubcubeGuard(self, head, releases)
 
     def _find_cube(self, k: int) -> Cube | None:
         cube = None
