@@ -540,3 +540,187 @@ def test_free_list_mask_probes_replay_nothing_on_power_of_two_sizes(monkeypatch)
     for order in ("fcfs", "sjf"):
         topoalloc.simulate(w, machine=m, allocator=FreeListAllocator(m, recognition="lists"), scheduler=f"easy:order={order}", engine="python")
     assert taken  # (lists-only recognition: fitting depends on the lists, so the replay probes stay)
+
+
+# ---------------------------------------------------------------- the free list's helpers, from their definitions
+def _cube_nodes(cube) -> set[int]:
+    """The nodes of the subcube ``(free, value)``: value with every subset of the free bits set."""
+    free, value = cube
+    bits = [1 << i for i in range(free.bit_length()) if free >> i & 1]
+    out = {value}
+    for b in bits:
+        out |= {x | b for x in out}
+    return out
+
+
+@st.composite
+def _subcubes(draw, n: int, inside=None):
+    """A subcube of Q_n (inside the cube ``inside`` if given): free bits any subset, value on the other bits."""
+    full = (1 << n) - 1
+    if inside is None:
+        free = draw(st.integers(0, full))
+        value = draw(st.integers(0, full)) & ~free
+        return free, value
+    qf, qv = inside
+    free = draw(st.integers(0, full)) & qf
+    value = qv | (draw(st.integers(0, full)) & qf & ~free)
+    return free, value
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), n=st.sampled_from([3, 4, 5]))
+def test_free_list_safety_follows_its_definition(data, n):
+    """``_safe`` against Turner's condition stated on node sets: for every live mesh, the cube's nodes
+    inside the mesh's k-cube are empty or lie inside one of the mesh's leftover cubes."""
+    from topoalloc.alloc.hypercube.allocators import FreeListAllocator
+
+    a = FreeListAllocator(Hypercube(n))
+    live = {}
+    for _ in range(data.draw(st.integers(0, 3))):
+        host = data.draw(_subcubes(n))
+        live[host] = tuple(data.draw(st.lists(_subcubes(n, inside=host), max_size=3)))
+    a._live = live
+    cube = data.draw(_subcubes(n))
+    nodes = _cube_nodes(cube)
+    want = all(not (nodes & _cube_nodes(host)) or any(nodes & _cube_nodes(host) <= _cube_nodes(l) for l in lefts) for host, lefts in live.items())
+    assert a._safe(cube) == want
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), n=st.sampled_from([3, 4, 5]))
+def test_cube_difference_follows_its_definition(data, n):
+    """``_difference(c, b)`` for intersecting cubes: disjoint subcubes whose nodes are exactly c's minus b's."""
+    from topoalloc.alloc.hypercube.allocators import _difference
+
+    c = data.draw(_subcubes(n))
+    b = data.draw(_subcubes(n))
+    if not _cube_nodes(c) & _cube_nodes(b):
+        return
+    pieces = _difference(c, b)
+    sets = [_cube_nodes(p) for p in pieces]
+    assert all(p[1] & p[0] == 0 for p in pieces)
+    assert sum(len(s) for s in sets) == len(set().union(*sets))
+    assert set().union(*sets) == _cube_nodes(c) - _cube_nodes(b)
+
+
+def test_request_dimension_of_meshes_and_bad_shapes():
+    """A mesh X×Y takes a ⌈log₂X⌉+⌈log₂Y⌉-cube (more than ⌈log₂XY⌉ for 3×5 or 5×5); a 1-D shape is its size;
+    three sides are refused naming the argument and value."""
+    from topoalloc.alloc.hypercube.allocators import AFLAllocator, _request_dim
+
+    assert _request_dim(Request(15, (3, 5))) == 5
+    assert _request_dim(Request(25, (5, 5))) == 6
+    assert _request_dim(Request(8, (8,))) == 3
+    assert _request_dim(Request(5)) == 3
+    for call in (lambda: _request_dim(Request(8, (2, 2, 2))), lambda: AFLAllocator(Hypercube(4))._shape(Request(8, (2, 2, 2)))):
+        with pytest.raises(InvalidArgument) as e:
+            call()
+        assert (e.value.name, e.value.value, e.value.expected) == ("shape", (2, 2, 2), "an X×Y mesh (two sides) on a hypercube")
+
+
+def test_free_list_merges_complementary_cubes_repeatedly():
+    """Free-list deallocation: a released node merges with its free mate along dimension 0, and the
+    result again with its own free mate, up to a 2-cube; the lists list the largest first."""
+    from topoalloc.alloc.hypercube.allocators import FreeListAllocator
+
+    a = FreeListAllocator(Hypercube(3))
+    x, y, pair, half = (a.allocate(Request(s)) for s in (1, 1, 2, 4))
+    assert [al.nodes.tolist() for al in (x, y, pair, half)] == [[0], [1], [2, 3], [4, 5, 6, 7]]
+    a.release(pair)
+    a.release(x)
+    assert [(c.free, c.value) for c in a.free_cubes()] == [(0b001, 0b010), (0, 0)]
+    a.release(y)  # {1} + {0} -> {0,1}; + {2,3} -> {0..3}
+    assert [(c.free, c.value) for c in a.free_cubes()] == [(0b011, 0)]
+    b = FreeListAllocator(Hypercube(3))
+    b._fl = [{}, {(0b001, 0b100): None, (0b010, 0b001): None}, {}, {}]
+    assert [(c.free, c.value) for c in b.free_cubes()] == [(0b010, 0b001), (0b001, 0b100)]  # by value, then free mask
+
+
+def _afl_sequence(n: int, seed: int, pieces: str, ops: int = 400):
+    """Random allocations (sizes 1 .. 2**n / 2, most of them partial meshes) and releases on the AFL,
+    each new allocation checked for contention with every held one; returns the placements made."""
+    from topoalloc.testing.conformance import _contention_free
+
+    rng = random.Random(seed)
+    a = AFLAllocator(Hypercube(n), pieces=pieces)
+    held, placed = [], []
+    for _ in range(ops):
+        if held and (rng.random() < 0.45 or len(held) > 12):
+            a.release(held.pop(rng.randrange(len(held))))
+            continue
+        got = a.allocate(Request(rng.randint(1, 1 << (n - 1))))
+        if got is None:
+            placed.append(None)
+            continue
+        assert _contention_free(got, a) is None, (seed, got.info)
+        held.append(got)
+        placed.append(got.nodes.tolist())
+    return placed
+
+
+@pytest.mark.parametrize("pieces", ["merge", "as_is"])
+def test_afl_stays_contention_free_through_merges(pieces):
+    """Turner's Theorem 1 in use: on Q5 and Q6, over random sequences where leftovers are split, taken
+    and released, no cube formed by a merge or handed out ever shares an E-cube channel with a live mesh
+    (the merges consult the safety rule; unowned AFL cubes merge into the FL).  The placements are
+    also pinned (a digest) so that a change of where the AFL places things is a decision, not an accident."""
+    import hashlib
+
+    runs = [_afl_sequence(n, seed, pieces) for n in (5, 6) for seed in range(12)]
+    digest = hashlib.sha256(repr(runs).encode()).hexdigest()[:16]
+    assert digest == {"merge": "245dddad97f6e997", "as_is": "922c0590c40be493"}[pieces]
+
+
+@pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator])
+def test_subcube_probes_at_their_edges(cls):
+    """The buddy and Gray code probes on Q3, by hand: the whole machine is a request like any other;
+    the earliest fit counts the releases (0: fits now, None: never), with busy nodes no release frees;
+    the mask guard refuses a candidate whose window leaves the head no window at the shadow time."""
+    from topoalloc.alloc.hypercube.allocators import cube_of
+
+    a = cls(Hypercube(3))
+    assert not a.reservation_guard(Request(1), []).may_admit(Request(8), False)  # the whole machine past the shadow time
+    whole = a.allocate(Request(8))
+    assert whole is not None and whole.size == 8
+    a.release(whole)
+    assert a.earliest_fit(Request(8), []) == 0
+    x, y, pair, half = (a.allocate(Request(s)) for s in (1, 1, 2, 4))
+    assert a.free_count == 0
+    assert a.earliest_fit(Request(2), [pair]) == 1  # x and y stay busy
+    assert a.earliest_fit(Request(4), [pair]) is None
+    assert a.earliest_fit(Request(8), [x, y, pair, half]) == 4
+    assert a.earliest_fit(Request(16), [x, y, pair, half]) is None
+    a.release(half)
+    # the head needs 4 nodes; once `pair` ends (the shadow) the 4 it gets are `half`'s free nodes
+    g = a.reservation_guard(Request(4), [pair])
+    assert not g.may_admit(Request(4), False)  # it would take `half`'s nodes past the shadow time
+    assert g.may_admit(Request(4), True)
+    assert g.may_admit(Request(16), False)  # too wide: allocate refuses it, the guard need not
+    blocker = a.allocate(Request(4))
+    assert not g.admit(blocker, False)
+    assert g.releases == [pair]
+    assert g.admit(blocker, True) and g.releases == [pair, blocker]
+    for al in (blocker, pair, x, y):
+        a.release(al)
+    singles = [a.allocate(Request(1)) for _ in range(8)]
+    for al in singles:
+        if int(al.nodes[0]) in (2, 3, 6, 7):
+            a.release(al)
+    g = a.reservation_guard(Request(2), [])  # free: {2, 3} and {6, 7}; one may be taken past the shadow time
+    first = a.allocate(Request(2))
+    assert g.admit(first, False)
+    assert not g.may_admit(Request(2), False)  # the second would leave the head none: the first is in the shadow mask
+    assert cube_of([]) is None and cube_of([5]) == (0, 5) and cube_of([0, 1, 2]) is None
+
+
+def test_complete_recognition_up_to_its_limit():
+    """Complete recognition works up to MAX_COMPLETE_DIM (12) inclusive: a free pair of nodes is found on
+    Q12 whatever the lists say, and not looked for on Q13."""
+    from topoalloc.alloc.hypercube.allocators import MAX_COMPLETE_DIM, FreeListAllocator
+
+    assert MAX_COMPLETE_DIM == 12
+    for n, want in ((12, (1, 0)), (13, None)):
+        a = FreeListAllocator(Hypercube(n))
+        a._busy[:] = True
+        a._busy[[0, 1]] = False
+        assert a._recognisable(1) == want
