@@ -24,7 +24,7 @@ leftover cubes the mesh's partition produced.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 from typing import Any, Self
 from itertools import combinations
@@ -139,12 +139,7 @@ class _SubcubeBase(Allocator):
         k = _request_dim(request)
         if k > self.dim:
             return None
-        never = np.iinfo(np.int64).max
-        rank = np.where(self._busy, never, 0)
-        for n, alloc in enumerate(releases, 1):
-            rank[alloc.nodes] = n
-        best = int(self._block_ranks(rank, k).min())
-        return None if best == never else best
+        return _first_free_after(self._busy, releases, lambda rank: self._block_ranks(rank, k))
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:  # pragma: no cover - both subclasses define it
         raise InternalError(f"{type(self).__name__} does not define _block_ranks")
@@ -326,6 +321,18 @@ class _FreeSubcubeGuard(ReservationGuard):
 def _has_free_subcube(busy: np.ndarray, n: int, k: int) -> bool:
     """Whether Q_n with ``busy`` nodes has a k-subcube of free nodes."""
     return bool((~busy[_all_subcubes(n, k)[2]].any(axis=1)).any())
+
+
+def _first_free_after(busy: np.ndarray, releases: Iterable[Allocation], block_ranks: Callable[[np.ndarray], np.ndarray]) -> int | None:
+    """How many of ``releases`` (in order) must end before some block is free: each node gets the
+    number of the release that frees it (0: free now; never: busy and not released), ``block_ranks``
+    gives each block the largest number among its nodes, and the answer is the smallest (None: never)."""
+    never = np.iinfo(np.int64).max
+    rank = np.where(busy, never, 0)
+    for n, alloc in enumerate(releases, 1):
+        rank[alloc.nodes] = n
+    best = int(block_ranks(rank).min())
+    return None if best == never else best
 
 
 def _bits(mask: np.ndarray) -> int:
@@ -560,12 +567,8 @@ class FreeListAllocator(Allocator):
         k = self._cube_dim(request)
         if k > self.dim:
             return None
-        never = np.iinfo(np.int64).max
-        rank = np.where(self._busy, never, 0)
-        for n, alloc in enumerate(releases, 1):
-            rank[alloc.nodes] = n
-        best = int(rank[_all_subcubes(self.dim, k)[2]].max(axis=1).min())
-        return None if best == never else best
+        table = _all_subcubes(self.dim, k)[2]
+        return _first_free_after(self._busy, releases, lambda rank: rank[table].max(axis=1))
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         """With :meth:`_mask_exact`, :class:`_FreeSubcubeGuard` (masks); otherwise the replay guard."""
