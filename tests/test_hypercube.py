@@ -724,3 +724,12 @@ def test_complete_recognition_up_to_its_limit():
         a._busy[:] = True
         a._busy[[0, 1]] = False
         assert a._recognisable(1) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.sets(st.integers(0, 15), min_size=2, max_size=6), b=st.sets(st.integers(0, 15), min_size=2, max_size=6))
+def test_shared_channels_sorted_by_dimension_then_node(a, b):
+    """The documented order: (dimension, node, direction), not the channel tuple's own (node first)."""
+    got = shared_channels(sorted(a), sorted(b), 4)
+    assert got == sorted(got, key=lambda c: (c.dimension, c.node, c.direction))
+    assert got == sorted(set(got), key=lambda c: (c.dimension, c.node, c.direction))
