@@ -74,9 +74,9 @@ def why_not(sim: "Simulation") -> str | None:
 
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
-    size, or (FCFS and EASY) the buddy or Gray code allocator; and nothing that feeds the nodes back into the schedule or needs the
-    scheduler's inner decisions (recorded reservations, a run-time model, a
-    network).  Recorded allocations and locality metrics are served by
+    size, or (FCFS and EASY) the buddy or Gray code allocator; and nothing
+    that feeds the nodes back into the schedule or needs the scheduler's
+    inner decisions (recorded reservations, a run-time model, a network).  Recorded allocations and locality metrics are served by
     replaying the kernel's log through the allocator.
     """
     allocator = sim.allocator
