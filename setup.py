@@ -10,7 +10,7 @@ succeeds, ``topoalloc.network`` runs its pure-Python reference engine, the
 simulation its general engine and the SWF reader its Python parser (same
 results, slower).  ``_cengine`` is the network simulator's engine;
 ``_ckernel`` simulates counting allocators, and the hypercube's buddy and
-Gray code allocators under FCFS and EASY (``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
+Gray code allocators on their busy masks (``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
 (``topoalloc.workload.swf``); ``_cgrant`` the grant check every allocation passes
 (``topoalloc.alloc.base``); ``_cboxes`` the slice allocator's box search
 (``topoalloc.alloc.slices``); ``_cmetrics`` the connected components of

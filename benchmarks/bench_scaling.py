@@ -60,10 +60,23 @@ def one(spec: dict) -> dict:
     return {"seconds": time.perf_counter() - t0, "jobs": s["jobs"], "mean_wait": s["mean_wait"]}
 
 
+#: a run still going after this many seconds is stopped and reported as not finished (``--limit``)
+LIMIT = 900.0
+
+
 def run(spec: dict) -> dict:
     with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([sys.executable, __file__, "--one", json.dumps(spec)], stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
+        deadline = time.monotonic() + LIMIT
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                return {"error": f"not finished within {LIMIT:.0f} s (--limit): stopped", "mb": usage.ru_maxrss / 1024}
+            time.sleep(0.02)
         out.seek(0)
         err.seek(0)
         if os.waitstatus_to_exitcode(status):
@@ -217,11 +230,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
-    ap.add_argument("--easy-only", action="store_true", help="probes: EASY only (conservative with the hypercube allocators takes minutes per run)")
+    ap.add_argument("--easy-only", action="store_true", help="probes: EASY only (conservative with the free list and the AFL takes hours)")
+    ap.add_argument("--limit", type=float, default=LIMIT, metavar="SECONDS", help=f"stop a run after this long and report it unfinished (default {LIMIT:.0f})")
     ap.add_argument("--plot", default=None, metavar="PNG", help="write the scaling curves here")
     args = ap.parse_args()
-    global EASY_ONLY
+    global EASY_ONLY, LIMIT
     EASY_ONLY = args.easy_only
+    if not args.limit > 0:
+        ap.error(f"argument --limit: expected a positive number of seconds, got {args.limit}")
+    LIMIT = args.limit
     import numpy
 
     import topoalloc

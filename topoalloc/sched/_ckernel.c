@@ -12,14 +12,16 @@
  * (now + run, now + estimate, shadow - now, t + span), so the decisions are
  * the same to the last bit; the differential tests compare the two job by job.
  *
- * With a layout (1 buddy, 2 Gray code: alloc/hypercube/allocators.py), FCFS
- * and EASY run on the busy mask of a hypercube instead of a count: a job
+ * With a layout (1 buddy, 2 Gray code: alloc/hypercube/allocators.py), every
+ * scheduler runs on the busy mask of a hypercube instead of a count: a job
  * needs a window of 2**k positions (its allocated size), placed first fit
  * by the same pure function of the mask as the allocator's _place, the
  * shadow time is the first release after which the head has a window
  * (_SubcubeBase.earliest_fit), and a backfill candidate running past it is
  * admitted iff the head still has a window in the shadow mask with the
- * candidate's window added (_MaskGuard).  Positions are addresses for the
+ * candidate's window added (_MaskGuard); conservative backfilling replays its
+ * plan on masks (conservative_pass_mask) as plan.ReplayPlan replays it on
+ * snapshots of the allocator.  Positions are addresses for the
  * buddy and places in the Gray order for Gray code; the nodes themselves
  * come from replaying the log through the allocator when they are wanted.
  *
@@ -38,7 +40,7 @@ typedef uint64_t u64;
 
 enum { K_FCFS = 0, K_EASY = 1, K_CONSERVATIVE = 2 };
 /* status codes returned to Python (with one job position) */
-enum { ST_OK = 0, ST_NEVER_STARTED = 1, ST_HEAD_NEVER_FITS = 2, ST_PROFILE_NEVER_FITS = 3 };
+enum { ST_OK = 0, ST_NEVER_STARTED = 1, ST_HEAD_NEVER_FITS = 2, ST_PROFILE_NEVER_FITS = 3, ST_PLAN_NEVER_FITS = 4, ST_PLAN_BROKEN = 5 };
 
 /* plan.ZERO_LENGTH: a reservation holds its processors for at least this long */
 #define ZERO_LENGTH 1e-6
@@ -486,11 +488,32 @@ typedef struct {
     i64 words;
     u64 *busy, *sh, *trial; /* now; at the shadow time; a candidate's trial */
     i64 *pos;               /* each running job's first position */
+    /* conservative on a layout: plan.ReplayPlan on busy masks (see conservative_pass_mask) */
+    struct PEv *ev;         /* the plan's events in replay order */
+    i64 ne, cap_ev;
+    u64 *st;                /* st[i]: the busy mask before event i (ne + 1 masks of `words` words) */
+    i64 cap_st;
+    u64 *fit_known, *fit_yes; /* per state: the window dimensions asked about, and those that fit */
+    i64 cap_fit;
+    i64 *fc;                /* per state: its free positions */
+    i64 cap_fc;
+    i64 *prio;              /* a queued job's place in the queue, this pass */
+    i64 *cp;                /* a reservation's window in the plan's replay */
+    i64 *tp;                /* ... and in the trial replay of the current job */
+    i64 *tstamp;            /* the trial a reservation was placed in (tp valid) */
+    unsigned char *disp;    /* placed elsewhere than in the plan, in the current trial */
+    i64 trials;
     /* error */
     i64 err_job;
 } Sim;
 
 enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2 };
+
+/* an event of conservative's plan on a layout, as plan.ReplayPlan orders them: (t, kind, order, key job);
+ * kind 0 releases (a running job's window: order its start number, key job 0; a reservation's end:
+ * order -1, key job the job) before kind 1 allocations (a reservation's start: order its place in the
+ * queue); `who` is the job whose window it frees or takes, `res` whether it is a reservation's */
+typedef struct PEv { double t; i64 order, keyjob, who; int kind, res; } PEv;
 
 /* ------------------------------------------------- busy masks (layouts) */
 static inline u64 low_bits(i64 bits) { return bits >= 64 ? ~(u64)0 : (((u64)1 << bits) - 1); }
@@ -898,6 +921,285 @@ static int conservative_pass(Sim *s) {
     return 0;
 }
 
+/* ------------------------------------ conservative backfilling on a layout */
+/* plan.ReplayPlan on busy masks.  The plan is its events in replay order (PEv) and the busy
+ * mask before each of them: st[0] is the machine now, st[i + 1] is st[i] with event i applied
+ * (a release clears a window; an allocation places the reservation's window first fit, as the
+ * allocator's _place does on that mask).  The plan is feasible iff every allocation finds a
+ * window.  A job's earliest start, as ReplayPlan.earliest finds it: candidates are now and the
+ * times of the plan's events (the job's own taken out), in order; the job must fit the state
+ * before its allocation at t (the kept mask there: for a job being compressed, every candidate
+ * before its old time comes before its own events, so the kept masks are those of the plan
+ * without it), and then the rest of the plan must replay with the job in it (trial_mask).  The
+ * old time itself needs no replay (see ReplayPlan.earliest).  A trial stops early, feasible, once
+ * the job has ended in it (and, for a job being compressed, its old reservation has ended in the
+ * plan) and every reservation still holding a window holds the one it holds in the plan: the
+ * rest of the replay is then the plan's own, which is feasible.  Releases commute on a mask, so
+ * only the order of allocations, and of releases before allocations at one instant, matters. */
+
+#define ST(s, i) ((s)->st + (size_t)(i) * (size_t)(s)->words)
+
+/* whether event a comes before the key (t, kind, order, job) in ReplayPlan's order */
+static inline int pev_before(const PEv *a, double t, int kind, i64 order, i64 job) {
+    if (a->t != t) return a->t < t;
+    if (a->kind != kind) return a->kind < kind;
+    if (a->order != order) return a->order < order;
+    return a->keyjob < job;
+}
+
+static int cmp_pev(const void *x, const void *y) {
+    const PEv *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->order != b->order) return a->order < b->order ? -1 : 1;
+    return (a->keyjob > b->keyjob) - (a->keyjob < b->keyjob);
+}
+
+static int plan_reserve(Sim *s, i64 ne) {
+    if (grow((void **)&s->ev, &s->cap_ev, ne, sizeof(PEv)) < 0) return -1;
+    i64 cap_st = s->cap_st, cap_fit = s->cap_fit;
+    if (grow((void **)&s->st, &cap_st, (ne + 1) * s->words, sizeof(u64)) < 0) return -1;
+    s->cap_st = cap_st;
+    i64 c1 = cap_fit, c2 = cap_fit;
+    if (grow((void **)&s->fit_known, &c1, ne + 1, sizeof(u64)) < 0 || grow((void **)&s->fit_yes, &c2, ne + 1, sizeof(u64)) < 0) return -1;
+    s->cap_fit = c1 < c2 ? c1 : c2;
+    return grow((void **)&s->fc, &s->cap_fc, ne + 1, sizeof(i64));
+}
+
+/* the kept masks from state `from` on (st[from] given): -1 if every allocation finds a window, else the
+ * index of the first that does not */
+static i64 plan_replay(Sim *s, i64 from) {
+    size_t bytes = (size_t)s->words * sizeof(u64);
+    for (i64 i = from; i <= s->ne; i++) s->fit_known[i] = 0;
+    for (i64 i = from; i < s->ne; i++) {
+        const PEv *v = &s->ev[i];
+        u64 *m = ST(s, i + 1);
+        memcpy(m, ST(s, i), bytes);
+        i64 w = v->who;
+        if (v->kind == 0) {
+            mark(s, m, v->res ? s->cp[w] : s->pos[w], s->size[w], 0);
+            s->fc[i + 1] = s->fc[i] + s->size[w];
+        } else {
+            i64 p = place(s, m, log2_of(s->size[w]));
+            if (p < 0) return i;
+            mark(s, m, p, s->size[w], 1);
+            s->cp[w] = p;
+            s->fc[i + 1] = s->fc[i] - s->size[w];
+        }
+    }
+    return -1;
+}
+
+/* the plan of this pass: the running jobs' releases at their expected ends and, with `reservations`,
+ * every queued job's reservation; 1 if it is feasible, 0 if not, -1 on no memory */
+static int plan_build(Sim *s, int reservations) {
+    Running *r = &s->running;
+    i64 ne = r->n;
+    if (reservations)
+        for (i64 j = s->q.head; j >= 0; j = s->q.next[j])
+            if (!isnan(s->res[j])) ne += 2;
+    if (plan_reserve(s, ne) < 0) return -1;
+    i64 n = 0;
+    for (i64 k = 0; k < r->n; k++)
+        s->ev[n++] = (PEv){expected_end(r->a[k].ee, s->now), r->a[k].serial, 0, r->a[k].job, 0, 0};
+    if (reservations)
+        for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) {
+            double t = s->res[j];
+            if (isnan(t)) continue;
+            s->ev[n++] = (PEv){t, s->prio[j], j, j, 1, 1};
+            s->ev[n++] = (PEv){t + span_of(s->est[j]), -1, j, j, 0, 1};
+        }
+    s->ne = n;
+    qsort(s->ev, (size_t)n, sizeof(PEv), cmp_pev);
+    memcpy(ST(s, 0), s->busy, (size_t)s->words * sizeof(u64));
+    s->fc[0] = s->free;
+    return plan_replay(s, 0) < 0;
+}
+
+/* whether a window of 2**k positions is free in kept mask i (remembered per mask) */
+static inline int plan_fits(Sim *s, i64 i, int k) {
+    u64 b = (u64)1 << k;
+    if (!(s->fit_known[i] & b)) {
+        s->fit_known[i] |= b;
+        if (place(s, ST(s, i), k) >= 0) s->fit_yes[i] |= b;
+        else s->fit_yes[i] &= ~b;
+    }
+    return (s->fit_yes[i] & b) != 0;
+}
+
+/* the rest of the plan replayed with job j placed at t on kept mask e (where it fits), its own old
+ * events (`has`: the old end is event ie_old) left out: 1 if every allocation finds a window */
+static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int has, i64 ie_old) {
+    u64 *T = s->trial;
+    memcpy(T, ST(s, e), (size_t)s->words * sizeof(u64));
+    i64 p = place(s, T, k), size = s->size[j];
+    mark(s, T, p, size, 1);
+    i64 stamp = ++s->trials;
+    double tend = t + span;
+    int live = 1;
+    i64 displaced = 0;
+    for (i64 i = e; i < s->ne; i++) {
+        const PEv *v = &s->ev[i];
+        i64 w = v->who;
+        if (v->res && w == j) continue; /* its old reservation: taken out */
+        if (live && !pev_before(v, tend, 0, -1, j)) { /* the job's end, (t + span, 0, -1, j), comes first */
+            mark(s, T, p, size, 0);
+            live = 0;
+        }
+        if (v->kind == 0) {
+            int mine = v->res && s->tstamp[w] == stamp;
+            mark(s, T, !v->res ? s->pos[w] : mine ? s->tp[w] : s->cp[w], s->size[w], 0);
+            if (mine && s->disp[w]) displaced--;
+        } else {
+            i64 q = place(s, T, log2_of(s->size[w]));
+            if (q < 0) return 0;
+            mark(s, T, q, s->size[w], 1);
+            s->tp[w] = q;
+            s->tstamp[w] = stamp;
+            s->disp[w] = q != s->cp[w];
+            displaced += s->disp[w];
+        }
+        if (!live && !displaced && (!has || i >= ie_old)) return 1; /* the plan's own state from here on */
+    }
+    return 1;
+}
+
+static i64 pev_lower(const Sim *s, double t, int kind, i64 order, i64 job) {
+    i64 lo = 0, hi = s->ne;
+    while (lo < hi) {
+        i64 mid = (lo + hi) / 2;
+        if (pev_before(&s->ev[mid], t, kind, order, job)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* ReplayPlan.earliest for queued job j (its old reservation `old` if `has`): 0 and the start in *out,
+ * or ST_PLAN_NEVER_FITS.  Candidates in order, each at its turn: the kept mask before the first event
+ * after (t, 1, place in the queue, j).  Before a trial, the counts: while the job holds its window,
+ * every kept mask must have as many free positions as the window beside what the plan holds there
+ * (its old reservation counted free), or some allocation of the trial fails.  A mask short of that
+ * (`bad`) fails every candidate whose span reaches it, so the scan goes on from the first candidate
+ * at or after it, and masks seen to be sufficient (up to `good`) are not counted again: the
+ * plan.CountingProfile scan, as a necessary condition.  Then the mask (the window must fit at the
+ * turn), then the trial. */
+static int earliest_mask(Sim *s, i64 j, int has, double old, double *out) {
+    int k = log2_of(s->size[j]);
+    i64 need = s->size[j];
+    double span = span_of(s->est[j]);
+    i64 prio = s->prio[j], ia_old = -1, ie_old = -1, ne = s->ne;
+    if (has)
+        for (i64 i = 0; i < ne; i++)
+            if (s->ev[i].res && s->ev[i].who == j) {
+                if (s->ev[i].kind) ia_old = i;
+                else { ie_old = i; break; }
+            }
+    double t = s->now;
+    i64 e = 0, ee = 0, good = 0, bad = -1;
+    for (;;) {
+        if (has && t >= old) { *out = old; return 0; }
+        while (e < ne && pev_before(&s->ev[e], t, 1, prio, j)) e++;
+        int ok = e >= bad;
+        if (ok) {
+            double tend = t + span;
+            if (ee < e) ee = e;
+            while (ee < ne && pev_before(&s->ev[ee], tend, 0, -1, j)) ee++;
+            if (good < e) good = e;
+            while (good < ee) { /* the masks after events e .. ee - 1, the job's window held */
+                i64 b = good + 1;
+                if (s->fc[b] + (b > ia_old && b <= ie_old ? need : 0) < need) { bad = b; ok = 0; break; }
+                good = b;
+            }
+        }
+        if (ok && plan_fits(s, e, k) && trial_mask(s, j, e, t, k, span, has, ie_old)) { *out = t; return 0; }
+        i64 f = bad - 1 > e ? bad - 1 : e;
+        while (f < ne && s->ev[f].t <= t) f++;
+        if (f >= ne) {
+            if (has) { *out = old; return 0; }
+            s->err_job = j;
+            return ST_PLAN_NEVER_FITS;
+        }
+        t = s->ev[f].t;
+    }
+}
+
+static void pev_insert(Sim *s, PEv v) {
+    i64 i = pev_lower(s, v.t, v.kind, v.order, v.keyjob);
+    memmove(&s->ev[i + 1], &s->ev[i], (size_t)(s->ne - i) * sizeof(PEv));
+    s->ev[i] = v;
+    s->ne++;
+}
+
+/* job j's reservation (if `has`) taken out and put at t (before it, where it was), the kept masks
+ * replayed from there: 0, -1 on no memory, or ST_PLAN_BROKEN if the plan no longer replays (the
+ * trial said it would) */
+static int plan_move(Sim *s, i64 j, int has, double t) {
+    if (has) {
+        i64 n = 0;
+        for (i64 i = 0; i < s->ne; i++)
+            if (!(s->ev[i].res && s->ev[i].who == j)) s->ev[n++] = s->ev[i];
+        s->ne = n;
+    }
+    if (plan_reserve(s, s->ne + 2) < 0) return -1;
+    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span_of(s->est[j]), -1, j, j, 0, 1};
+    pev_insert(s, a);
+    pev_insert(s, b);
+    i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob);
+    if (plan_replay(s, from) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
+    return 0;
+}
+
+/* Conservative.schedule with ReplayPlan, on the busy mask (the counting pass's steps, in the same order) */
+static int conservative_pass_mask(Sim *s) {
+    Queue *q = &s->q;
+    s->wake = NAN;
+    if (q->head < 0) return 0;
+    double now = s->now;
+    int stale = 0;
+    for (i64 j = q->head; j >= 0; j = q->next[j])
+        if (s->res[j] < now) { stale = 1; break; } /* NaN: no reservation, never < */
+    i64 n = 0;
+    for (i64 j = q->head; j >= 0; j = q->next[j]) {
+        if (stale) s->res[j] = NAN;
+        s->prio[j] = n++;
+    }
+    int ok = plan_build(s, 1);
+    if (ok < 0) return -1;
+    if (!ok) { /* remake every reservation from scratch, in queue order */
+        for (i64 j = q->head; j >= 0; j = q->next[j]) s->res[j] = NAN;
+        if (plan_build(s, 0) < 0) return -1;
+    }
+    for (i64 j = q->head; j >= 0; j = q->next[j]) {
+        double old = s->res[j], t;
+        int has = !isnan(old);
+        int st = earliest_mask(s, j, has, old, &t);
+        if (st) return st;
+        if (has && t == old) continue; /* given up and taken again: the same plan */
+        if ((st = plan_move(s, j, has, t))) return st;
+        s->res[j] = t;
+    }
+    /* jobs whose reservation is now start now, in queue order (a refused one loses its reservation) */
+    for (i64 j = q->head; j >= 0;) {
+        i64 nx = q->next[j];
+        if (s->res[j] <= now) {
+            s->res[j] = NAN;
+            i64 p = s->size[j] <= s->free ? place(s, s->busy, log2_of(s->size[j])) : -1;
+            if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
+        }
+        j = nx;
+    }
+    int overrunning = s->running.n > 0 && s->running.a[0].ee <= now;
+    if (!overrunning) {
+        double m = INFINITY;
+        int any = 0;
+        for (i64 j = q->head; j >= 0; j = q->next[j]) {
+            double t = s->res[j];
+            if (t > now && (!any || t < m)) { m = t; any = 1; }
+        }
+        if (any) s->wake = m;
+    }
+    return 0;
+}
+
 static int simulate(Sim *s) {
     const double inf = INFINITY;
     i64 next = 0, n = s->n, tick = 0;
@@ -937,7 +1239,7 @@ static int simulate(Sim *s) {
         int st;
         if (s->kind == K_FCFS) st = start_heads(s);
         else if (s->kind == K_EASY) st = easy_pass(s, first, next);
-        else st = conservative_pass(s);
+        else st = s->layout ? conservative_pass_mask(s) : conservative_pass(s);
         if (st) return st;
         if (s->kind == K_CONSERVATIVE && !isnan(s->wake) && s->wake > now && ts_find(&s->pending, s->wake) < 0) {
             if (ts_add(&s->pending, s->wake) < 0) return -1;
@@ -968,9 +1270,11 @@ PyDoc_STRVAR(run_doc,
 "1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
 "is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
 "1 jobs never started, 2 an EASY head never fits, 3 a job never fits the\n"
-"conservative profile (job: the first such job position).  `log` (int64, 2n items, optional)\n"
+"conservative profile, 4 a job never fits the conservative plan (a layout), 5 the plan\n"
+"no longer replays after a move its trial found feasible (a defect of the kernel)\n"
+"(job: the first such job position).  `log` (int64, 2n items, optional)\n"
 "receives every start (j) and every end (-1 - j) in the order the simulation applied them.\n"
-"`layout` 1 (buddy) or 2 (Gray code): FCFS or EASY on the busy mask of a hypercube of\n"
+"`layout` 1 (buddy) or 2 (Gray code): every scheduler on the busy mask of a hypercube of\n"
 "`nodes` (a power of two) positions; `size` is then each job's window (a power of two).");
 
 static PyObject *py_run(PyObject *self, PyObject *args) {
@@ -982,7 +1286,6 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
     if (layout < L_COUNT || layout > L_GRAY) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1 or 2, got %d", layout);
-    if (layout && kind == K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "layout %d: FCFS and EASY only", layout);
     if (layout && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
     if (incremental && layout) return PyErr_Format(PyExc_ValueError, "layout %d: the arrivals-only pass is for counts", layout);
     Py_buffer b[8];
@@ -1044,6 +1347,15 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         s.moved_end = malloc((size_t)(n ? n : 1) * sizeof(double));
         if (!s.res || !s.later || !s.moved || !s.later_end || !s.moved_end) { PyErr_NoMemory(); goto done; }
         for (i64 j = 0; j < n; j++) s.res[j] = NAN;
+        if (layout) {
+            size_t m = (size_t)(n ? n : 1);
+            s.prio = malloc(m * sizeof(i64));
+            s.cp = malloc(m * sizeof(i64));
+            s.tp = malloc(m * sizeof(i64));
+            s.tstamp = calloc(m, sizeof(i64));
+            s.disp = calloc(m, 1);
+            if (!s.prio || !s.cp || !s.tp || !s.tstamp || !s.disp) { PyErr_NoMemory(); goto done; }
+        }
     }
     int st = simulate(&s);
     if (st < 0) {
@@ -1059,6 +1371,7 @@ done:
     free(s.waiting.t); free(s.running.a); free(s.res); free(s.later); free(s.moved); free(s.later_end); free(s.moved_end);
     free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
     free(s.busy); free(s.sh); free(s.trial); free(s.pos);
+    free(s.ev); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.fc); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
     return result;
 }
 

@@ -5,8 +5,9 @@ On a counting allocator (a request fits iff ``size <= free``, see
 size asked for, a schedule depends on processor counts only.  On the
 hypercube's buddy and Gray code allocators (:func:`layout_of`) it depends on
 the busy mask only: they place a ``2**k``-node window by a pure function of
-it, so the kernel keeps the mask (FCFS and EASY; conservative backfilling
-stays on the general engine).  When nothing
+it, so the kernel keeps the mask (FCFS, EASY, and conservative backfilling,
+whose plan it replays on masks as :class:`~.plan.ReplayPlan` replays it on
+snapshots).  When nothing
 that depends on the placement feeds back into the schedule — no run-time
 model or network that reads the nodes, no reservation log — the compiled
 kernel (``_ckernel``, built at install time if a C compiler is there) runs
@@ -74,7 +75,7 @@ def why_not(sim: "Simulation") -> str | None:
 
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
-    size, or (FCFS and EASY) the buddy or Gray code allocator; and nothing
+    size, or the buddy or Gray code allocator; and nothing
     that feeds the nodes back into the schedule or needs the scheduler's
     inner decisions (recorded reservations, a run-time model, a network).  Recorded allocations and locality metrics are served by
     replaying the kernel's log through the allocator.
@@ -82,13 +83,11 @@ def why_not(sim: "Simulation") -> str | None:
     allocator = sim.allocator
     if type(sim.scheduler) not in _KINDS:
         return f"scheduler {type(sim.scheduler).__name__} is not one of the built-in FCFS, EASY, conservative"
-    if layout_of(allocator):
-        if isinstance(sim.scheduler, Conservative):
-            return f"conservative backfilling on allocator {allocator.describe()} (the kernel follows its busy mask under FCFS and EASY only)"
-    elif not allocator.counting:
-        return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
-    elif "exact_size" not in allocator.claims:
-        return f"allocator {allocator.describe()} does not grant exactly the requested size"
+    if not layout_of(allocator):  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
+        if not allocator.counting:
+            return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
+        if "exact_size" not in allocator.claims:
+            return f"allocator {allocator.describe()} does not grant exactly the requested size"
     needs = [
         ("record_reservations", sim.record_reservations),
         ("a run-time model", sim.runtime_model is not None),
@@ -166,6 +165,8 @@ def run(sim: "Simulation") -> SimulationResult:
         raise SimulationError(f"queue head (job position {job}) cannot fit even after every running job ends")
     if status == 3:
         raise SimulationError(f"job position {job} (size {int(size[job])}) never fits the profile")
+    if status == 4:
+        raise SimulationError(f"job position {job} (size {int(size[job])}) never fits the plan")
     if status:
         raise InternalError(f"the compiled kernel returned status {status}")
     placed = _replay(sim, log) if log is not None else {}
