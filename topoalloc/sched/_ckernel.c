@@ -497,6 +497,9 @@ typedef struct {
     i64 cap_fit;
     i64 *fc;                /* per state: its free positions */
     i64 cap_fc;
+    i64 *gstart, *gend, *relend; /* per event: the first event at its time, the first at a later time, and
+                                    the first event at its time that is not a release (or later) */
+    i64 cap_grp;
     i64 *prio;              /* a queued job's place in the queue, this pass */
     i64 *cp;                /* a reservation's window in the plan's replay */
     i64 *tp;                /* ... and in the trial replay of the current job */
@@ -963,6 +966,11 @@ static int plan_reserve(Sim *s, i64 ne) {
     i64 c1 = cap_fit, c2 = cap_fit;
     if (grow((void **)&s->fit_known, &c1, ne + 1, sizeof(u64)) < 0 || grow((void **)&s->fit_yes, &c2, ne + 1, sizeof(u64)) < 0) return -1;
     s->cap_fit = c1 < c2 ? c1 : c2;
+    i64 g1 = s->cap_grp, g2 = s->cap_grp, g3 = s->cap_grp;
+    if (grow((void **)&s->gstart, &g1, ne + 1, sizeof(i64)) < 0 || grow((void **)&s->gend, &g2, ne + 1, sizeof(i64)) < 0 ||
+        grow((void **)&s->relend, &g3, ne + 1, sizeof(i64)) < 0)
+        return -1;
+    s->cap_grp = g1;
     return grow((void **)&s->fc, &s->cap_fc, ne + 1, sizeof(i64));
 }
 
@@ -971,6 +979,15 @@ static int plan_reserve(Sim *s, i64 ne) {
 static i64 plan_replay(Sim *s, i64 from) {
     size_t bytes = (size_t)s->words * sizeof(u64);
     for (i64 i = from; i <= s->ne; i++) s->fit_known[i] = 0;
+    /* the events' groups by time (the candidates are their times) */
+    const PEv *ev = s->ev;
+    i64 ne = s->ne, i0 = from > 0 && from <= ne ? s->gstart[from - 1] : 0; /* events before `from` are unchanged */
+    for (i64 i = i0; i < ne; i++) s->gstart[i] = i > 0 && ev[i - 1].t == ev[i].t ? s->gstart[i - 1] : i;
+    for (i64 i = ne - 1; i >= i0; i--) {
+        int last = i == ne - 1 || ev[i + 1].t != ev[i].t;
+        s->gend[i] = last ? i + 1 : s->gend[i + 1];
+        s->relend[i] = ev[i].kind ? i : last ? i + 1 : s->relend[i + 1];
+    }
     for (i64 i = from; i < s->ne; i++) {
         const PEv *v = &s->ev[i];
         u64 *m = ST(s, i + 1);
@@ -1087,38 +1104,50 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double *out) {
     i64 need = s->size[j];
     double span = span_of(s->est[j]);
     i64 prio = s->prio[j], ia_old = -1, ie_old = -1, ne = s->ne;
-    if (has)
-        for (i64 i = 0; i < ne; i++)
-            if (s->ev[i].res && s->ev[i].who == j) {
-                if (s->ev[i].kind) ia_old = i;
-                else { ie_old = i; break; }
-            }
+    const PEv *ev = s->ev;
+    if (has) { /* its own two events (their times computed as when they were made) */
+        ia_old = pev_lower(s, old, 1, prio, j);
+        ie_old = pev_lower(s, old + span, 0, -1, j);
+    }
     double t = s->now;
-    i64 e = 0, ee = 0, good = 0, bad = -1;
+    i64 g = 0; /* the first event at or after t (every event is at or after now) */
+    i64 good = 0, bad = -1;
     for (;;) {
         if (has && t >= old) { *out = old; return 0; }
-        while (e < ne && pev_before(&s->ev[e], t, 1, prio, j)) e++;
+        /* the turn: past the releases at t and the allocations at t before (t, 1, prio, j) */
+        i64 e = g;
+        if (e < ne && ev[e].t == t) { /* the allocations at t are in (order, job) order: bisect them */
+            i64 hi = s->gend[e];
+            e = s->relend[e];
+            while (e < hi) {
+                i64 mid = (e + hi) / 2;
+                if (ev[mid].order < prio || (ev[mid].order == prio && ev[mid].keyjob < j)) e = mid + 1; else hi = mid;
+            }
+        }
         int ok = e >= bad;
         if (ok) {
+            /* the masks after the events from e on that come before the job's end, (t + span, 0, -1, j):
+             * those up to `good` are known to hold it (free counts do not depend on t) */
             double tend = t + span;
-            if (ee < e) ee = e;
-            while (ee < ne && pev_before(&s->ev[ee], tend, 0, -1, j)) ee++;
             if (good < e) good = e;
-            while (good < ee) { /* the masks after events e .. ee - 1, the job's window held */
+            while (good < ne && pev_before(&ev[good], tend, 0, -1, j)) {
                 i64 b = good + 1;
                 if (s->fc[b] + (b > ia_old && b <= ie_old ? need : 0) < need) { bad = b; ok = 0; break; }
                 good = b;
             }
         }
         if (ok && plan_fits(s, e, k) && trial_mask(s, j, e, t, k, span, has, ie_old)) { *out = t; return 0; }
-        i64 f = bad - 1 > e ? bad - 1 : e;
-        while (f < ne && s->ev[f].t <= t) f++;
+        /* the next candidate: the first later time, or the time of the event before the short mask */
+        i64 f;
+        if (bad - 1 > e) f = ev[bad - 1].t > t ? s->gstart[bad - 1] : s->gend[bad - 1];
+        else f = e < ne && ev[e].t == t ? s->gend[e] : e;
         if (f >= ne) {
             if (has) { *out = old; return 0; }
             s->err_job = j;
             return ST_PLAN_NEVER_FITS;
         }
-        t = s->ev[f].t;
+        t = ev[f].t;
+        g = f;
     }
 }
 
@@ -1371,7 +1400,7 @@ done:
     free(s.waiting.t); free(s.running.a); free(s.res); free(s.later); free(s.moved); free(s.later_end); free(s.moved_end);
     free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
     free(s.busy); free(s.sh); free(s.trial); free(s.pos);
-    free(s.ev); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.fc); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
+    free(s.ev); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.fc); free(s.gstart); free(s.gend); free(s.relend); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
     return result;
 }
 
