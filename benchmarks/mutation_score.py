@@ -56,13 +56,21 @@ ROOT = Path(__file__).resolve().parents[1]
 GROUPS: dict[str, tuple[list[str], list[str]]] = {
     "curves": (["topoalloc/curves/grid.py"], ["tests/test_curves.py"]),
     "linear": (["topoalloc/alloc/linear/allocator.py"], ["tests/test_linear_alloc.py"]),
+    # EASY's probes and guard of the subtorus allocators are checked against replay by the conformance
+    # suite (earliest fit, the guard, the schedules), as well as by test_torus's own comparisons
     "partition": (
         ["topoalloc/alloc/partition/schemes.py", "topoalloc/alloc/partition/conversion.py", "topoalloc/alloc/partition/allocator.py"],
-        ["tests/test_torus.py", "tests/test_proofs_torus.py"],
+        [
+            "tests/test_torus.py", "tests/test_proofs_torus.py", "tests/test_partition_rules.py",
+            *(f"tests/conformance/test_allocators.py::test_conformance[{a}-{m}-{check}]"
+              for a in ("ep", "nep") for m in ("torus:8", "torus:2x3x4", "mesh:5x3", "torus:4x4x2")
+              for check in ("earliest_fit", "reservation_guard", "schedules_equal_replay", "max_request_now", "can_allocate",
+                            "snapshot", "stateful", "random_operations", "fit_keys", "whole_machine", "fresh")),
+        ],
     ),
     "hypercube": (
         ["topoalloc/alloc/hypercube/embedding.py", "topoalloc/alloc/hypercube/allocators.py", "topoalloc/topology/hypercube.py"],
-        ["tests/test_hypercube.py", "tests/test_proofs_hypercube.py"],
+        ["tests/test_hypercube.py", "tests/test_proofs_hypercube.py", "tests/test_hypercube_rules.py"],
     ),
     # the keyed walk (EASY._backfill_indexed and its key index) runs only for allocators that
     # are not counting: its questions (test_keyed_walk), the conformance suite's schedules against

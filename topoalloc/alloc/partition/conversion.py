@@ -136,7 +136,10 @@ class Conversion:
         for j, n in enumerate(self.shape):
             x = (v // stride) % n
             forward = x + 1 < n
-            ring = n > 2 and (self.torus or len(self.groups[j]) > 1 or self.semitorus.wrapped[self.groups[j][0]])
+            # every virtual dimension is a ring when the conversion made a torus (a group of several
+            # dimensions is a Hamiltonian cycle, a single one is wrapped); otherwise the only one is the
+            # lone unwrapped path.  A ring of 2 is its one edge.
+            ring = self.torus and n > 2
             keep = v if ring else v[forward]
             partner = np.where(forward, v + stride, v - (n - 1) * stride) if ring else keep + stride
             parts.append(np.stack([keep, partner], axis=1))

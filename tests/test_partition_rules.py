@@ -1,0 +1,146 @@
+"""The partition module's documented rules, each checked against its definition written out here.
+
+Mao, Chen & Watson leave choices open (which dimensions an Equal Partition piece
+takes, where a snake starts, which rings a conversion makes); the modules
+document them.  These tests state each rule a second time, independently of the
+code, on every small case, so a change of rule cannot pass as another valid
+partition (the proofs check partitions are valid, not that they are the
+documented ones).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+import pytest
+
+from topoalloc.alloc.partition import convert
+from topoalloc.alloc.partition.conversion import grid_cycle, snake_path
+from topoalloc.alloc.partition.schemes import NEP_ORDERS, ep_piece_exponents, nep_partition
+from topoalloc.errors import InvalidArgument
+from topoalloc.topology import Semitorus, Torus
+
+
+# ------------------------------------------------------------------ Equal Partition's piece shape
+def water_level(exps: tuple[int, ...], k: int) -> tuple[int, ...]:
+    """The documented rule, stated as a level: every dimension of S gets min(its exponent, L) and the
+    units left over raise, by one, the dimensions that can still grow — longest first (more room at the
+    level is a larger exponent), ties to the earlier — where L is the highest level the units reach.
+    With k <= h (the dimensions of S) this is 2x...x2 in S's k longest dimensions (level 0)."""
+    dims = [i for i, e in enumerate(exps) if e > 0]
+    level = 0
+    while sum(min(exps[i], level + 1) for i in dims) <= k and level < max(exps, default=0):
+        level += 1
+    out = [min(e, level) for e in exps]
+    left = k - sum(out)
+    for i in sorted((i for i in dims if exps[i] > level), key=lambda i: (-exps[i], i))[:left]:
+        out[i] += 1
+    return tuple(out)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_ep_piece_shape_is_the_water_level_on_every_small_semitorus(d):
+    """Every exponent vector with entries 0..4 in up to four dimensions, every k from 0 to the order."""
+    for exps in product(range(5), repeat=d):
+        for k in range(sum(exps) + 1):
+            got = ep_piece_exponents(exps, k)
+            assert got == water_level(exps, k), (exps, k)
+            assert sum(got) == k and all(0 <= g <= e for g, e in zip(got, exps))
+
+
+def test_ep_piece_shape_paper_examples_and_ties():
+    # S = 2 x 2^2 x 2^2 x 2^3 (the paper's): m = 2^3 -> 2x2x2 in the three longest; m = 2^6 -> 2x2x2^2x2^2
+    assert ep_piece_exponents((1, 2, 2, 3), 3) == (0, 1, 1, 1)
+    assert ep_piece_exponents((1, 2, 2, 3), 6) == (1, 2, 1, 2)  # the extra units: the longest, then the earlier
+    # ties between equal exponents go to the earlier dimension, at level 0 and above it
+    assert ep_piece_exponents((2, 2, 2), 1) == (1, 0, 0)
+    assert ep_piece_exponents((2, 2, 2), 4) == (2, 1, 1)
+    # above the level, the longer dimension (more room) grows first, not the earlier one
+    assert ep_piece_exponents((2, 3), 3) == (1, 2)
+    assert ep_piece_exponents((3, 1, 3), 5) == (2, 1, 2)
+
+
+# ------------------------------------------------------------------ NEP
+def test_nep_refuses_an_unknown_halving_order_by_name():
+    s = Semitorus((0, 0), (4, 4), (True, True))
+    with pytest.raises(InvalidArgument) as e:
+        nep_partition(s, 1, "random")
+    assert (e.value.name, e.value.value, e.value.expected) == ("order", "random", "one of exhaust-largest, balanced")
+    assert NEP_ORDERS == ("exhaust-largest", "balanced")
+
+
+# ------------------------------------------------------------------ conversion's paths and cycles
+def test_snake_path_starts_at_the_origin_first_coordinate_fastest():
+    """The documented order: a boustrophedon that starts at the origin going up the first coordinate."""
+    assert snake_path([3, 2]) == [(0, 0), (1, 0), (2, 0), (2, 1), (1, 1), (0, 1)]
+    assert snake_path([2, 2, 2]) == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 1, 1), (1, 1, 1), (1, 0, 1), (0, 0, 1)]
+    assert snake_path([]) == [()]
+    for sides in ([4], [2, 4], [4, 2, 2], [2, 2, 2, 2]):
+        path = snake_path(sides)
+        assert sorted(path) == sorted(product(*(range(s) for s in sides)))
+        assert all(sum(abs(a - b) for a, b in zip(p, q)) == 1 for p, q in zip(path, path[1:]))
+
+
+def test_grid_cycle_is_the_documented_hamiltonian_cycle():
+    assert grid_cycle(2, 2) == [(0, 0), (0, 1), (1, 1), (1, 0)]
+    assert grid_cycle(4, 3) == [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (2, 1), (2, 2), (3, 2), (3, 1), (3, 0), (2, 0), (1, 0)]
+    for rows, cols in product([2, 4, 6, 8], [2, 3, 4, 5]):
+        cyc = grid_cycle(rows, cols)
+        assert sorted(cyc) == sorted(product(range(rows), range(cols)))
+        assert all(abs(a - c) + abs(b - d) == 1 for (a, b), (c, d) in zip(cyc, cyc[1:] + cyc[:1]))
+
+
+@pytest.mark.parametrize(("rows", "cols"), [(3, 2), (1, 4), (0, 2), (2, 1), (4, 0), (2, 0), (0, 0)])
+def test_grid_cycle_refuses_grids_without_one(rows, cols):
+    """An odd number of rows, fewer than two rows, or fewer than two columns: no Hamiltonian cycle to give."""
+    with pytest.raises(InvalidArgument) as e:
+        grid_cycle(rows, cols)
+    assert (e.value.name, e.value.value, e.value.expected) == ("rows", (rows, cols), "an even number of rows and at least two columns")
+
+
+# ------------------------------------------------------------------ the job's virtual torus
+def torus_edges(shape: tuple[int, ...], rings: bool) -> set[tuple[int, int]]:
+    """Edges of the grid of ``shape`` (first dimension fastest), each dimension longer than 2 closed into a
+    ring when ``rings``: from the definition, node by node."""
+    edges = set()
+    for v, x in enumerate(product(*(range(n) for n in reversed(shape)))):
+        x = tuple(reversed(x))  # first dimension fastest
+        stride = 1
+        for j, n in enumerate(shape):
+            if x[j] + 1 < n:
+                edges.add((v, v + stride))
+            elif rings and n > 2:
+                edges.add((v, v - (n - 1) * stride))
+            stride *= n
+    return edges
+
+
+def semitori(max_side: int = 8, max_dims: int = 3):
+    for d in range(1, max_dims + 1):
+        for sides in product([1, 2, 4, 8][: max_side.bit_length()], repeat=d):
+            for wraps in product([False, True], repeat=d):
+                yield Semitorus((0,) * d, sides, wraps)
+
+
+@pytest.mark.parametrize("mode", ["collapse", "pair"])
+def test_virtual_edges_are_the_torus_of_the_conversion_shape(mode):
+    """Every edge once (a ring of two has one edge, a side of one none), rings exactly where the conversion made
+    a torus; and every virtual edge is a physical link of the allocation (dilation 1)."""
+    for s in semitori():
+        # the machine spans a side only where the semitorus owns its wrap: elsewhere a machine wrap link
+        # cannot pass for an edge of the allocation
+        machine = Torus(tuple(side if side == 1 or (w and side > 2) else 2 * side for side, w in zip(s.sides, s.wrapped)))
+        conv = convert(s, machine, mode)
+        edges = conv.virtual_edges()
+        assert len(edges) == len(set(edges)), s
+        assert set(edges) == torus_edges(conv.shape, conv.torus), (s, conv)
+        emb = conv.embedding
+        assert all(machine.distance(int(emb[u]), int(emb[w])) == 1 for u, w in edges), (s, conv)
+
+
+def test_a_lone_unwrapped_path_is_not_a_torus():
+    conv = convert(Semitorus((0,), (8,), (False,)), Torus((16,)))
+    assert conv.torus is False and conv.shape == (8,)
+    assert set(conv.virtual_edges()) == {(i, i + 1) for i in range(7)}
+    conv = convert(Semitorus((0,), (8,), (True,)), Torus((8,)))
+    assert conv.torus is True and (7, 0) in conv.virtual_edges()
