@@ -144,3 +144,45 @@ def test_a_lone_unwrapped_path_is_not_a_torus():
     assert set(conv.virtual_edges()) == {(i, i + 1) for i in range(7)}
     conv = convert(Semitorus((0,), (8,), (True,)), Torus((8,)))
     assert conv.torus is True and (7, 0) in conv.virtual_edges()
+
+
+# ------------------------------------------------------------------ identification and the available set
+@pytest.mark.parametrize("machine", ["torus:4x4", "mesh:8x4", "torus:2x4x4", "torus:2x2x2x6x8", "mesh:4x2x4"])
+@pytest.mark.parametrize("scheme", ["ep", "nep"])
+@pytest.mark.parametrize("identify", ["smallest", "first"])
+def test_identification_takes_the_documented_block(machine, scheme, identify):
+    """``smallest``: among the free semitori of the smallest sufficient order, the one whose first node has the
+    lowest id; ``first``: the sufficient one whose first node has the lowest id (prefer_dims=0: no shape
+    preference).  Node ids: the machine's (first dimension fastest).  Both pieces the schemes allocate
+    (EP's first, NEP's kept half) hold the block's first node.  And the available set is listed largest
+    first, then by first node."""
+    import random
+
+    from topoalloc.alloc import PartitionAllocator, Request
+    from topoalloc.topology import parse_machine
+
+    topo = parse_machine(machine)
+    a = PartitionAllocator(topo, scheme=scheme, identify=identify, prefer_dims=0)
+    rng = random.Random(7)
+    held = []
+    first_node = lambda st: int(topo.node_at(st.offset))  # noqa: E731
+    for _ in range(120):
+        avail = a.available()
+        assert avail == sorted(avail, key=lambda st: (-st.order, first_node(st)))
+        if held and rng.random() < 0.4:
+            a.release(held.pop(rng.randrange(len(held))))
+            continue
+        size = rng.choice([1, 1, 2, 2, 3, 4, 8, 16])
+        k = (size - 1).bit_length()
+        fits = [st for st in avail if st.order >= k]
+        got = a.allocate(Request(size))
+        if not fits:
+            assert got is None
+            continue
+        if identify == "smallest":
+            least = min(st.order for st in fits)
+            want = min((st for st in fits if st.order == least), key=first_node)
+        else:
+            want = min(fits, key=first_node)
+        assert first_node(want) in got.nodes.tolist(), (want, got.info["semitorus"])
+        held.append(got)

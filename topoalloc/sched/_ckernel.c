@@ -818,16 +818,32 @@ static int compact_load(Sim *s) {
     return 0;
 }
 
+/* a reservation whose time passed without a start (a job overran): the plan must be remade */
+static int reservations_stale(const Sim *s) {
+    for (i64 j = s->q.head; j >= 0; j = s->q.next[j])
+        if (s->res[j] < s->now) return 1; /* NaN: no reservation, never < */
+    return 0;
+}
+
+/* Conservative.schedule's wake-up: the next reservation, unless a job overruns (its end remakes the plan) */
+static void wake_at_next_reservation(Sim *s) {
+    int overrunning = s->running.n > 0 && s->running.a[0].ee <= s->now;
+    if (overrunning) return;
+    double m = INFINITY;
+    int any = 0;
+    for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) {
+        double t = s->res[j];
+        if (t > s->now && (!any || t < m)) { m = t; any = 1; } /* NaN: no reservation, never > */
+    }
+    if (any) s->wake = m;
+}
+
 static int conservative_pass(Sim *s) {
     Queue *q = &s->q;
     s->wake = NAN;
     if (q->head < 0) return 0;
     double now = s->now;
-    /* a reservation whose time passed without a start (a job overran): remake them all */
-    int stale = 0;
-    for (i64 j = q->head; j >= 0; j = q->next[j])
-        if (s->res[j] < now) { stale = 1; break; } /* NaN: no reservation, never < */
-    if (stale) drop_reservations(s);
+    if (reservations_stale(s)) drop_reservations(s); /* remake them all */
     else if (s->load.n > 3 * s->live + 32 && compact_load(s) < 0) return -1;
     Steps *p = &s->prof;
     int ok = prof_build(p, now, s->free, &s->running, &s->load);
@@ -911,16 +927,7 @@ static int conservative_pass(Sim *s) {
         }
         j = nx;
     }
-    int overrunning = s->running.n > 0 && s->running.a[0].ee <= now;
-    if (!overrunning) {
-        double m = INFINITY;
-        int any = 0;
-        for (i64 j = q->head; j >= 0; j = q->next[j]) {
-            double t = s->res[j];
-            if (t > now && (!any || t < m)) { m = t; any = 1; } /* NaN: no reservation, never > */
-        }
-        if (any) s->wake = m;
-    }
+    wake_at_next_reservation(s);
     return 0;
 }
 
@@ -1183,9 +1190,7 @@ static int conservative_pass_mask(Sim *s) {
     s->wake = NAN;
     if (q->head < 0) return 0;
     double now = s->now;
-    int stale = 0;
-    for (i64 j = q->head; j >= 0; j = q->next[j])
-        if (s->res[j] < now) { stale = 1; break; } /* NaN: no reservation, never < */
+    int stale = reservations_stale(s);
     i64 n = 0;
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         if (stale) s->res[j] = NAN;
@@ -1216,16 +1221,7 @@ static int conservative_pass_mask(Sim *s) {
         }
         j = nx;
     }
-    int overrunning = s->running.n > 0 && s->running.a[0].ee <= now;
-    if (!overrunning) {
-        double m = INFINITY;
-        int any = 0;
-        for (i64 j = q->head; j >= 0; j = q->next[j]) {
-            double t = s->res[j];
-            if (t > now && (!any || t < m)) { m = t; any = 1; }
-        }
-        if (any) s->wake = m;
-    }
+    wake_at_next_reservation(s);
     return 0;
 }
 
