@@ -70,7 +70,14 @@ GROUPS: dict[str, tuple[list[str], list[str]]] = {
     ),
     "hypercube": (
         ["topoalloc/alloc/hypercube/embedding.py", "topoalloc/alloc/hypercube/allocators.py", "topoalloc/topology/hypercube.py"],
-        ["tests/test_hypercube.py", "tests/test_proofs_hypercube.py", "tests/test_hypercube_rules.py"],
+        [
+            "tests/test_hypercube.py", "tests/test_proofs_hypercube.py", "tests/test_hypercube_rules.py",
+            # the probes and guards against replay, as for the partition group
+            *(f"tests/conformance/test_allocators.py::test_conformance[{a}-{m}-{check}]"
+              for a in ("buddy", "gray_code", "free_list", "afl") for m in ("hypercube:3", "hypercube:4", "hypercube:5")
+              for check in ("earliest_fit", "reservation_guard", "schedules_equal_replay", "max_request_now", "can_allocate",
+                            "snapshot", "stateful", "random_operations", "fit_keys", "whole_machine", "fresh")),
+        ],
     ),
     # the keyed walk (EASY._backfill_indexed and its key index) runs only for allocators that
     # are not counting: its questions (test_keyed_walk), the conformance suite's schedules against
