@@ -186,3 +186,53 @@ def test_identification_takes_the_documented_block(machine, scheme, identify):
             want = min(fits, key=first_node)
         assert first_node(want) in got.nodes.tolist(), (want, got.info["semitorus"])
         held.append(got)
+
+
+@pytest.mark.parametrize("machine", ["torus:4x4", "torus:2x2x2x6x8", "mesh:8x4"])
+@pytest.mark.parametrize("scheme", ["ep", "nep"])
+def test_probes_are_the_largest_free_semitorus_also_on_a_snapshot(machine, scheme):
+    """``max_request_now`` is the size of the largest free semitorus (0 when none is free), and a snapshot
+    answers every probe as the allocator it was taken from, before any change of its own."""
+    import random
+
+    from topoalloc.alloc import PartitionAllocator, Request
+    from topoalloc.topology import parse_machine
+
+    a = PartitionAllocator(parse_machine(machine), scheme=scheme)
+    rng = random.Random(3)
+    held = []
+    for step in range(150):
+        want = max((st.size for st in a.available()), default=0)
+        assert a.max_request_now() == want
+        snap = a.snapshot()
+        assert snap.max_request_now() == want
+        req = Request(rng.choice([1, 2, 3, 4, 8]))
+        assert snap.earliest_fit(req, held) == a.earliest_fit(req, held)
+        assert snap.can_allocate(req) == a.can_allocate(req)
+        if held and (rng.random() < 0.35 or not a.can_allocate(req)):
+            a.release(held.pop(rng.randrange(len(held))))
+        elif a.can_allocate(req):
+            held.append(a.allocate(req))
+    while held:  # down to an empty machine, then a full one: max_request_now 0
+        a.release(held.pop())
+    full = [a.allocate(Request(1)) for _ in range(a.n_nodes)]
+    assert all(full) and a.max_request_now() == 0 and a.snapshot().max_request_now() == 0
+    assert a.earliest_fit(Request(1), []) is None and a.earliest_fit(Request(1), full[:1]) == 1
+
+
+@pytest.mark.parametrize("mode", ["collapse", "pair"])
+def test_the_allocator_converts_as_asked(mode):
+    """Every grant's job torus is ``convert(its semitorus, machine, convert=mode)``."""
+    from topoalloc.alloc import PartitionAllocator, Request
+    from topoalloc.topology import parse_machine
+
+    machine = parse_machine("torus:8x8x8")  # NEP's halves leave two or three dimensions without their wrap
+    a = PartitionAllocator(machine, scheme="nep", convert=mode)
+    seen = set()
+    for size in (128, 64, 32, 16, 8, 8, 4, 2, 1, 24, 12, 128):
+        got = a.allocate(Request(size))
+        assert got is not None
+        conv = got.info["conversion"]
+        assert conv == convert(got.info["semitorus"], machine, mode)
+        seen.add(conv.groups)
+    assert len(seen) > 3
