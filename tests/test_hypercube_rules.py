@@ -46,3 +46,31 @@ def test_a_release_merges_with_a_safe_mate_after_an_unsafe_one():
     a.release(held.pop())
     assert [str(c) for c in a.free_cubes("fl")] == ["1******", "01*111*", "010110*"]
     assert [str(c) for c in a.free_cubes("afl")] == ["0**10**", "0100***"]
+
+
+def test_free_list_probes_at_the_edges_of_the_machine():
+    """A request of the whole machine fits the empty machine and, once every running job ends, a full one; a
+    request larger than the machine never fits (``can_allocate`` says False, it does not fail)."""
+    from topoalloc.alloc.hypercube import FreeListAllocator
+
+    for cls in (FreeListAllocator, AFLAllocator):
+        for n in (3, 5):
+            a = cls(Hypercube(n))
+            whole = Request(1 << n)
+            assert a.can_allocate(whole) and a.earliest_fit(whole, []) == 0
+            assert not a.can_allocate(Request((1 << n) + 1)) and not a.can_allocate(Request(1 << (n + 1)))
+            held = [a.allocate(Request(1 << (n - 1))), a.allocate(Request(1 << (n - 2)))]
+            assert not a.can_allocate(whole)
+            assert a.earliest_fit(whole, held) == 2 and a.earliest_fit(whole, held[:1]) is None
+
+
+def test_afl_with_list_recognition_fits_from_the_auxiliary_list():
+    """With ``recognition="lists"`` only the lists are looked at: after a 3×3 mesh takes the whole Q4, its
+    leftovers (a 2-cube, a 1-cube and a node) are on the auxiliary list only, and a 4-node request fits there."""
+    a = AFLAllocator(Hypercube(4), recognition="lists")
+    mesh = a.allocate(Request(9, shape=(3, 3)))
+    assert mesh is not None and mesh.info["cube"] == (15, 0)
+    assert not a.free_cubes("fl") and [c.dim for c in a.free_cubes("afl")] == [2, 1, 0]
+    assert a.can_allocate(Request(4)) and a.can_allocate(Request(2, shape=(2, 1)))
+    got = a.allocate(Request(4))
+    assert got is not None and len(got.nodes) == 4
