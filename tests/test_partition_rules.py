@@ -236,3 +236,93 @@ def test_the_allocator_converts_as_asked(mode):
         assert conv == convert(got.info["semitorus"], machine, mode)
         seen.add(conv.groups)
     assert len(seen) > 3
+
+
+def test_partition_allocator_refusals_and_defaults():
+    from topoalloc.alloc import PartitionAllocator
+    from topoalloc.topology import parse_machine
+
+    t = parse_machine("torus:4x4")
+    a = PartitionAllocator(t)
+    assert (a.scheme, a.identify, a.convert_mode, a.nep_order, a.prefer_dims, a.name) == ("nep", "smallest", "collapse", "exhaust-largest", 3, "nep")
+    assert PartitionAllocator(t, scheme="ep").name == "ep"
+    cases = [
+        ({"scheme": "xp"}, "scheme", "xp", "'ep' or 'nep'"),
+        ({"identify": "last"}, "identify", "last", "one of smallest, first"),
+        ({"convert": "fold"}, "convert", "fold", "one of collapse, pair"),
+        ({"nep_order": "random"}, "nep_order", "random", "one of exhaust-largest, balanced"),
+        ({"prefer_dims": -1}, "prefer_dims", -1, "a non-negative integer (0 = no preference)"),
+        ({"prefer_dims": 2.0}, "prefer_dims", 2.0, "a non-negative integer (0 = no preference)"),
+        ({"prefer_dims": True}, "prefer_dims", True, "a non-negative integer (0 = no preference)"),
+    ]
+    for kw, name, value, expected in cases:
+        with pytest.raises(InvalidArgument) as e:
+            PartitionAllocator(t, **kw)
+        assert (e.value.name, e.value.value, e.value.expected) == (name, value, expected), kw
+
+
+def job_dims(st, k, scheme, mode, machine):
+    """Dimensions (sides > 1) of the job torus a request of order k gets in free semitorus st: the piece the
+    scheme allocates (EP's first, NEP's last), converted."""
+    from topoalloc.alloc.partition.schemes import partition
+
+    piece = st if st.order == k else (lambda ps: ps[0][ps[1]])(partition(st, k, scheme))
+    return sum(1 for x in convert(piece, machine, mode).shape if x > 1)
+
+
+def identify_against_the_rule(machine: str, scheme: str, identify: str, prefer: int) -> int:
+    """Random grants and releases, each grant checked against §2.1's preference as ``_identify`` documents it:
+    a request of at least 2^d nodes (d = prefer_dims) takes, under ``smallest``, among the free semitori of the
+    smallest sufficient order, the lowest first node among those giving a job torus of at least d dimensions,
+    else the lowest first node; under ``first``, the lowest first node among the sufficient semitori giving d
+    dimensions, else among all.  Smaller requests: no preference.  Returns how many grants the preference
+    decided (the lowest first node would have been another block)."""
+    import random
+
+    from topoalloc.alloc import PartitionAllocator, Request
+    from topoalloc.topology import parse_machine
+
+    topo = parse_machine(machine)
+    mode = "collapse"
+    a = PartitionAllocator(topo, scheme=scheme, identify=identify, prefer_dims=prefer)
+    rng = random.Random(11)
+    held = []
+    first_node = lambda st: int(topo.node_at(st.offset))  # noqa: E731
+    preferred = 0
+    for _ in range(150):
+        avail = a.available()
+        if held and rng.random() < 0.4:
+            a.release(held.pop(rng.randrange(len(held))))
+            continue
+        size = rng.choice([1, 2, 4, 4, 8, 8, 16, 32])
+        k = (size - 1).bit_length()
+        fits = [st for st in avail if st.order >= k]
+        got = a.allocate(Request(size))
+        if not fits:
+            assert got is None
+            continue
+        if identify == "smallest":
+            least = min(st.order for st in fits)
+            fits = [st for st in fits if st.order == least]
+        good = [st for st in fits if job_dims(st, k, scheme, mode, topo) >= prefer] if k >= prefer else []
+        want = min(good or fits, key=first_node)
+        preferred += bool(good) and min(fits, key=first_node) not in good
+        assert first_node(want) in got.nodes.tolist(), (want, got.info["semitorus"])
+        held.append(got)
+    return preferred
+
+
+@pytest.mark.parametrize("machine", ["torus:2x2x2x6x8", "torus:4x4x4", "mesh:8x4x2", "torus:8x8x2", "mesh:16x4"])
+@pytest.mark.parametrize("scheme", ["ep", "nep"])
+@pytest.mark.parametrize("identify", ["smallest", "first"])
+@pytest.mark.parametrize("prefer", [2, 3])
+def test_identification_prefers_job_tori_of_enough_dimensions(machine, scheme, identify, prefer):
+    identify_against_the_rule(machine, scheme, identify, prefer)
+
+
+@pytest.mark.parametrize(("machine", "identify", "prefer"), [("mesh:16x4", "smallest", 2), ("mesh:16x4", "first", 2), ("torus:8x8x2", "first", 2),
+                                                             ("torus:8x8x2", "first", 3), ("torus:16x4", "first", 2)])
+def test_the_preference_decides_grants(machine, identify, prefer):
+    """NEP's halves of unwrapped blocks are often paths or collapse into fewer rings: on these machines the
+    preference picks a block other than the lowest first node, several times in the run."""
+    assert identify_against_the_rule(machine, "nep", identify, prefer) > 0
