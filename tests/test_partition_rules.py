@@ -326,3 +326,23 @@ def test_the_preference_decides_grants(machine, identify, prefer):
     """NEP's halves of unwrapped blocks are often paths or collapse into fewer rings: on these machines the
     preference picks a block other than the lowest first node, several times in the run."""
     assert identify_against_the_rule(machine, "nep", identify, prefer) > 0
+
+
+def test_the_forest_blocks_name_their_state_and_nep_order_is_honoured():
+    """The partition forest after one grant: the identified root split, the granted piece allocated, the rest free
+    (each block's repr names its state); and a NEP allocator halves in the order it was given."""
+    from topoalloc.alloc import PartitionAllocator, Request
+    from topoalloc.alloc.partition.schemes import nep_partition
+    from topoalloc.topology import parse_machine
+
+    t = parse_machine("torus:8x8")
+    for order in ("exhaust-largest", "balanced"):
+        a = PartitionAllocator(t, scheme="nep", nep_order=order)
+        got = a.allocate(Request(4))
+        root = a.roots[0]
+        assert repr(root).endswith("split)") and root.children is not None
+        states = sorted(repr(c).rsplit(", ", 1)[1] for c in root.children)
+        assert states == ["allocated)"] + ["free)"] * (len(root.children) - 1)
+        assert got.info["semitorus"] == nep_partition(root.st, 2, order)[-1]
+        assert [c.st for c in root.children] == nep_partition(root.st, 2, order)
+    assert nep_partition(root.st, 2, "balanced") != nep_partition(root.st, 2, "exhaust-largest")
