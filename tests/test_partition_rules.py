@@ -346,3 +346,22 @@ def test_the_forest_blocks_name_their_state_and_nep_order_is_honoured():
         assert got.info["semitorus"] == nep_partition(root.st, 2, order)[-1]
         assert [c.st for c in root.children] == nep_partition(root.st, 2, order)
     assert nep_partition(root.st, 2, "balanced") != nep_partition(root.st, 2, "exhaust-largest")
+
+
+def test_preprocessing_order_and_split_refusal():
+    """The initial available set, largest first, then by first node (the machine's node ids); a dimension size
+    below 1 is refused by name."""
+    from topoalloc.alloc.partition.schemes import initial_available_set, split_dimension
+    from topoalloc.topology import parse_machine
+
+    for spec in ("torus:6x6", "torus:6x12x3", "mesh:7x5", "torus:2x2x2x6x8"):
+        t = parse_machine(spec)
+        pieces = initial_available_set(t)
+        assert pieces == sorted(pieces, key=lambda p: (-p.size, int(t.node_at(p.offset))))
+        assert sum(p.size for p in pieces) == t.n_nodes
+    t = parse_machine("torus:6x6")
+    assert [(p.offset, p.sides) for p in initial_available_set(t)] == [((0, 0), (4, 4)), ((4, 0), (2, 4)), ((0, 4), (4, 2)), ((4, 4), (2, 2))]
+    for n in (0, -3):
+        with pytest.raises(InvalidArgument) as e:
+            split_dimension(n)
+        assert (e.value.name, e.value.value, e.value.expected) == ("n", n, "a positive dimension size")
