@@ -223,6 +223,7 @@ def plot(curves: dict, path: str) -> None:
 
 
 def main() -> int:
+    global EASY_ONLY, LIMIT
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
@@ -234,7 +235,6 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=LIMIT, metavar="SECONDS", help=f"stop a run after this long and report it unfinished (default {LIMIT:.0f})")
     ap.add_argument("--plot", default=None, metavar="PNG", help="write the scaling curves here")
     args = ap.parse_args()
-    global EASY_ONLY, LIMIT
     EASY_ONLY = args.easy_only
     if not args.limit > 0:
         ap.error(f"argument --limit: expected a positive number of seconds, got {args.limit}")
