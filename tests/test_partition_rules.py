@@ -365,3 +365,22 @@ def test_preprocessing_order_and_split_refusal():
         with pytest.raises(InvalidArgument) as e:
             split_dimension(n)
         assert (e.value.name, e.value.value, e.value.expected) == ("n", n, "a positive dimension size")
+
+
+def test_partition_dispatch_and_refusals():
+    """``partition`` passes NEP's halving order on, refuses an unknown scheme, and both schemes refuse an order
+    outside 0..order(S), by name."""
+    from topoalloc.alloc.partition.schemes import ep_partition, partition
+
+    s = Semitorus((0, 0), (8, 8), (True, True))
+    for order in ("exhaust-largest", "balanced"):
+        assert partition(s, 2, "nep", order) == (nep_partition(s, 2, order), len(nep_partition(s, 2, order)) - 1)
+    assert partition(s, 2, "ep") == (ep_partition(s, 2), 0)
+    with pytest.raises(InvalidArgument) as e:
+        partition(s, 2, "xp")
+    assert (e.value.name, e.value.value, e.value.expected) == ("scheme", "xp", "'ep' or 'nep'")
+    for fn in (ep_partition, nep_partition):
+        for k in (-1, 7):
+            with pytest.raises(InvalidArgument) as e:
+                fn(s, k)
+            assert (e.value.name, e.value.value, e.value.expected) == ("k", k, "0 <= k <= 6 (the semitorus has 64 nodes)")
