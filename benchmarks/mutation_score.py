@@ -128,9 +128,13 @@ def _scratch(dest: Path) -> None:
         shutil.move(str(dest / top), str(dest / "topoalloc" / top))
 
 
+def _default_tier_addopts(pyproject: str) -> str:
+    """The project's pytest options, the default tier's markers in them, without xdist."""
+    return re.sub(r"^addopts = .*$", f"addopts = \"--import-mode=importlib -m '{DEFAULT_TIER}'\"", pyproject, flags=re.M)
+
+
 def _configure(dest: Path, modules: list[str], tests: list[str]) -> None:
-    text = (dest / "pyproject.toml").read_text()
-    text = re.sub(r"^addopts = .*$", f"addopts = \"--import-mode=importlib -m '{DEFAULT_TIER}'\"", text, flags=re.M)
+    text = _default_tier_addopts((dest / "pyproject.toml").read_text())
     quoted = lambda xs: "[" + ", ".join(f'"{x}"' for x in xs) + "]"  # noqa: E731
     text += (
         "\n[tool.mutmut]\n"
@@ -155,25 +159,58 @@ def _configure(dest: Path, modules: list[str], tests: list[str]) -> None:
     (dest / PRELOAD_FILE).write_text("\n".join(PRELOAD) + "\n")
 
 
-def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False) -> Counter:
+def _refresh(dest: Path, modules: list[str]) -> None:
+    """Bring a kept copy to the committed tree, keeping mutmut's verdicts where they still hold.
+
+    The sources and tests are extracted over the copy; the mutated modules get a new mtime, so
+    mutmut derives their mutants again and drops the verdicts of every function whose code
+    changed (it keeps a verdict by the function's hash); its copies of the other package files
+    are removed, so it copies them again.  The copy's ``[tool.mutmut]`` section is kept as it
+    was: a different test selection makes mutmut discard every verdict.  Tests added to the
+    group since are run on every survivor by the second run (:func:`second_run_tests`).
+    """
+    config = (dest / "pyproject.toml").read_text()
+    section = config[config.index("\n[tool.mutmut]\n"):]
+    shutil.rmtree(dest / "topoalloc")
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    for so in ROOT.glob("topoalloc/**/*.so"):
+        shutil.copy2(so, dest / so.relative_to(ROOT))
+    for top in ("proofs", "ilp"):
+        shutil.rmtree(dest / "topoalloc" / top, ignore_errors=True)
+        shutil.move(str(dest / top), str(dest / "topoalloc" / top))
+    (dest / "pyproject.toml").write_text(_default_tier_addopts((dest / "pyproject.toml").read_text()) + section)
+    now = time.time()
+    for m in modules:
+        os.utime(dest / m, (now, now))
+    for f in (dest / "mutants" / "topoalloc").rglob("*"):
+        if f.is_file() and str(f.relative_to(dest / "mutants")) not in modules and not f.name.endswith(".meta"):
+            f.unlink()
+    shutil.rmtree(dest / "mutants" / "tests", ignore_errors=True)
+
+
+def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False, resume: bool = False) -> Counter:
     work = Path(tempfile.mkdtemp(prefix=f"mutation-{name}-")) if keep is None else keep / name
     try:
-        return _judge_group(name, work, children, list_survivors, reuse)
+        return _judge_group(name, work, children, list_survivors, reuse, resume)
     finally:
         if keep is None:  # also when interrupted or failed: no scratch copy is left behind
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reuse: bool) -> Counter:
+def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reuse: bool, resume: bool = False) -> Counter:
     modules, tests = GROUPS[name]
     dest = work / "repo"
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env["PYTHONSAFEPATH"] = "1"  # the scratch copy's modules come from mutmut's tree only
     t0 = time.perf_counter()
-    if not (reuse and (dest / "mutants").is_dir()):
-        _scratch(dest)
-        _configure(dest, modules, tests)
+    if resume and (dest / "mutants").is_dir():
+        _refresh(dest, modules)
+    if resume or not (reuse and (dest / "mutants").is_dir()):
+        if not (dest / "mutants").is_dir():
+            _scratch(dest)
+            _configure(dest, modules, tests)
         run = subprocess.run(["mutmut", "run", "--max-children", str(children)], cwd=dest, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if run.returncode != 0:  # mutmut prints its reason last, on standard output
             last = (run.stdout.strip().splitlines() or ["no message"])[-1]
@@ -303,11 +340,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="keep the scratch copies (and mutmut's results) under this folder")
     ap.add_argument("--list-survivors", action="store_true", help="print every surviving mutant's diff")
     ap.add_argument("--reuse", action="store_true", help="with --keep: judge the results mutmut left there instead of running it again")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --keep: bring the kept copies to the committed tree and run mutmut on the mutants without a verdict "
+                         "(an interrupted run, or functions changed since)")
     args = ap.parse_args(argv)
     if args.children < 1:
         ap.error(f"argument --children: expected a count of 1 or more (got {args.children})")
-    if args.reuse and args.keep is None:
-        ap.error("argument --reuse: needs --keep, the folder of the runs to judge again")
+    for flag in ("reuse", "resume"):
+        if getattr(args, flag) and args.keep is None:
+            ap.error(f"argument --{flag}: needs --keep, the folder of the runs to judge again")
+    if args.reuse and args.resume:
+        ap.error("argument --resume: not with --reuse (--resume runs mutmut, --reuse does not)")
     if shutil.which("mutmut") is None:
         print("mutation_score: mutmut is not installed (pip install -e \".[mutation]\")", file=sys.stderr)
         return 2
@@ -319,12 +362,12 @@ def main(argv: list[str] | None = None) -> int:
             except OSError as e:
                 raise RunError(f"argument --keep: cannot create {args.keep}: {e.strerror}") from None
             for g in args.groups:
-                if (args.keep / g).exists() and not args.reuse:
-                    raise RunError(f"argument --keep: {args.keep / g} exists already (remove it, or judge it again with --reuse)")
+                if (args.keep / g).exists() and not (args.reuse or args.resume):
+                    raise RunError(f"argument --keep: {args.keep / g} exists already (remove it, or judge it again with --reuse or --resume)")
         print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
         total: Counter = Counter()
         for g in args.groups:
-            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse)
+            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse, resume=args.resume)
         if len(args.groups) > 1:
             _print_group("all", total, None)
     except RunError as e:
