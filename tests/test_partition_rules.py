@@ -156,36 +156,7 @@ def test_identification_takes_the_documented_block(machine, scheme, identify):
     preference).  Node ids: the machine's (first dimension fastest).  Both pieces the schemes allocate
     (EP's first, NEP's kept half) hold the block's first node.  And the available set is listed largest
     first, then by first node."""
-    import random
-
-    from topoalloc.alloc import PartitionAllocator, Request
-    from topoalloc.topology import parse_machine
-
-    topo = parse_machine(machine)
-    a = PartitionAllocator(topo, scheme=scheme, identify=identify, prefer_dims=0)
-    rng = random.Random(7)
-    held = []
-    first_node = lambda st: int(topo.node_at(st.offset))  # noqa: E731
-    for _ in range(120):
-        avail = a.available()
-        assert avail == sorted(avail, key=lambda st: (-st.order, first_node(st)))
-        if held and rng.random() < 0.4:
-            a.release(held.pop(rng.randrange(len(held))))
-            continue
-        size = rng.choice([1, 1, 2, 2, 3, 4, 8, 16])
-        k = (size - 1).bit_length()
-        fits = [st for st in avail if st.order >= k]
-        got = a.allocate(Request(size))
-        if not fits:
-            assert got is None
-            continue
-        if identify == "smallest":
-            least = min(st.order for st in fits)
-            want = min((st for st in fits if st.order == least), key=first_node)
-        else:
-            want = min(fits, key=first_node)
-        assert first_node(want) in got.nodes.tolist(), (want, got.info["semitorus"])
-        held.append(got)
+    identify_against_the_rule(machine, scheme, identify, 0, sizes=(1, 1, 2, 2, 3, 4, 8, 16), steps=120, seed=7)
 
 
 @pytest.mark.parametrize("machine", ["torus:4x4", "torus:2x2x2x6x8", "mesh:8x4"])
@@ -270,13 +241,15 @@ def job_dims(st, k, scheme, mode, machine):
     return sum(1 for x in convert(piece, machine, mode).shape if x > 1)
 
 
-def identify_against_the_rule(machine: str, scheme: str, identify: str, prefer: int) -> int:
+def identify_against_the_rule(machine: str, scheme: str, identify: str, prefer: int, *,
+                               sizes=(1, 2, 4, 4, 8, 8, 16, 32), steps: int = 150, seed: int = 11) -> int:
     """Random grants and releases, each grant checked against §2.1's preference as ``_identify`` documents it:
     a request of at least 2^d nodes (d = prefer_dims) takes, under ``smallest``, among the free semitori of the
     smallest sufficient order, the lowest first node among those giving a job torus of at least d dimensions,
     else the lowest first node; under ``first``, the lowest first node among the sufficient semitori giving d
     dimensions, else among all.  Smaller requests: no preference.  Returns how many grants the preference
-    decided (the lowest first node would have been another block)."""
+    decided (the lowest first node would have been another block).  The available set is listed largest first,
+    then by first node, at every step."""
     import random
 
     from topoalloc.alloc import PartitionAllocator, Request
@@ -285,16 +258,17 @@ def identify_against_the_rule(machine: str, scheme: str, identify: str, prefer: 
     topo = parse_machine(machine)
     mode = "collapse"
     a = PartitionAllocator(topo, scheme=scheme, identify=identify, prefer_dims=prefer)
-    rng = random.Random(11)
+    rng = random.Random(seed)
     held = []
     first_node = lambda st: int(topo.node_at(st.offset))  # noqa: E731
     preferred = 0
-    for _ in range(150):
+    for _ in range(steps):
         avail = a.available()
+        assert avail == sorted(avail, key=lambda st: (-st.order, first_node(st)))
         if held and rng.random() < 0.4:
             a.release(held.pop(rng.randrange(len(held))))
             continue
-        size = rng.choice([1, 2, 4, 4, 8, 8, 16, 32])
+        size = rng.choice(sizes)
         k = (size - 1).bit_length()
         fits = [st for st in avail if st.order >= k]
         got = a.allocate(Request(size))
