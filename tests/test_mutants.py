@@ -113,3 +113,48 @@ def test_second_run_refuses_a_stats_file_that_is_not_mutmuts(tmp_path):
         (tmp_path / "mutants" / "mutmut-stats.json").write_bytes(junk)
         with pytest.raises(ms.RunError, match="not mutmut's statistics"):
             ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_1", ["tests/a.py"])
+
+
+def test_resume_brings_a_kept_copy_to_the_committed_tree_and_keeps_the_verdicts(tmp_path):
+    """``--resume``: the kept copy's sources and tests become the committed tree's, mutmut's copies of the
+    unmutated files go (it copies them again), its mutated modules, verdicts and statistics stay, the
+    mutated sources are newer than their mutants (so mutmut derives them again and keeps a verdict only
+    where the function's hash is unchanged), and the copy's ``[tool.mutmut]`` section is kept as it was."""
+    import os
+
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    dest = tmp_path / "repo"
+    module = "topoalloc/alloc/partition/schemes.py"
+    section = '\n[tool.mutmut]\nonly_mutate = ["%s"]\npytest_add_cli_args_test_selection = ["tests/old.py"]\n' % module
+    (dest / "topoalloc").mkdir(parents=True)
+    (dest / "topoalloc" / "stale.py").write_text("gone = True\n")
+    (dest / "pyproject.toml").write_text("[project]\nname = 'old'\n" + section)
+    kept = {"mutants/mutmut-stats.json": "{}", f"mutants/{module}": "# mutated\n", f"mutants/{module}.meta": "{}"}
+    for rel, text in {**kept, "mutants/topoalloc/errors.py": "# stale copy\n", "mutants/tests/old.py": "# old test\n"}.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_text(text)
+    os.utime(dest / "mutants" / module, (1.0e9, 1.0e9))
+    ms._refresh(dest, [module])
+    for rel, text in kept.items():
+        assert (dest / rel).read_text() == text, rel
+    assert not (dest / "mutants" / "topoalloc" / "errors.py").exists() and not (dest / "mutants" / "tests").exists()
+    assert not (dest / "topoalloc" / "stale.py").exists()
+    assert (dest / module).read_text() == (ROOT / module).read_text()
+    assert os.path.getmtime(dest / module) > os.path.getmtime(dest / "mutants" / module)
+    assert (dest / "topoalloc" / "proofs").is_dir() and (dest / "topoalloc" / "ilp").is_dir() and not (dest / "proofs").exists()
+    config = (dest / "pyproject.toml").read_text()
+    assert config.endswith(section) and config.count("[tool.mutmut]") == 1
+    assert f"addopts = \"--import-mode=importlib -m '{ms.DEFAULT_TIER}'\"\n" in config  # the default tier, one process
+
+
+@pytest.mark.parametrize(("argv", "message"), [(["--resume"], "--resume: needs --keep"),
+                                               (["--reuse", "--resume", "--keep", "x"], "--resume: not with --reuse")])
+def test_resume_refuses_what_it_cannot_do(argv, message, capsys):
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    with pytest.raises(SystemExit) as e:
+        ms.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
