@@ -32,6 +32,10 @@ Usage::
     pip install -e ".[mutation]"                                    # mutmut
     python benchmarks/mutation_score.py --groups curves linear      # some groups
     python benchmarks/mutation_score.py                             # every group (hours)
+    python benchmarks/mutation_score.py --groups hypercube --keep runs      # keep the copy and verdicts
+    python benchmarks/mutation_score.py --groups hypercube --keep runs --resume   # after an interruption or
+                                    # a change: only the mutants without a verdict, then every survivor again
+    python benchmarks/mutation_score.py --groups hypercube --keep runs --reuse --list-survivors  # judge again
 """
 
 from __future__ import annotations
