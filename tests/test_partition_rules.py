@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from itertools import product
 
+import numpy as np
 import pytest
 
 from topoalloc.alloc.partition import convert
@@ -136,6 +137,15 @@ def test_virtual_edges_are_the_torus_of_the_conversion_shape(mode):
         assert set(edges) == torus_edges(conv.shape, conv.torus), (s, conv)
         emb = conv.embedding
         assert all(machine.distance(int(emb[u]), int(emb[w])) == 1 for u, w in edges), (s, conv)
+
+
+def test_a_single_node_is_a_torus_of_one_without_edges():
+    """A job of one node: the shape (1,), its one group, no virtual edge (an (0, 2) array of node ids)."""
+    for sides in ((1,), (1, 1), (1, 1, 1)):
+        conv = convert(Semitorus((0,) * len(sides), sides, (False,) * len(sides)), Torus((4,) * len(sides)))
+        assert (conv.shape, conv.groups, conv.torus) == ((1,), ((0,),), True)
+        edges = conv.virtual_edge_array()
+        assert edges.shape == (0, 2) and edges.dtype == np.int64 and list(conv.virtual_edges()) == []
 
 
 def test_a_lone_unwrapped_path_is_not_a_torus():

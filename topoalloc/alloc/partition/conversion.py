@@ -144,7 +144,7 @@ class Conversion:
             partner = np.where(forward, v + stride, v - (n - 1) * stride) if ring else keep + stride
             parts.append(np.stack([keep, partner], axis=1))
             stride *= n
-        return np.concatenate(parts) if parts else np.zeros((0, 2), dtype=np.int64)
+        return np.concatenate(parts)  # never empty: convert gives a single node the shape (1,)
 
     def as_dict(self) -> dict:
         return {"shape": list(self.shape), "groups": [list(g) for g in self.groups], "torus": self.torus}
