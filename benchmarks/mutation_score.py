@@ -49,6 +49,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -193,16 +194,18 @@ def _refresh(dest: Path, modules: list[str]) -> None:
     shutil.rmtree(dest / "mutants" / "tests", ignore_errors=True)
 
 
-def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False, resume: bool = False) -> Counter:
+def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False, resume: bool = False,
+              recheck: str | None = None) -> Counter:
     work = Path(tempfile.mkdtemp(prefix=f"mutation-{name}-")) if keep is None else keep / name
     try:
-        return _judge_group(name, work, children, list_survivors, reuse, resume)
+        return _judge_group(name, work, children, list_survivors, reuse, resume, recheck)
     finally:
         if keep is None:  # also when interrupted or failed: no scratch copy is left behind
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reuse: bool, resume: bool = False) -> Counter:
+def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reuse: bool, resume: bool = False,
+                 recheck: str | None = None) -> Counter:
     modules, tests = GROUPS[name]
     dest = work / "repo"
     env = dict(os.environ)
@@ -224,10 +227,14 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
     survivors = []
     equivalent = load_equivalent()
     verdicts = [(m.group(1), m.group(2)) for m in map(_STATUS.match, out.splitlines()) if m]
-    # the survivors' second runs, ``children`` at a time (each is a pytest process of its own)
+    # the survivors' second runs, ``children`` at a time (each is a pytest process of its own),
+    # each verdict kept in the group's folder as soon as it is known (see SecondRuns)
+    kept = SecondRuns(work / SECOND_RUN_FILE, _function_hashes(dest), recheck)
+    todo = [m for m, st in verdicts if st == "survived" and kept.get(m) is None]
     with ThreadPoolExecutor(max_workers=children) as pool:
-        second = dict(zip((m for m, st in verdicts if st == "survived"),
-                          pool.map(lambda m: recheck_kills(dest, m, tests), [m for m, st in verdicts if st == "survived"])))
+        for m, killed in zip(todo, pool.map(lambda m: recheck_kills(dest, m, tests), todo)):
+            kept.put(m, killed)
+    second = {m: kept.get(m) for m, st in verdicts if st == "survived"}
     for mutant, status in verdicts:
         if status == "survived" and second[mutant]:
             status = "killed at start"
@@ -239,10 +246,76 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
         if status == "survived":
             survivors.append(mutant)
     _print_group(name, counts, time.perf_counter() - t0)
+    if kept.reused:
+        print(f"  {kept.reused} second-run verdicts taken from {work / SECOND_RUN_FILE} (their functions unchanged)")
+    for m in survivors:
+        print(f"  survived: {m}")
     if list_survivors:
         for s in survivors:
             print(subprocess.run(["mutmut", "show", s], cwd=dest, env=env, capture_output=True, text=True).stdout)
     return counts
+
+
+#: the second runs' verdicts, in a group's folder
+SECOND_RUN_FILE = "second_run.json"
+
+
+def _function_hashes(dest: Path) -> dict[str, str]:
+    """mutmut's hash of each mutated function's code, by the mutants' name stem (module.function)."""
+    out: dict[str, str] = {}
+    root = dest / "mutants"
+    for meta in root.rglob("*.py.meta"):
+        module = str(meta.relative_to(root))[: -len(".py.meta")].replace(os.sep, ".")
+        try:
+            hashes = json.loads(meta.read_text()).get("hash_by_function_name", {})
+        except (ValueError, AttributeError) as e:
+            raise RunError(f"{meta}: not mutmut's record of a module ({e.__class__.__name__}): remove the group's folder and run it again") from None
+        out.update({f"{module}.{f}": h for f, h in hashes.items()})
+    return out
+
+
+class SecondRuns:
+    """The second runs' verdicts of a kept group, written after each one (an interrupted judgement
+    resumes where it stopped), each with mutmut's hash of the mutated function.
+
+    A verdict is taken again while its function's hash is unchanged: a kill always (tests are
+    added, not weakened: remove the file to judge every survivor afresh after weakening one), a
+    survival only when the mutant's name does not match ``recheck`` (by default every survival is
+    run again: a test added since may kill it; ``--recheck REGEX`` runs again only the survivors
+    the new tests aim at).
+    """
+
+    def __init__(self, path: Path, hashes: dict[str, str], recheck: str | None = None):
+        self.path, self.hashes = path, hashes
+        self.recheck = re.compile(recheck if recheck is not None else "")
+        self.reused = 0
+        self._lock = threading.Lock()
+        self.verdicts: dict[str, dict] = {}
+        if path.is_file():
+            try:
+                self.verdicts = dict(json.loads(path.read_text()))
+            except (ValueError, TypeError) as e:
+                raise RunError(f"{path}: not this script's record of second runs ({e.__class__.__name__}): remove it") from None
+
+    def _hash(self, mutant: str) -> str | None:
+        return self.hashes.get(mutant.rsplit("__mutmut_", 1)[0])
+
+    def get(self, mutant: str) -> bool | None:
+        """The kept verdict (True: killed) if it still holds, else None (run it again)."""
+        v = self.verdicts.get(mutant)
+        if not isinstance(v, dict) or v.get("hash") != self._hash(mutant) or v.get("hash") is None:
+            return None
+        if not v.get("killed") and self.recheck.search(mutant):
+            return None
+        self.reused += 1
+        return bool(v.get("killed"))
+
+    def put(self, mutant: str, killed: bool) -> None:
+        with self._lock:
+            self.verdicts[mutant] = {"hash": self._hash(mutant), "killed": killed}
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(self.verdicts, indent=0, sort_keys=True))
+            tmp.replace(self.path)
 
 
 class RunError(Exception):
@@ -347,12 +420,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true",
                     help="with --keep: bring the kept copies to the committed tree and run mutmut on the mutants without a verdict "
                          "(an interrupted run, or functions changed since)")
+    ap.add_argument("--recheck", metavar="REGEX",
+                    help="run again only the kept survivors whose name matches (a kept second run's kill is always taken "
+                         "while its function is unchanged; without this option every survivor is run again)")
     args = ap.parse_args(argv)
     if args.children < 1:
         ap.error(f"argument --children: expected a count of 1 or more (got {args.children})")
     for flag in ("reuse", "resume"):
         if getattr(args, flag) and args.keep is None:
             ap.error(f"argument --{flag}: needs --keep, the folder of the runs to judge again")
+    if args.recheck is not None:
+        try:
+            re.compile(args.recheck)
+        except re.error as e:
+            ap.error(f"argument --recheck: not a regular expression ({e}): {args.recheck!r}")
     if args.reuse and args.resume:
         ap.error("argument --resume: not with --reuse (--resume runs mutmut, --reuse does not)")
     if shutil.which("mutmut") is None:
@@ -371,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
         total: Counter = Counter()
         for g in args.groups:
-            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse, resume=args.resume)
+            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse, resume=args.resume, recheck=args.recheck)
         if len(args.groups) > 1:
             _print_group("all", total, None)
     except RunError as e:
