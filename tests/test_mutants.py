@@ -150,7 +150,8 @@ def test_resume_brings_a_kept_copy_to_the_committed_tree_and_keeps_the_verdicts(
 
 
 @pytest.mark.parametrize(("argv", "message"), [(["--resume"], "--resume: needs --keep"),
-                                               (["--reuse", "--resume", "--keep", "x"], "--resume: not with --reuse")])
+                                               (["--reuse", "--resume", "--keep", "x"], "--resume: not with --reuse"),
+                                               (["--reuse", "--keep", "x", "--recheck", "(g"], "--recheck: not a regular expression")])
 def test_resume_refuses_what_it_cannot_do(argv, message, capsys):
     from .conftest import load_benchmark_script
 
@@ -158,3 +159,37 @@ def test_resume_refuses_what_it_cannot_do(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         ms.main(argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_second_run_verdicts_are_kept_while_the_function_is_unchanged(tmp_path):
+    """A kept kill is taken again while mutmut's hash of its function is unchanged; a kept survival only
+    when ``--recheck`` does not name it (by default every survivor runs again); a changed function runs
+    again; verdicts are on disk as soon as they are known; a file that is not one gives one line."""
+    import json
+
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    meta = tmp_path / "repo" / "mutants" / "pkg" / "mod.py.meta"
+    meta.parent.mkdir(parents=True)
+    meta.write_text(json.dumps({"hash_by_function_name": {"x_f": "aaa", "xǁCǁg": "bbb"}}))
+    hashes = ms._function_hashes(tmp_path / "repo")
+    assert hashes == {"pkg.mod.x_f": "aaa", "pkg.mod.xǁCǁg": "bbb"}
+    path = tmp_path / ms.SECOND_RUN_FILE
+    runs = ms.SecondRuns(path, hashes)
+    runs.put("pkg.mod.x_f__mutmut_1", True)
+    runs.put("pkg.mod.xǁCǁg__mutmut_2", False)
+    assert json.loads(path.read_text())["pkg.mod.x_f__mutmut_1"] == {"hash": "aaa", "killed": True}
+    again = ms.SecondRuns(path, hashes)
+    assert again.get("pkg.mod.x_f__mutmut_1") is True and again.get("pkg.mod.xǁCǁg__mutmut_2") is None  # survivors run again
+    assert again.get("pkg.mod.x_f__mutmut_9") is None  # never judged
+    named = ms.SecondRuns(path, hashes, recheck=r"x_f")
+    assert named.get("pkg.mod.xǁCǁg__mutmut_2") is False and named.reused == 1  # not named: the kept survival
+    changed = ms.SecondRuns(path, {**hashes, "pkg.mod.x_f": "ccc"}, recheck="nothing")
+    assert changed.get("pkg.mod.x_f__mutmut_1") is None and changed.get("pkg.mod.xǁCǁg__mutmut_2") is False
+    path.write_text("[1, 2")
+    with pytest.raises(ms.RunError, match="not this script's record of second runs"):
+        ms.SecondRuns(path, hashes)
+    meta.write_text("{")
+    with pytest.raises(ms.RunError, match="not mutmut's record of a module"):
+        ms._function_hashes(tmp_path / "repo")
