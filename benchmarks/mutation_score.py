@@ -323,10 +323,16 @@ class RunError(Exception):
 
 
 def second_run_tests(dest: Path, mutant: str, tests: list[str]) -> list[str]:
-    """The tests a survivor's second run needs: those mutmut saw reaching its function on the
-    original code, and every entry of the group's list mutmut has no record of (tests added
-    since its run: mutmut's cache keeps its selection).  The whole list for a function no
-    test reached (code run only at import, which is what the second run is for)."""
+    """The tests a survivor's second run needs: every entry of the group's list mutmut has no
+    record of (tests added since its run: mutmut's cache keeps its selection), or the whole list
+    for a function no test reached on the original code.
+
+    The tests mutmut saw reaching the function are not run again: mutmut ran exactly those with
+    the mutant on, in a process forked from a server that had imported the third-party libraries
+    only (``forkserver_warmup = "import"``), so the package — its import-time code included —
+    was imported with the mutant already on.  (Until 2026-11-27 they were run again: about
+    40 s per survivor of the partition group, for no verdict that could differ.)  An empty
+    list: nothing can tell the survivor apart that mutmut did not run."""
     stats_file = dest / "mutants" / "mutmut-stats.json"
     if not stats_file.is_file():
         return tests
@@ -339,23 +345,27 @@ def second_run_tests(dest: Path, mutant: str, tests: list[str]) -> list[str]:
     mine = sorted(set(reach.get(function, ())))
     if not mine:
         return tests
-    unseen = [e for e in tests if not any(t == e or t.startswith(e + "::") or t.startswith(e + "[") for t in seen)]
-    return unseen + mine
+    return [e for e in tests if not any(t == e or t.startswith(e + "::") or t.startswith(e + "[") for t in seen)]
 
 
 def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
-    """Whether the group's tests fail with ``mutant`` active from the interpreter's start.
+    """Whether the group's tests (:func:`second_run_tests`) fail with ``mutant`` active from the
+    interpreter's start.
 
-    mutmut switches a mutant on after the package is imported, so code that runs at import —
-    the registry's factories, module-level tables — keeps the original and the mutant
-    "survives" whatever the tests check.  A survivor is therefore run once more, in a new
-    process whose environment names it from the start (the mutated copy first on the path).
+    Run on mutmut's survivors, in a new process whose environment names the mutant from the
+    start (the mutated copy first on the path): the tests added to the group since mutmut's run,
+    and, for a function no test reached, all of them — code run only at import, which mutmut's
+    default fork (from a process that had imported the package) ran unmutated: the linear
+    allocators' registry factories "survived" tests that check exactly what they change.
     pytest's exit status 1 (tests failed) or 2 (collection or import failed) kills it.
     """
+    selected = second_run_tests(dest, mutant, tests)
+    if not selected:
+        return False
     env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
     env.pop("PYTHONSAFEPATH", None)
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", DEFAULT_TIER,
-           *second_run_tests(dest, mutant, tests)]
+           *selected]
     try:
         r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
     except subprocess.TimeoutExpired:

@@ -87,8 +87,8 @@ def test_generated_mutants_argued_equivalent_name_real_functions(tmp_path):
 
 
 def test_second_run_takes_the_tests_reaching_the_function_and_those_mutmut_never_saw(tmp_path):
-    """A survivor's second run: the tests mutmut's stats say reach its function, plus the group's
-    entries mutmut has no record of; the whole list for a function no test reached."""
+    """A survivor's second run: the group's entries mutmut has no record of; the whole list for a
+    function no test reached; nothing (and no run) when mutmut ran every entry."""
     import json
 
     from .conftest import load_benchmark_script
@@ -99,8 +99,11 @@ def test_second_run_takes_the_tests_reaching_the_function_and_those_mutmut_never
     assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group) == group  # no stats: everything
     reach = {"pkg.mod.x_f": ["tests/a.py::test_1", "tests/b.py::test_x[2]"], "pkg.mod.xǁCǁg": ["tests/c.py::test_9"]}
     (tmp_path / "mutants" / "mutmut-stats.json").write_text(json.dumps({"tests_by_mangled_function_name": reach}))
-    assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group) == ["tests/new.py", "tests/a.py::test_1", "tests/b.py::test_x[2]"]
-    assert ms.second_run_tests(tmp_path, "pkg.mod.xǁCǁg__mutmut_12", group) == ["tests/new.py", "tests/c.py::test_9"]
+    # mutmut ran the tests reaching the function with the mutant on from the start: only the new ones
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group) == ["tests/new.py"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.xǁCǁg__mutmut_12", group) == ["tests/new.py"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group[1:]) == []  # nothing new: no run
+    assert ms.recheck_kills(tmp_path, "pkg.mod.x_f__mutmut_3", group[1:]) is False
     assert ms.second_run_tests(tmp_path, "pkg.mod.x_h__mutmut_1", group) == group  # reached by no test (import time)
 
 
