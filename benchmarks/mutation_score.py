@@ -213,6 +213,7 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
     env["PYTHONSAFEPATH"] = "1"  # the scratch copy's modules come from mutmut's tree only
     t0 = time.perf_counter()
     if resume and (dest / "mutants").is_dir():
+        judged_with(work)  # (before mutmut lists the tests added since)
         _refresh(dest, modules)
     if resume or not (reuse and (dest / "mutants").is_dir()):
         if not (dest / "mutants").is_dir():
@@ -222,6 +223,7 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
         if run.returncode != 0:  # mutmut prints its reason last, on standard output
             last = (run.stdout.strip().splitlines() or ["no message"])[-1]
             raise RunError(f"group {name}: mutmut run failed with exit status {run.returncode} in {dest}: {last}")
+    baseline = judged_with(work)
     out = subprocess.run(["mutmut", "results", "--all", "true"], cwd=dest, env=env, capture_output=True, text=True).stdout
     counts: Counter = Counter()
     survivors = []
@@ -231,8 +233,9 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
     # each verdict kept in the group's folder as soon as it is known (see SecondRuns)
     kept = SecondRuns(work / SECOND_RUN_FILE, _function_hashes(dest), recheck)
     todo = [m for m, st in verdicts if st == "survived" and kept.get(m) is None]
+    collected = collect_tests(dest, tests) if todo else None
     with ThreadPoolExecutor(max_workers=children) as pool:
-        for m, killed in zip(todo, pool.map(lambda m: recheck_kills(dest, m, tests), todo)):
+        for m, killed in zip(todo, pool.map(lambda m: recheck_kills(dest, m, tests, collected, baseline), todo)):
             kept.put(m, killed)
     second = {m: kept.get(m) for m, st in verdicts if st == "survived"}
     for mutant, status in verdicts:
@@ -322,10 +325,58 @@ class RunError(Exception):
     """Bad input or a failed step, reported in one line (exit status 2)."""
 
 
-def second_run_tests(dest: Path, mutant: str, tests: list[str]) -> list[str]:
+#: the test ids mutmut knew when it judged the group's mutants, in a group's folder
+JUDGED_WITH_FILE = "judged_with.json"
+
+
+def _mutmut_seen(dest: Path) -> set[str] | None:
+    """Every test id mutmut's statistics record (None: no statistics yet)."""
+    stats_file = dest / "mutants" / "mutmut-stats.json"
+    if not stats_file.is_file():
+        return None
+    try:
+        reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {})
+    except (ValueError, AttributeError) as e:  # (not JSON, not UTF-8, not an object)
+        raise RunError(f"{stats_file}: not mutmut's statistics ({e.__class__.__name__}): remove the group's folder and run it again") from None
+    return {t for ts in reach.values() for t in ts}
+
+
+def judged_with(work: Path) -> set[str] | None:
+    """The tests mutmut's verdicts were made with: recorded the first time the group's folder has
+    statistics, and kept.  mutmut keeps a verdict while its function is unchanged, and a test
+    added since is only *listed* in its statistics (on ``--resume``) — never run on the mutants it
+    judged before — so the second run takes what this record lacks, not what the statistics lack."""
+    path = work / JUDGED_WITH_FILE
+    if path.is_file():
+        try:
+            return set(json.loads(path.read_text()))
+        except (ValueError, TypeError) as e:
+            raise RunError(f"{path}: not this script's record of tests ({e.__class__.__name__}): remove the group's folder and run it again") from None
+    seen = _mutmut_seen(work / "repo")
+    if seen is not None:
+        path.write_text(json.dumps(sorted(seen), indent=0))
+    return seen
+
+
+def collect_tests(dest: Path, tests: list[str]) -> list[str] | None:
+    """The test ids the group's list selects in the copy (default tier), or None if pytest cannot
+    collect them (then :func:`second_run_tests` works on the list's entries)."""
+    env = dict(os.environ, PYTHONPATH=".")
+    env.pop("PYTHONSAFEPATH", None)
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.",
+                        "-m", DEFAULT_TIER, *tests], cwd=dest / "mutants", env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return [line for line in r.stdout.splitlines() if "::" in line and not line.startswith(" ")]
+
+
+def second_run_tests(dest: Path, mutant: str, tests: list[str], collected: list[str] | None = None,
+                     seen: set[str] | None = None) -> list[str]:
     """The tests a survivor's second run needs: every entry of the group's list mutmut has no
-    record of (tests added since its run: mutmut's cache keeps its selection), or the whole list
-    for a function no test reached on the original code.
+    record of (tests added since its run: mutmut's cache keeps its selection) — with ``collected``
+    (the ids the list selects now), every test id mutmut has no record of, also in the files it
+    ran — or the whole list for a function no test reached on the original code.  A test changed
+    under an old name is not new: rename it, or run the group afresh.
 
     The tests mutmut saw reaching the function are not run again: mutmut ran exactly those with
     the mutant on, in a process forked from a server that had imported the third-party libraries
@@ -341,14 +392,16 @@ def second_run_tests(dest: Path, mutant: str, tests: list[str]) -> list[str]:
     except (ValueError, AttributeError) as e:  # (not JSON, not UTF-8, not an object)
         raise RunError(f"{stats_file}: not mutmut's statistics ({e.__class__.__name__}): remove the group's folder and run it again") from None
     function = mutant.rsplit("__mutmut_", 1)[0]
-    seen = {t for ts in reach.values() for t in ts}
-    mine = sorted(set(reach.get(function, ())))
-    if not mine:
+    if seen is None:
+        seen = {t for ts in reach.values() for t in ts}
+    if not reach.get(function):
         return tests
+    if collected is not None:  # new tests by id: also those added to a file mutmut ran
+        return [t for t in collected if t not in seen]
     return [e for e in tests if not any(t == e or t.startswith(e + "::") or t.startswith(e + "[") for t in seen)]
 
 
-def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
+def recheck_kills(dest: Path, mutant: str, tests: list[str], collected: list[str] | None = None, seen: set[str] | None = None) -> bool:
     """Whether the group's tests (:func:`second_run_tests`) fail with ``mutant`` active from the
     interpreter's start.
 
@@ -359,7 +412,7 @@ def recheck_kills(dest: Path, mutant: str, tests: list[str]) -> bool:
     allocators' registry factories "survived" tests that check exactly what they change.
     pytest's exit status 1 (tests failed) or 2 (collection or import failed) kills it.
     """
-    selected = second_run_tests(dest, mutant, tests)
+    selected = second_run_tests(dest, mutant, tests, collected, seen)
     if not selected:
         return False
     env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")

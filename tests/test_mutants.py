@@ -104,6 +104,10 @@ def test_second_run_takes_the_tests_reaching_the_function_and_those_mutmut_never
     assert ms.second_run_tests(tmp_path, "pkg.mod.xǁCǁg__mutmut_12", group) == ["tests/new.py"]
     assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group[1:]) == []  # nothing new: no run
     assert ms.recheck_kills(tmp_path, "pkg.mod.x_f__mutmut_3", group[1:]) is False
+    # with the ids collected now: every id mutmut never saw, also one added to a file it ran
+    now = ["tests/new.py::test_n", "tests/a.py::test_1", "tests/a.py::test_added", "tests/b.py::test_x[2]", "tests/c.py::test_9"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_f__mutmut_3", group, now) == ["tests/new.py::test_n", "tests/a.py::test_added"]
+    assert ms.second_run_tests(tmp_path, "pkg.mod.x_h__mutmut_1", group, now) == group
     assert ms.second_run_tests(tmp_path, "pkg.mod.x_h__mutmut_1", group) == group  # reached by no test (import time)
 
 
@@ -196,3 +200,25 @@ def test_second_run_verdicts_are_kept_while_the_function_is_unchanged(tmp_path):
     meta.write_text("{")
     with pytest.raises(ms.RunError, match="not mutmut's record of a module"):
         ms._function_hashes(tmp_path / "repo")
+
+
+def test_the_tests_mutmut_judged_with_are_recorded_once(tmp_path):
+    """The second run's baseline: mutmut's tests when the folder first has statistics, kept when a later
+    --resume lists more (those were never run on the verdicts mutmut kept); a bad record in one line."""
+    import json
+
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    stats = tmp_path / "repo" / "mutants" / "mutmut-stats.json"
+    stats.parent.mkdir(parents=True)
+    assert ms.judged_with(tmp_path) is None and not (tmp_path / ms.JUDGED_WITH_FILE).exists()
+    stats.write_text(json.dumps({"tests_by_mangled_function_name": {"pkg.mod.x_f": ["tests/a.py::t1"]}}))
+    assert ms.judged_with(tmp_path) == {"tests/a.py::t1"}
+    stats.write_text(json.dumps({"tests_by_mangled_function_name": {"pkg.mod.x_f": ["tests/a.py::t1", "tests/a.py::t2"]}}))
+    assert ms.judged_with(tmp_path) == {"tests/a.py::t1"}
+    now = ["tests/a.py::t1", "tests/a.py::t2"]
+    assert ms.second_run_tests(tmp_path / "repo", "pkg.mod.x_f__mutmut_1", ["tests/a.py"], now, ms.judged_with(tmp_path)) == ["tests/a.py::t2"]
+    (tmp_path / ms.JUDGED_WITH_FILE).write_text("{")
+    with pytest.raises(ms.RunError, match="not this script's record of tests"):
+        ms.judged_with(tmp_path)

@@ -188,7 +188,14 @@ def test_partition_cli_paper_example(capsys):
     assert sorted(tuple(sorted(s for s in p["sides"] if s > 1)) for p in pieces) == sorted([(2, 2, 4), (2, 2, 4), (2, 4, 4), (2, 2, 4, 4), (2, 4, 4, 4)])
     alloc = next(p for p in pieces if p["allocated"])
     assert np.prod(alloc["sides"]) == 16 and set(alloc) == {"offset", "sides", "wrapped", "allocated"}
-    # the job's torus: each virtual side the product of its group's sides, the groups the piece's dimensions of side > 1
+
+
+def test_partition_cli_job_torus(capsys):
+    """The job's torus in the JSON: each virtual side the product of its group's sides, the groups the allocated
+    piece's dimensions of side > 1."""
+    assert main(["partition", "--scheme", "nep", "--shape", "2x4x4x8", "--nodes", "16", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    alloc = next(p for p in out["pieces"] if p["allocated"])
     conv = out["conversion"]
     assert set(conv) == {"shape", "groups", "torus"} and isinstance(conv["torus"], bool)
     assert conv["shape"] == [int(np.prod([alloc["sides"][i] for i in g])) for g in conv["groups"]]
