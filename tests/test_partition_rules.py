@@ -139,6 +139,59 @@ def test_virtual_edges_are_the_torus_of_the_conversion_shape(mode):
         assert all(machine.distance(int(emb[u]), int(emb[w])) == 1 for u, w in edges), (s, conv)
 
 
+def conversion_groups(sides, wrapped, mode):
+    """The module notes' rules, written out: the groups of machine dimensions and whether a torus is made."""
+    dims = [i for i, n in enumerate(sides) if n > 1]
+    un = [i for i in dims if not wrapped[i]]
+    wr = [i for i in dims if wrapped[i]]
+    by_side = lambda i: (sides[i], i)  # noqa: E731  (shortest first, ties the earlier)
+    if not dims:
+        return [(0,)], True
+    if not un:
+        return [(i,) for i in dims], True
+    if len(dims) == 1:
+        return [(dims[0],)], False
+    if mode == "collapse":
+        ring = set(un) | ({min(wr, key=by_side)} if len(un) == 1 else set())
+        groups = [(i,) for i in wr if i not in ring] + [tuple(sorted(ring))]
+    else:
+        un = sorted(un, key=lambda i: (-sides[i], i))  # longest first
+        wr = sorted(wr, key=by_side)
+        groups = []
+        while un and wr:
+            groups.append(tuple(sorted((un.pop(0), wr.pop(0)))))
+        while len(un) >= 2:
+            groups.append(tuple(sorted((un.pop(0), un.pop(0)))))
+        if un:
+            size = lambda g: int(np.prod([sides[i] for i in groups[g]]))  # noqa: E731
+            j = min(range(len(groups)), key=lambda g: (size(g), g))
+            groups[j] = tuple(sorted(groups[j] + (un.pop(),)))
+        groups += [(i,) for i in wr]
+    return sorted(groups, key=lambda g: g[0]), True
+
+
+@pytest.mark.parametrize("mode", ["collapse", "pair"])
+def test_conversion_groups_follow_the_documented_rules(mode):
+    """Every semitorus with sides in {1, 2, 4, 8} in three dimensions, {1, 2, 4} in four and {2, 4, 8} in five (where
+    a last unwrapped dimension joins one of two groups), every wrap pattern
+    (a wrap on a side of 1 or 2 included): the groups, the shape (each group's product of sides) and the torus flag
+    are the module notes' rules."""
+    cases = [(sides, w) for d, values in ((3, (1, 2, 4, 8)), (4, (1, 2, 4)), (5, (2, 4, 8))) for sides in product(values, repeat=d)
+             for w in product((False, True), repeat=d)]
+    for sides, w in cases:
+        st = Semitorus((0,) * len(sides), sides, w)  # (a side of 1 or 2 counts as wrapped: its ring is its one edge)
+        conv = convert(st, Torus(tuple(sides)), mode)
+        groups, torus = conversion_groups(sides, st.wrapped, mode)
+        assert (list(conv.groups), conv.torus) == (groups, torus), (sides, w)
+        assert conv.shape == tuple(int(np.prod([sides[i] for i in g])) for g in groups)
+
+
+def test_convert_refuses_an_unknown_mode_by_name():
+    with pytest.raises(InvalidArgument) as e:
+        convert(Semitorus((0,), (4,), (True,)), Torus((4,)), "spiral")
+    assert (e.value.name, e.value.value, e.value.expected) == ("convert", "spiral", "one of collapse, pair")
+
+
 def test_a_single_node_is_a_torus_of_one_without_edges():
     """A job of one node: the shape (1,), its one group, no virtual edge (an (0, 2) array of node ids)."""
     for sides in ((1,), (1, 1), (1, 1, 1)):

@@ -14,7 +14,12 @@ Two ways, as the paper describes:
   the shortest wrapped dimension (a lone path is not a ring).
 * ``"pair"`` — each dimension missing its wrap is paired with a wrapped one
   (longest unwrapped with shortest wrapped, for a more cube-like torus); left
-  over unwrapped dimensions are paired among themselves.
+  over unwrapped dimensions are paired among themselves, longest first; a last
+  one left alone joins the group of fewest nodes made so far.
+
+Dimensions of side 1 take no part.  Ties (equal sides, equal group sizes) go to
+the earlier dimension or group; the job's dimensions are the groups in the order
+of their first machine dimension.
 
 A semitorus whose only dimension is an unwrapped path (a 1-D mesh of 4 or more
 nodes) cannot become a torus; its conversion says so (``torus=False``).
