@@ -74,3 +74,72 @@ def test_afl_with_list_recognition_fits_from_the_auxiliary_list():
     assert a.can_allocate(Request(4)) and a.can_allocate(Request(2, shape=(2, 1)))
     got = a.allocate(Request(4))
     assert got is not None and len(got.nodes) == 4
+
+
+def test_afl_guard_with_mesh_candidates_is_replay():
+    """EASY's guard of the AFL, with mesh requests (partial meshes leave leftovers that go live): every admit
+    equals replay on a copy — the head fits once the releases (and the candidate, if it ends by the shadow
+    time) have ended.  The conformance suite's requests are sizes only; a candidate placed as a partial mesh
+    is what hands the guard over to replay."""
+    import random
+
+    from topoalloc.alloc.hypercube import FreeListAllocator
+    from topoalloc.errors import InvalidArgument, RequestNeverFits
+    from topoalloc.testing.conformance import _truth_after, _truth_earliest, _truth_fits
+
+    shapes = [(3, 3), (3, 2), (2, 3), (5, 3), (3, 5), (2, 2), (4, 2), (5, 2), (6, 5), (7, 3)]
+    handed_over = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        n = rng.choice((5, 6))
+        a = AFLAllocator(Hypercube(n), recognition=rng.choice(("complete", "lists")))
+        held = []
+        # half the histories without meshes: no leftovers live when the guard is made, so the
+        # guard works on masks until a candidate's leftovers go live and it hands over to replay
+        meshes = 0.6 if seed % 2 else 0.0
+
+        def request(meshes=0.6):
+            while True:
+                if rng.random() < meshes:
+                    x, y = rng.choice(shapes)
+                    req = Request(x * y, shape=(x, y))
+                else:
+                    req = Request(rng.choice((1, 2, 3, 4, 6, 8)))
+                try:
+                    a.check_request(req)
+                except RequestNeverFits:
+                    continue
+                return req
+
+        for _ in range(rng.randrange(4, 14)):
+            if held and rng.random() < 0.3:
+                a.release(held.pop(rng.randrange(len(held))))
+            elif (got := a.allocate(request(meshes))) is not None:
+                held.append(got)
+        rng.shuffle(held)
+        heads = [r for r in (request() for _ in range(6)) if not _truth_fits(a, r)]
+        if not heads:
+            continue
+        head = rng.choice(heads)
+        k = _truth_earliest(a, head, held)
+        if k is None:
+            continue
+        releases = list(held[:k])
+        guard = a.reservation_guard(head, list(releases))
+        for _ in range(8):
+            req = request()
+            if not _truth_fits(a, req):
+                continue
+            alloc = a.allocate(req)
+            ends_by = rng.random() < 0.5
+            want = _truth_after(a, releases + ([alloc] if ends_by else []), head)
+            handed_over += bool(alloc.info.get("leftover"))
+            assert guard.admit(alloc, ends_by) == want, (seed, req, ends_by)
+            if want and ends_by:
+                releases.append(alloc)
+            elif not want:
+                a.release(alloc)
+    assert handed_over >= 20  # partial meshes met the guard
+    with __import__("pytest").raises(InvalidArgument) as e:
+        FreeListAllocator(Hypercube(3), recognition="greedy")
+    assert (e.value.name, e.value.value, e.value.expected) == ("recognition", "greedy", "'complete' or 'lists'")
