@@ -195,17 +195,17 @@ def _refresh(dest: Path, modules: list[str]) -> None:
 
 
 def run_group(name: str, children: int, keep: Path | None, list_survivors: bool, reuse: bool = False, resume: bool = False,
-              recheck: str | None = None) -> Counter:
+              recheck: str | None = None, check_timeouts: bool = False) -> Counter:
     work = Path(tempfile.mkdtemp(prefix=f"mutation-{name}-")) if keep is None else keep / name
     try:
-        return _judge_group(name, work, children, list_survivors, reuse, resume, recheck)
+        return _judge_group(name, work, children, list_survivors, reuse, resume, recheck, check_timeouts)
     finally:
         if keep is None:  # also when interrupted or failed: no scratch copy is left behind
             shutil.rmtree(work, ignore_errors=True)
 
 
 def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reuse: bool, resume: bool = False,
-                 recheck: str | None = None) -> Counter:
+                 recheck: str | None = None, check_timeouts: bool = False) -> Counter:
     modules, tests = GROUPS[name]
     dest = work / "repo"
     env = dict(os.environ)
@@ -232,12 +232,18 @@ def _judge_group(name: str, work: Path, children: int, list_survivors: bool, reu
     # the survivors' second runs, ``children`` at a time (each is a pytest process of its own),
     # each verdict kept in the group's folder as soon as it is known (see SecondRuns)
     kept = SecondRuns(work / SECOND_RUN_FILE, _function_hashes(dest), recheck)
+    if check_timeouts:  # a "timed out" verdict run again alone, with time to spare (see check_timeout)
+        slow = [m for m, st in verdicts if st == "timeout" and kept.get(m + TIMEOUT_TAG, recheck=False) is None]
+        with ThreadPoolExecutor(max_workers=children) as pool:
+            for m, detected in zip(slow, pool.map(lambda m: check_timeout(dest, m), slow)):
+                kept.put(m + TIMEOUT_TAG, detected)
+        verdicts = [(m, "survived" if st == "timeout" and not kept.known(m + TIMEOUT_TAG) else st) for m, st in verdicts]
     todo = [m for m, st in verdicts if st == "survived" and kept.get(m) is None]
     collected = collect_tests(dest, tests) if todo else None
     with ThreadPoolExecutor(max_workers=children) as pool:
         for m, killed in zip(todo, pool.map(lambda m: recheck_kills(dest, m, tests, collected, baseline), todo)):
             kept.put(m, killed)
-    second = {m: kept.get(m) for m, st in verdicts if st == "survived"}
+    second = {m: kept.known(m) for m, st in verdicts if st == "survived"}
     for mutant, status in verdicts:
         if status == "survived" and second[mutant]:
             status = "killed at start"
@@ -303,15 +309,20 @@ class SecondRuns:
     def _hash(self, mutant: str) -> str | None:
         return self.hashes.get(mutant.rsplit("__mutmut_", 1)[0])
 
-    def get(self, mutant: str) -> bool | None:
-        """The kept verdict (True: killed) if it still holds, else None (run it again)."""
+    def get(self, mutant: str, *, recheck: bool = True) -> bool | None:
+        """The kept verdict (True: killed) if it still holds, else None (run it again).  With
+        ``recheck=False`` a kept survival is taken whatever ``--recheck`` says."""
         v = self.verdicts.get(mutant)
         if not isinstance(v, dict) or v.get("hash") != self._hash(mutant) or v.get("hash") is None:
             return None
-        if not v.get("killed") and self.recheck.search(mutant):
+        if recheck and not v.get("killed") and self.recheck.search(mutant):
             return None
         self.reused += 1
         return bool(v.get("killed"))
+
+    def known(self, mutant: str) -> bool:
+        """The verdict on record (put in this run or kept), False if none."""
+        return bool(self.verdicts.get(mutant, {}).get("killed", False))
 
     def put(self, mutant: str, killed: bool) -> None:
         with self._lock:
@@ -426,6 +437,35 @@ def recheck_kills(dest: Path, mutant: str, tests: list[str], collected: list[str
     return r.returncode in (1, 2)
 
 
+#: the key suffix of a timed-out mutant's check in the second runs' record
+TIMEOUT_TAG = "@timeout"
+#: seconds a timed-out mutant's tests get when run again alone
+TIMEOUT_CHECK = 600
+
+
+def check_timeout(dest: Path, mutant: str) -> bool:
+    """Whether a mutant mutmut judged "timed out" is detected when its tests run again alone, with
+    :data:`TIMEOUT_CHECK` seconds: a failure or a run past the limit is; a pass is a survivor.
+
+    mutmut's limit is on wall time as well as CPU time (half the CPU limit), so a mutant run while
+    other work shares the cores can time out without looping; counting it detected would
+    flatter the score.
+    """
+    stats_file = dest / "mutants" / "mutmut-stats.json"
+    reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {}) if stats_file.is_file() else {}
+    tests = sorted(set(reach.get(mutant.rsplit("__mutmut_", 1)[0], ())))
+    if not tests:
+        return True  # (mutmut ran tests on it: its statistics changed since; keep its verdict)
+    env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
+    env.pop("PYTHONSAFEPATH", None)
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", *tests]
+    try:
+        r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_CHECK)
+    except subprocess.TimeoutExpired:
+        return True
+    return r.returncode != 0
+
+
 def load_equivalent(path: Path | None = None) -> dict[str, str]:
     """The surviving mutants argued equivalent: ``name  # why`` per line in :data:`EQUIVALENT_FILE`.
 
@@ -483,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true",
                     help="with --keep: bring the kept copies to the committed tree and run mutmut on the mutants without a verdict "
                          "(an interrupted run, or functions changed since)")
+    ap.add_argument("--check-timeouts", action="store_true",
+                    help=f"run each mutant mutmut timed out again alone ({TIMEOUT_CHECK} s): one whose tests pass is a survivor")
     ap.add_argument("--recheck", metavar="REGEX",
                     help="run again only the kept survivors whose name matches (a kept second run's kill is always taken "
                          "while its function is unchanged; without this option every survivor is run again)")
@@ -515,7 +557,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"# mutation_score, {time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, Python {platform.python_version()}, {args.children} children")
         total: Counter = Counter()
         for g in args.groups:
-            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse, resume=args.resume, recheck=args.recheck)
+            total += run_group(g, args.children, args.keep, args.list_survivors, reuse=args.reuse, resume=args.resume,
+                               recheck=args.recheck, check_timeouts=args.check_timeouts)
         if len(args.groups) > 1:
             _print_group("all", total, None)
     except RunError as e:

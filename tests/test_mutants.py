@@ -222,3 +222,27 @@ def test_the_tests_mutmut_judged_with_are_recorded_once(tmp_path):
     (tmp_path / ms.JUDGED_WITH_FILE).write_text("{")
     with pytest.raises(ms.RunError, match="not this script's record of tests"):
         ms.judged_with(tmp_path)
+
+
+def test_a_timed_out_mutant_is_checked_alone(tmp_path):
+    """``--check-timeouts``: a mutant mutmut timed out is run again alone on the tests reaching its function;
+    a pass makes it a survivor, a failure keeps it detected; the check's verdict is kept beside the second
+    runs' and taken again whatever --recheck says."""
+    import json
+
+    from .conftest import load_benchmark_script
+
+    ms = load_benchmark_script("mutation_score")
+    mutants = tmp_path / "mutants"
+    (mutants / "tests").mkdir(parents=True)
+    (mutants / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    (mutants / "tests" / "test_bad.py").write_text("def test_bad():\n    assert False\n")
+    reach = {"pkg.mod.x_f": ["tests/test_ok.py::test_ok"], "pkg.mod.x_g": ["tests/test_bad.py::test_bad"]}
+    (mutants / "mutmut-stats.json").write_text(json.dumps({"tests_by_mangled_function_name": reach}))
+    assert ms.check_timeout(tmp_path, "pkg.mod.x_f__mutmut_1") is False  # its tests pass: a survivor
+    assert ms.check_timeout(tmp_path, "pkg.mod.x_g__mutmut_1") is True
+    runs = ms.SecondRuns(tmp_path / ms.SECOND_RUN_FILE, {"pkg.mod.x_f": "h"})
+    runs.put("pkg.mod.x_f__mutmut_1" + ms.TIMEOUT_TAG, False)
+    again = ms.SecondRuns(tmp_path / ms.SECOND_RUN_FILE, {"pkg.mod.x_f": "h"})
+    assert again.get("pkg.mod.x_f__mutmut_1" + ms.TIMEOUT_TAG) is None  # a survival is run again by default
+    assert again.get("pkg.mod.x_f__mutmut_1" + ms.TIMEOUT_TAG, recheck=False) is False and not again.known("pkg.mod.x_f__mutmut_1" + ms.TIMEOUT_TAG)
