@@ -143,6 +143,11 @@ def test_afl_guard_with_mesh_candidates_is_replay():
     with __import__("pytest").raises(InvalidArgument) as e:
         FreeListAllocator(Hypercube(3), recognition="greedy")
     assert (e.value.name, e.value.value, e.value.expected) == ("recognition", "greedy", "'complete' or 'lists'")
+    with __import__("pytest").raises(InvalidArgument) as e:
+        AFLAllocator(Hypercube(3), pieces="split")
+    assert (e.value.name, e.value.value, e.value.expected) == ("pieces", "split", "'merge' or 'as_is'")
+    for recognition in ("complete", "lists"):  # the AFL passes its recognition on to the free list
+        assert AFLAllocator(Hypercube(3), recognition=recognition).recognition == recognition
     with __import__("pytest").raises(InvalidArgument) as e:  # the rule is checked when the allocator is made
         FreeListAllocator(Hypercube(3), shape_rule="round")
     assert (e.value.name, e.value.value) == ("shape_rule", "round")
