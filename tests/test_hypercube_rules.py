@@ -151,3 +151,15 @@ def test_afl_guard_with_mesh_candidates_is_replay():
     with __import__("pytest").raises(InvalidArgument) as e:  # the rule is checked when the allocator is made
         FreeListAllocator(Hypercube(3), shape_rule="round")
     assert (e.value.name, e.value.value) == ("shape_rule", "round")
+
+
+def test_a_hypercube_refuses_a_dimension_out_of_range_by_name():
+    import pytest
+
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.topology.hypercube import MAX_DIM
+
+    for n in (-1, MAX_DIM + 1, 2.5):
+        with pytest.raises(InvalidArgument) as e:
+            Hypercube(n)
+        assert (e.value.name, e.value.value, e.value.expected) == ("n", n, f"a hypercube dimension in 0..{MAX_DIM}")

@@ -421,3 +421,21 @@ def test_partition_dispatch_and_refusals():
             with pytest.raises(InvalidArgument) as e:
                 fn(s, k)
             assert (e.value.name, e.value.value, e.value.expected) == ("k", k, "0 <= k <= 6 (the semitorus has 64 nodes)")
+
+
+@pytest.mark.parametrize("scheme", ["ep", "nep"])
+def test_the_registry_builds_the_scheme_it_names_with_its_options(scheme):
+    """``ep`` and ``nep`` in the allocator registry: the scheme each names, the documented defaults, every option
+    passed on, the canonical spec written out, and the one-line description the allocator list shows."""
+    from topoalloc.registry import ALLOCATORS
+    from topoalloc.topology import parse_machine
+
+    t = parse_machine("torus:4x4")
+    fields = lambda a: (a.scheme, a.identify, a.convert_mode, a.nep_order, a.prefer_dims)  # noqa: E731
+    assert fields(ALLOCATORS.create(scheme, topology=t)) == (scheme, "smallest", "collapse", "exhaust-largest", 3)
+    given = ALLOCATORS.create(f"{scheme}:identify=first,convert=pair,nep_order=balanced,prefer_dims=2", topology=t)
+    assert fields(given) == (scheme, "first", "pair", "balanced", 2)
+    assert ALLOCATORS.canonical(scheme, topology=t) == f"{scheme}:identify=smallest,convert=collapse,nep_order=exhaust-largest,prefer_dims=3"
+    name = "Equal" if scheme == "ep" else "Non-Equal"
+    assert ALLOCATORS.describe()[scheme] == (f"{name} Partition subtorus allocation on tori "
+                                             "(identify=smallest|first, convert=collapse|pair, nep_order=exhaust-largest|balanced, prefer_dims=3)")
