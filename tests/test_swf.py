@@ -145,3 +145,17 @@ def test_real_traces_parse():
     for name, jobs in [("CTC-SP2-1996-3.1-cln.swf.gz", 77222), ("KTH-SP2-1996-2.1-cln.swf", 28476)]:
         w = read_swf(shared_trace(name))
         assert len(w) == jobs
+
+
+def test_a_hash_line_is_a_bad_line_not_a_comment(tmp_path):
+    """SWF's comments are ";" lines; numpy's reader would drop a "#" line silently and the line numbers would
+    no longer match the jobs (found by Hypothesis: an InvalidArgument about array shapes instead of the line)."""
+    import pytest
+
+    from topoalloc.errors import TraceFormatError
+    from topoalloc.workload.swf import read_swf
+
+    p = tmp_path / "hash.swf"
+    p.write_bytes(b"#; MaxProcs: 128\n    1 0 -1 1451 128 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n")
+    with pytest.raises(TraceFormatError, match="line 1 of"):
+        read_swf(p)

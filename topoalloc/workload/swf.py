@@ -120,7 +120,7 @@ def _parse(text: str, name: str) -> Workload:
     simple = all(ln.strip() and not ln.lstrip().startswith(";") for ln in body)
     if simple:
         try:
-            table = np.loadtxt(body, dtype=np.float64, ndmin=2)
+            table = np.loadtxt(body, dtype=np.float64, ndmin=2, comments=None)  # (SWF comments are ";" lines: a "#" is a bad line)
         except ValueError:
             table = None  # the careful pass below finds and names the bad line
         if table is not None and table.shape[1] == 18 and np.isfinite(table).all():
