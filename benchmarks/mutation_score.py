@@ -340,16 +340,21 @@ class RunError(Exception):
 JUDGED_WITH_FILE = "judged_with.json"
 
 
-def _mutmut_seen(dest: Path) -> set[str] | None:
-    """Every test id mutmut's statistics record (None: no statistics yet)."""
+def _mutmut_reach(dest: Path) -> dict[str, list[str]] | None:
+    """mutmut's statistics: the tests reaching each mutated function (None: no statistics yet)."""
     stats_file = dest / "mutants" / "mutmut-stats.json"
     if not stats_file.is_file():
         return None
     try:
-        reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {})
-    except (ValueError, AttributeError) as e:  # (not JSON, not UTF-8, not an object)
+        return dict(json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {}))
+    except (ValueError, AttributeError, TypeError) as e:  # (not JSON, not UTF-8, not an object)
         raise RunError(f"{stats_file}: not mutmut's statistics ({e.__class__.__name__}): remove the group's folder and run it again") from None
-    return {t for ts in reach.values() for t in ts}
+
+
+def _mutmut_seen(dest: Path) -> set[str] | None:
+    """Every test id mutmut's statistics record (None: no statistics yet)."""
+    reach = _mutmut_reach(dest)
+    return None if reach is None else {t for ts in reach.values() for t in ts}
 
 
 def judged_with(work: Path) -> set[str] | None:
@@ -395,13 +400,9 @@ def second_run_tests(dest: Path, mutant: str, tests: list[str], collected: list[
     was imported with the mutant already on.  (Until 2026-11-27 they were run again: about
     40 s per survivor of the partition group, for no verdict that could differ.)  An empty
     list: nothing can tell the survivor apart that mutmut did not run."""
-    stats_file = dest / "mutants" / "mutmut-stats.json"
-    if not stats_file.is_file():
+    reach = _mutmut_reach(dest)
+    if reach is None:
         return tests
-    try:
-        reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {})
-    except (ValueError, AttributeError) as e:  # (not JSON, not UTF-8, not an object)
-        raise RunError(f"{stats_file}: not mutmut's statistics ({e.__class__.__name__}): remove the group's folder and run it again") from None
     function = mutant.rsplit("__mutmut_", 1)[0]
     if seen is None:
         seen = {t for ts in reach.values() for t in ts}
@@ -452,9 +453,7 @@ def check_timeout(dest: Path, mutant: str) -> bool:
     other work shares the cores can time out without looping; counting it detected would
     flatter the score.
     """
-    stats_file = dest / "mutants" / "mutmut-stats.json"
-    reach = json.loads(stats_file.read_text()).get("tests_by_mangled_function_name", {}) if stats_file.is_file() else {}
-    tests = sorted(set(reach.get(mutant.rsplit("__mutmut_", 1)[0], ())))
+    tests = sorted(set((_mutmut_reach(dest) or {}).get(mutant.rsplit("__mutmut_", 1)[0], ())))
     if not tests:
         return True  # (mutmut ran tests on it: its statistics changed since; keep its verdict)
     env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
