@@ -124,12 +124,18 @@ _STATUS = re.compile(r"^\s*(\S+): (.+)$")
 
 def _scratch(dest: Path) -> None:
     """The committed tree at ``dest``, compiled extensions copied in, proofs/ and ilp/ under topoalloc/."""
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True, capture_output=True).stdout
     dest.mkdir(parents=True)
+    _extract_tree(dest)
+
+
+def _extract_tree(dest: Path) -> None:
+    """The committed tree extracted over ``dest``, compiled extensions copied in, proofs/ and ilp/ moved under topoalloc/."""
+    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     for so in ROOT.glob("topoalloc/**/*.so"):
         shutil.copy2(so, dest / so.relative_to(ROOT))
     for top in ("proofs", "ilp"):
+        shutil.rmtree(dest / "topoalloc" / top, ignore_errors=True)
         shutil.move(str(dest / top), str(dest / "topoalloc" / top))
 
 
@@ -177,13 +183,7 @@ def _refresh(dest: Path, modules: list[str]) -> None:
     config = (dest / "pyproject.toml").read_text()
     section = config[config.index("\n[tool.mutmut]\n"):]
     shutil.rmtree(dest / "topoalloc")
-    archive = subprocess.run(["git", "archive", "HEAD"], cwd=ROOT, check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    for so in ROOT.glob("topoalloc/**/*.so"):
-        shutil.copy2(so, dest / so.relative_to(ROOT))
-    for top in ("proofs", "ilp"):
-        shutil.rmtree(dest / "topoalloc" / top, ignore_errors=True)
-        shutil.move(str(dest / top), str(dest / "topoalloc" / top))
+    _extract_tree(dest)
     (dest / "pyproject.toml").write_text(_default_tier_addopts((dest / "pyproject.toml").read_text()) + section)
     now = time.time()
     for m in modules:
@@ -427,15 +427,19 @@ def recheck_kills(dest: Path, mutant: str, tests: list[str], collected: list[str
     selected = second_run_tests(dest, mutant, tests, collected, seen)
     if not selected:
         return False
+    code = _pytest_with_mutant(dest, mutant, ["-m", DEFAULT_TIER, *selected], 600)
+    return code in (1, 2)  # (a run past the limit is not a kill: mutmut's own limit judged it already)
+
+
+def _pytest_with_mutant(dest: Path, mutant: str, args: list[str], timeout: float) -> int | None:
+    """pytest's exit status on ``args`` in the copy, ``mutant`` on from the interpreter's start (None: past ``timeout`` s)."""
     env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
     env.pop("PYTHONSAFEPATH", None)
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", "-m", DEFAULT_TIER,
-           *selected]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", *args]
     try:
-        r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        return subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout).returncode
     except subprocess.TimeoutExpired:
-        return False  # not counted as a kill: mutmut's own limit judged it already
-    return r.returncode in (1, 2)
+        return None
 
 
 #: the key suffix of a timed-out mutant's check in the second runs' record
@@ -456,14 +460,8 @@ def check_timeout(dest: Path, mutant: str) -> bool:
     tests = sorted(set((_mutmut_reach(dest) or {}).get(mutant.rsplit("__mutmut_", 1)[0], ())))
     if not tests:
         return True  # (mutmut ran tests on it: its statistics changed since; keep its verdict)
-    env = dict(os.environ, MUTANT_UNDER_TEST=mutant, PYTHONPATH=".")
-    env.pop("PYTHONSAFEPATH", None)
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir=.", *tests]
-    try:
-        r = subprocess.run(cmd, cwd=dest / "mutants", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT_CHECK)
-    except subprocess.TimeoutExpired:
-        return True
-    return r.returncode != 0
+    code = _pytest_with_mutant(dest, mutant, tests, TIMEOUT_CHECK)
+    return code is None or code != 0
 
 
 def load_equivalent(path: Path | None = None) -> dict[str, str]:
