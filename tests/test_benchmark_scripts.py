@@ -22,3 +22,22 @@ def test_bench_scaling_refuses_a_limit_that_is_not_positive():
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_scaling.py"), "--limit", "0"], capture_output=True, text=True)
     assert r.returncode == 2
     assert "argument --limit: expected a positive number of seconds, got 0.0" in r.stderr
+
+
+def test_bench_scaling_mean_queue_counts_the_jobs_waiting_at_each_arrival():
+    """The queue the jobs sweep fits against: at each arrival, the jobs submitted by then and not started."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    # arrivals at 0, 0, 1, 7; starts at 0, 5, 5, 7: at 0 one waits (the second), at 1 two, at 7 none
+    assert bs.mean_queue([0, 0, 1, 7], [0, 5, 5, 7]) == (1 + 1 + 2 + 0) / 4
+    assert bs.mean_queue([1, 0], [3, 0]) == (0 + 1) / 2  # the order of the jobs does not matter
+    assert bs.mean_queue([], []) == 0.0
+
+
+def test_bench_scaling_fits_the_slope_of_a_power_law():
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    xs = [25_000, 60_000, 120_000, 243_306]
+    assert bs.slope(xs, [3e-6 * x**1.25 for x in xs]) == pytest.approx(1.25)
