@@ -482,6 +482,31 @@ def test_the_registry_builds_the_scheme_it_names_with_its_options(scheme):
                                             pytest.param("torus:2x4x4x8", "ep", marks=pytest.mark.slow),
                                             pytest.param("torus:2x4x4x8", "nep", marks=pytest.mark.slow)])
 def test_subtorus_guard_with_several_blocks_freed_at_the_shadow_time(machine, scheme):
+    # histories with room for the head twice at the shadow time (measured by replay, not by the guard)
+    assert guard_with_ties(machine, scheme) >= 20
+
+
+def test_the_guard_check_with_ties_catches_counts_not_committed(monkeypatch):
+    """A planted bug that the conformance check lets through, ties and all (150 examples on its three small
+    machines and on torus:4x4x4, both schemes), and these histories catch: the guard forgets to take the block a
+    candidate splits out of its counts, so a second candidate may take the head's last place."""
+    from topoalloc.alloc.partition.allocator import _ProbeGuard
+    from topoalloc.errors import ConformanceError
+
+    admit = _ProbeGuard.admit
+
+    def forgetful(self, allocation, ends_by_shadow):
+        count = list(self.count)
+        verdict = admit(self, allocation, ends_by_shadow)
+        self.count[:] = count
+        return verdict
+
+    monkeypatch.setattr(_ProbeGuard, "admit", forgetful)
+    with pytest.raises(ConformanceError, match="replay says False"):
+        guard_with_ties("torus:4x4x4", "nep")
+
+
+def guard_with_ties(machine: str, scheme: str, seeds: int = 150) -> int:
     """EASY's subtorus guard against replay where the releases free several blocks of the head's order at once.
 
     EASY counts every job expected to end at the shadow time as ended, so ties free more than the fewest
@@ -489,6 +514,7 @@ def test_subtorus_guard_with_several_blocks_freed_at_the_shadow_time(machine, sc
     head keeps another, and the guard's counts of maximal shadow-free blocks and its walk up to the maximal one
     decide.  The histories are mostly small jobs on a nearly full machine (many blocks split by free pieces);
     every admission, and every answer of ``may_admit`` (asked for half the candidates), is compared with replay.
+    Returns how many histories had room for the head twice at the shadow time (by replay).
     """
     import copy
     import random
@@ -496,11 +522,11 @@ def test_subtorus_guard_with_several_blocks_freed_at_the_shadow_time(machine, sc
     from topoalloc.alloc.base import Request
     from topoalloc.registry import ALLOCATORS, TOPOLOGIES
     from topoalloc.testing.conformance import _fits_empty_machine as _fits_empty
-    from topoalloc.testing.conformance import _truth_after, _truth_earliest, _truth_fits
+    from topoalloc.testing.conformance import _truth_fits, judge_candidates, shadow_releases
 
     top = TOPOLOGIES.create(machine)
     several = 0
-    for seed in range(150):
+    for seed in range(seeds):
         rng = random.Random(seed)
         a = ALLOCATORS.create(scheme, topology=top)
         n = a.n_nodes
@@ -530,37 +556,14 @@ def test_subtorus_guard_with_several_blocks_freed_at_the_shadow_time(machine, sc
         if not heads:
             continue
         head = Request(rng.choice(heads))
-        k = _truth_earliest(a, head, held)
-        if k is None:
+        releases = shadow_releases(a, head, held, rng, ties=True)
+        if releases is None:
             continue
-        k = rng.randint(k, len(held))  # the ties: every job ending at the shadow time counts as ended
-        releases = held[:k]
-        guard = a.reservation_guard(head, list(releases))
         after = copy.deepcopy(a)
         for r in releases:
             after.release(r)
         after.allocate(head)
         several += _truth_fits(after, head)  # room for the head twice at the shadow time
-        for _ in range(10):
-            req = Request(rng.choice(small))
-            if not _truth_fits(a, req):
-                continue
-            ends_by = rng.random() < 0.3
-            # may_admit is optional for a caller (EASY asks it): half the candidates go straight to admit
-            may = guard.may_admit(req, ends_by) if rng.random() < 0.5 else None
-            if may is False:
-                trial = copy.deepcopy(a)
-                got = trial.allocate(req)
-                assert not _truth_after(trial, releases + ([got] if ends_by else []), head), (seed, req.size, "may_admit")
-                continue
-            alloc = a.allocate(req)
-            want = _truth_after(a, releases + ([alloc] if ends_by else []), head)
-            # the subtorus guard's may_admit is the same judgement made before allocating: exact, not only necessary
-            assert may is None or may == want, (seed, req.size, ends_by, "may_admit")
-            assert guard.admit(alloc, ends_by) == want, (seed, req.size, ends_by)
-            if want and ends_by:
-                releases.append(alloc)
-            elif not want:
-                a.release(alloc)
-    # histories with room for the head twice at the shadow time (measured by replay, not by the guard)
-    assert several >= 20, several
+        # the subtorus guard's may_admit is the same judgement made before allocating: exact, not only necessary
+        judge_candidates(a, head, releases, (Request(rng.choice(small)) for _ in range(10)), rng, ends_by_rate=0.3, exact_may_admit=True)
+    return several

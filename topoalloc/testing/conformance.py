@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import random
 from pathlib import Path
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
@@ -574,41 +574,65 @@ def check_reservation_guard(factory: Factory, *, examples: int = EXAMPLES) -> No
         if not heads:
             return
         head = Request(rng.choice(heads))
-        k = _truth_earliest(a, head, held)
-        if k is None:
+        releases = shadow_releases(a, head, held, rng, ties=rng.random() < 0.5)
+        if releases is None:
             return
-        if rng.random() < 0.5:  # ties at the shadow time: every job expected to end then counts as ended
-            k = rng.randint(k, len(held))
-        releases = list(held[:k])
-        if not _truth_after(a, releases, head):
-            return  # (an allocator whose fit is not monotone in releases: the shadow time is the fewest's)
-        guard = a.reservation_guard(head, list(releases))
-        for _ in range(6):
-            req = Request(rng.randint(1, max(1, a.free_count)))
-            if not _fits_empty_machine(a, req.size) or not _truth_fits(a, req):
-                continue
-            ends_by = rng.random() < 0.5
-            may = guard.may_admit(req, ends_by) if rng.random() < 0.5 else True  # (may_admit is optional)
-            if not may:
-                trial = copy.deepcopy(a)
-                got = trial.allocate(req)
-                if got is not None and _truth_after(trial, releases + ([got] if ends_by else []), head):
-                    _fail("guard", f"may_admit refused a candidate of {req.size} (ends by shadow: {ends_by}) that keeps the head's reservation")
-                continue
-            alloc = a.allocate(req)
-            if alloc is None:
-                _fail("guard", f"a request of {req.size} that fits was refused by allocate")
-            want = _truth_after(a, releases + ([alloc] if ends_by else []), head)
-            verdict = guard.admit(alloc, ends_by)
-            if verdict != want:
-                _fail("guard", f"admit({req.size}, ends by shadow: {ends_by}) = {verdict}, replay says {want}")
-            if verdict:
-                if ends_by:
-                    releases.append(alloc)
-            else:
-                a.release(alloc)
+        judge_candidates(a, head, releases, (Request(rng.randint(1, max(1, a.free_count))) for _ in range(6)), rng)
 
     _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def shadow_releases(allocator: Allocator, head: Request, held: Sequence[Allocation], rng: random.Random, *, ties: bool) -> list[Allocation] | None:
+    """The releases EASY's guard for ``head`` gets, with the running jobs ending in the order of ``held``:
+    the fewest after which the head fits (by replay) and, with ``ties``, a random number of the next
+    ones too (jobs expected to end at the shadow time, which EASY counts as ended then).  None if the
+    head never fits, or (an allocator whose fit is not monotone in releases) does not fit after them."""
+    k = _truth_earliest(allocator, head, held)
+    if k is None:
+        return None
+    if ties:
+        k = rng.randint(k, len(held))
+    releases = list(held[:k])
+    return releases if _truth_after(allocator, releases, head) else None
+
+
+def judge_candidates(allocator: Allocator, head: Request, releases: list[Allocation], requests: Iterable[Request],
+                     rng: random.Random, *, ends_by_rate: float = 0.5, exact_may_admit: bool = False) -> None:
+    """Backfill candidates judged by the allocator's guard for ``head`` and ``releases``, against replay.
+
+    Each request that fits now comes as EASY sends it: ending by the shadow time with probability
+    ``ends_by_rate``; ``may_admit`` asked for half of them (a refusal must be right; with
+    ``exact_may_admit`` a yes must be too), then, once allocated, ``admit``, which must equal "the
+    head still fits once the releases (and the candidate, if it ends by the shadow time) have ended".
+    An admitted candidate stays (and joins the releases if it ends by then); a refused one is released.
+    """
+    guard = allocator.reservation_guard(head, list(releases))
+    releases = list(releases)
+    for req in requests:
+        if not _fits_empty_machine(allocator, req.size) or not _truth_fits(allocator, req):
+            continue
+        ends_by = rng.random() < ends_by_rate
+        may = guard.may_admit(req, ends_by) if rng.random() < 0.5 else None  # (may_admit is optional)
+        if may is False:
+            trial = copy.deepcopy(allocator)
+            got = trial.allocate(req)
+            if got is not None and _truth_after(trial, releases + ([got] if ends_by else []), head):
+                _fail("guard", f"may_admit refused a candidate of {req.size} (ends by shadow: {ends_by}) that keeps the head's reservation")
+            continue
+        alloc = allocator.allocate(req)
+        if alloc is None:
+            _fail("guard", f"a request of {req.size} that fits was refused by allocate")
+        want = _truth_after(allocator, releases + ([alloc] if ends_by else []), head)
+        if exact_may_admit and may is not None and may != want:
+            _fail("guard", f"may_admit({req.size}, ends by shadow: {ends_by}) = {may}, replay says {want}")
+        verdict = guard.admit(alloc, ends_by)
+        if verdict != want:
+            _fail("guard", f"admit({req.size}, ends by shadow: {ends_by}) = {verdict}, replay says {want}")
+        if verdict:
+            if ends_by:
+                releases.append(alloc)
+        else:
+            allocator.release(alloc)
 
 
 def check_fit_keys(factory: Factory, *, examples: int = EXAMPLES) -> None:
