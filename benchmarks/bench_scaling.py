@@ -99,15 +99,20 @@ def run(spec: dict) -> dict:
     with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen([sys.executable, __file__, "--one", json.dumps(spec)], stdout=out, stderr=err)
         deadline = time.monotonic() + LIMIT
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                return {"error": f"not finished within {LIMIT:.0f} s (--limit): stopped", "mb": usage.ru_maxrss / 1024}
-            time.sleep(0.02)
+        try:
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    return {"error": f"not finished within {LIMIT:.0f} s (--limit): stopped", "mb": usage.ru_maxrss / 1024}
+                time.sleep(0.02)
+        except BaseException:  # (Ctrl-C: the run is not left behind)
+            proc.kill()
+            proc.wait()
+            raise
         out.seek(0)
         err.seek(0)
         if os.waitstatus_to_exitcode(status):
@@ -264,9 +269,13 @@ def plot(curves: dict, path: str) -> None:
     axes[1].set(xlabel="nodes (NASA scaled)", ylabel="seconds", title="time against machine size, all metrics")
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:  # (a sweep of one kind leaves the other panel empty)
+            ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    from topoalloc.outputs import atomic_output
+
+    with atomic_output(path) as tmp:  # (an interrupted or failed write leaves no half-written PNG)
+        fig.savefig(tmp, dpi=120)
     print(f"plot: {path}")
 
 
@@ -287,6 +296,24 @@ def main() -> int:
     if not args.limit > 0:
         ap.error(f"argument --limit: expected a positive number of seconds, got {args.limit}")
     LIMIT = args.limit
+    from topoalloc.errors import InvalidArgument
+    from topoalloc.outputs import check_output
+
+    try:  # checked before the sweep, which takes minutes
+        check_output(args.plot, "--plot", (".png",))
+    except InvalidArgument as e:
+        ap.error(str(e))
+    try:
+        return _run(args, groups)
+    except KeyboardInterrupt:
+        print("bench_scaling: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:  # (the plot's folder refused the file after all)
+        print(f"bench_scaling: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, groups: dict) -> int:
     import numpy
 
     import topoalloc

@@ -41,3 +41,11 @@ def test_bench_scaling_fits_the_slope_of_a_power_law():
     bs = load_benchmark_script("bench_scaling")
     xs = [25_000, 60_000, 120_000, 243_306]
     assert bs.slope(xs, [3e-6 * x**1.25 for x in xs]) == pytest.approx(1.25)
+
+
+def test_bench_scaling_refuses_a_plot_path_before_the_sweep(tmp_path):
+    """--plot is checked before minutes of runs: a missing folder or another format is one line, exit 2."""
+    script = str(ROOT / "benchmarks" / "bench_scaling.py")
+    for bad, why in [(tmp_path / "no" / "x.png", "does not exist"), (tmp_path / "x.svg", "a file ending in .png"), (tmp_path, "not a folder")]:
+        r = subprocess.run([sys.executable, script, "--only", "size", "--plot", str(bad)], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr and not r.stdout
