@@ -15,7 +15,8 @@ Gray code allocators on their busy masks (``topoalloc.sched.fastpath``); ``_cswf
 (``topoalloc.alloc.base``); ``_cboxes`` the slice allocator's box search
 (``topoalloc.alloc.slices``); ``_cmetrics`` the connected components of
 the locality metrics (``topoalloc.metrics.locality``); ``_cmesh`` the 2-D Best Fit search
-(``topoalloc.alloc.mesh2d.core``).
+(``topoalloc.alloc.mesh2d.core``); ``_clinear`` the linear allocators' grants replayed after
+the kernel (``topoalloc.sched.fastpath``).
 """
 
 from setuptools import Extension, find_packages, setup
@@ -40,5 +41,6 @@ setup(
         Extension("topoalloc.alloc._cboxes", sources=["topoalloc/alloc/_cboxes.c"], optional=True),
         Extension("topoalloc.metrics._cmetrics", sources=["topoalloc/metrics/_cmetrics.c"], optional=True),
         Extension("topoalloc.alloc.mesh2d._cmesh", sources=["topoalloc/alloc/mesh2d/_cmesh.c"], optional=True),
+        Extension("topoalloc.alloc.linear._clinear", sources=["topoalloc/alloc/linear/_clinear.c"], optional=True),
     ],
 )

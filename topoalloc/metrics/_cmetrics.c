@@ -61,19 +61,21 @@ static int ints(PyObject *seq, long long *out, Py_ssize_t *n, const char *name) 
 }
 
 PyDoc_STRVAR(components_doc,
-"components(nodes, offsets, dims, strides, wrap, stamp, index, state, out) -> None\n\n"
-"Connected components of every job's nodes on a grid (see the module notes).");
+"components(nodes, offsets, dims, strides, wrap, stamp, index, state, out[, coords]) -> None\n\n"
+"Connected components of every job's nodes on a grid (see the module notes).  coords: None, or every\n"
+"node's coordinates (uint16, n x d) to look up instead of dividing.");
 
 static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 9) return PyErr_Format(PyExc_TypeError, "components: expected 9 arguments, got %zd", nargs);
+    if (nargs != 9 && nargs != 10) return PyErr_Format(PyExc_TypeError, "components: expected 9 or 10 arguments, got %zd", nargs);
     long long dims[MAXD], strides[MAXD], wrap[MAXD];
     Py_ssize_t d, d2, d3;
     if (ints(args[2], dims, &d, "dims") < 0 || ints(args[3], strides, &d2, "strides") < 0 || ints(args[4], wrap, &d3, "wrap") < 0) return NULL;
     if (d2 != d || d3 != d) return PyErr_Format(PyExc_ValueError, "components: dims, strides and wrap differ in length");
-    Py_buffer bn = {0}, bo = {0}, bs = {0}, bi = {0}, bout = {0}, bt = {0};
+    Py_buffer bn = {0}, bo = {0}, bs = {0}, bi = {0}, bout = {0}, bt = {0}, bco = {0};
     PyObject *result = NULL;
     int32_t *parent = NULL;
+    const uint16_t *co = NULL;
     if (PyObject_GetBuffer(args[0], &bn, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     if (bn.itemsize != 8 || bn.ndim != 1) { PyErr_SetString(PyExc_ValueError, "nodes: expected int64"); goto done; }
     if (PyObject_GetBuffer(args[1], &bo, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
@@ -87,6 +89,11 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
     int64_t *out = (int64_t *)bout.buf;
     Py_ssize_t k = bn.shape[0], m = bo.shape[0] - 1, n = bs.shape[0];
     if (bi.shape[0] != n || bout.shape[0] != m || off[0] != 0 || off[m] != k) { PyErr_SetString(PyExc_ValueError, "components: inconsistent sizes"); goto done; }
+    if (nargs == 10 && args[9] != Py_None) {
+        if (PyObject_GetBuffer(args[9], &bco, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        if (bco.itemsize != 2 || bco.len != (Py_ssize_t)(2 * n * d)) { PyErr_SetString(PyExc_ValueError, "coords: expected uint16, n x d"); goto done; }
+        co = (const uint16_t *)bco.buf;
+    }
     Py_ssize_t longest = 0;
     for (Py_ssize_t j = 0; j < m; j++) {
         if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); goto done; }
@@ -124,7 +131,7 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
             for (Py_ssize_t i = 0; i < d; i++) {
                 long long D = dims[i];
                 if (D < 2) continue;
-                long long c = shift[i] >= 0 ? (x >> shift[i]) & (D - 1) : (x / strides[i]) % D, nb;
+                long long c = co ? (long long)co[x * d + i] : shift[i] >= 0 ? (x >> shift[i]) & (D - 1) : (x / strides[i]) % D, nb;
                 if (c + 1 < D) nb = x + strides[i];
                 else if (wrap[i]) nb = x - (D - 1) * strides[i];
                 else continue;
@@ -149,6 +156,7 @@ done:
     if (bi.obj) PyBuffer_Release(&bi);
     if (bout.obj) PyBuffer_Release(&bout);
     if (bt.obj) PyBuffer_Release(&bt);
+    if (bco.obj) PyBuffer_Release(&bco);
     return result;
 }
 
@@ -180,6 +188,7 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_buffer bn = {0}, bo = {0}, br = {0}, bsp = {0}, bex = {0}, bpa = {0}, bco = {0};
     PyObject *result = NULL;
     long long *hist = NULL, *pre = NULL, *sorted = NULL;
+    uint64_t *bits = NULL; /* a bit per rank, all clear between jobs */
     if (get(args[0], &bn, 8, 0, "nodes") < 0 || get(args[1], &bo, 8, 0, "offsets") < 0 || get(args[2], &br, 8, 0, "ranks") < 0) goto done;
     const uint16_t *co = NULL;
     if (args[7] != Py_None) {
@@ -209,10 +218,14 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     for (Py_ssize_t t = 0; t < k; t++)
         if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "node %lld out of range 0..%lld", (long long)v[t], n - 1); goto done; }
+    for (Py_ssize_t t = 0; t < k; t++)
+        if (rk[t] < 0 || rk[t] >= n) { PyErr_Format(PyExc_ValueError, "rank %lld out of range 0..%lld", (long long)rk[t], n - 1); goto done; }
     hist = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)total);
     pre = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(4 * most + 2));
     sorted = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(longest ? longest : 1));
-    if (!hist || !pre || !sorted) { PyErr_NoMemory(); goto done; }
+    long long words = (n + 63) / 64;
+    bits = (uint64_t *)PyMem_Calloc((size_t)words, sizeof(uint64_t));
+    if (!hist || !pre || !sorted || !bits) { PyErr_NoMemory(); goto done; }
     int64_t *spans = (int64_t *)bsp.buf, *extent = (int64_t *)bex.buf, *pairs = (int64_t *)bpa.buf;
     for (Py_ssize_t j = 0; j < m; j++) {
         Py_ssize_t a = off[j], p = off[j + 1] - a;
@@ -223,19 +236,41 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
             pairs[j] = 0;
             continue;
         }
-        /* spans: the ranks in order */
+        /* spans: the smallest and largest rank and the widest gap between ranks next in order */
         const int64_t *r = rk + a;
         int is_sorted = 1;
         for (Py_ssize_t t = 1; t < p && is_sorted; t++) is_sorted = r[t] >= r[t - 1];
-        if (!is_sorted) {
-            memcpy(sorted, r, sizeof(long long) * (size_t)p);
-            qsort(sorted, (size_t)p, sizeof(long long), cmp_ll);
-            r = (const int64_t *)sorted;
+        long long inner = -1, rmin, rmax;
+        if (!is_sorted && words <= 8 * p) {
+            /* a bit per rank, walked in order: O(n / 64 + size), no sort (grants of tens of nodes on
+               machines of a few thousand, the common case) */
+            for (Py_ssize_t t = 0; t < p; t++) bits[r[t] >> 6] |= 1ULL << (r[t] & 63);
+            long long prev = -1;
+            rmin = -1;
+            for (long long wi = 0; wi < words; wi++) {
+                uint64_t x = bits[wi];
+                bits[wi] = 0;
+                while (x) {
+                    long long q = (wi << 6) + __builtin_ctzll(x);
+                    x &= x - 1;
+                    if (prev < 0) rmin = q;
+                    else if (q - prev - 1 > inner) inner = q - prev - 1;
+                    prev = q;
+                }
+            }
+            rmax = prev;
+        } else {
+            if (!is_sorted) {
+                memcpy(sorted, r, sizeof(long long) * (size_t)p);
+                qsort(sorted, (size_t)p, sizeof(long long), cmp_ll);
+                r = (const int64_t *)sorted;
+            }
+            for (Py_ssize_t t = 1; t < p; t++)
+                if (r[t] - r[t - 1] - 1 > inner) inner = r[t] - r[t - 1] - 1;
+            rmin = r[0];
+            rmax = r[p - 1];
         }
-        long long inner = -1;
-        for (Py_ssize_t t = 1; t < p; t++)
-            if (r[t] - r[t - 1] - 1 > inner) inner = r[t] - r[t - 1] - 1;
-        long long rmin = r[0], rmax = r[p - 1], outer = n - 1 - rmax + rmin;
+        long long outer = n - 1 - rmax + rmin;
         spans[2 * j] = rmax - rmin + 1;
         spans[2 * j + 1] = n - (inner > outer ? inner : outer);
         /* per dimension: the histogram of coordinates, its extent and its pairwise distance sum */
@@ -304,6 +339,7 @@ done:
     PyMem_Free(hist);
     PyMem_Free(pre);
     PyMem_Free(sorted);
+    PyMem_Free(bits);
     if (bn.obj) PyBuffer_Release(&bn);
     if (bo.obj) PyBuffer_Release(&bo);
     if (br.obj) PyBuffer_Release(&br);

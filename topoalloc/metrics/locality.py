@@ -144,6 +144,42 @@ def _coords(topology: Grid, nodes: np.ndarray) -> np.ndarray:
     return out
 
 
+_PATHS: dict[int, tuple[Any, Topology, np.ndarray]] = {}
+
+
+def _on_a_path(topology: Grid, ordering: Any, ranks: np.ndarray, offsets: np.ndarray, lin: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Which jobs hold consecutive ranks (linear span = size) along which every step goes to a grid
+    neighbour: such a job is a path, one connected piece.  Curves like Hilbert's and the snake step to a
+    neighbour nearly everywhere, so a linear allocator's contiguous grants skip the graph search.
+
+    The steps are looked at once per ordering: ``bad[r]`` counts the steps before rank ``r`` that do not
+    go to a neighbour, and ranks ``a .. a+p-1`` form a path iff ``bad[a + p - 1] == bad[a]``."""
+    key = id(ordering)
+    got = _PATHS.get(key)
+    if got is None or got[0] is not ordering or got[1] is not topology:
+        n = topology.n_nodes
+        node_at = np.arange(n, dtype=np.int64) if ordering is None else np.asarray(ordering.node_at_rank, dtype=np.int64)
+        c = _coords(topology, node_at)
+        step = np.abs(np.diff(c, axis=0))
+        for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
+            if w:
+                step[:, i] = np.minimum(step[:, i], D - step[:, i])
+        bad = np.zeros(n, dtype=np.int64)
+        np.cumsum(step.sum(axis=1) != 1, out=bad[1:])
+        if len(_PATHS) >= 2:
+            _PATHS.pop(next(iter(_PATHS)))
+        got = _PATHS[key] = (ordering, topology, bad)
+    bad = got[2]
+    ok = (p > 0) & (lin == p)
+    if not ok.any():
+        return ok
+    first = np.zeros(p.size, dtype=np.int64)
+    has = p > 0
+    first[has] = np.minimum.reduceat(ranks, offsets[:-1][has])
+    last = np.where(ok, first + p - 1, first)
+    return ok & (bad[last] == bad[first])
+
+
 def _segment_ids(offsets: np.ndarray) -> np.ndarray:
     sizes = np.diff(offsets)
     return np.repeat(np.arange(sizes.size), sizes)
@@ -285,7 +321,8 @@ def _components_compiled(nodes: np.ndarray, seg: np.ndarray, m: int, topology: T
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg, minlength=m), out=offsets[1:])
     out = np.zeros(m, dtype=np.int64)
-    _cmetrics.components(np.ascontiguousarray(nodes, dtype=np.int64), offsets, *form, *work, out)
+    coords = _coord_table(topology) if isinstance(topology, Grid) else None  # (hypercubes: shifts already)
+    _cmetrics.components(np.ascontiguousarray(nodes, dtype=np.int64), offsets, *form, *work, out, coords)
     return out
 
 
@@ -456,8 +493,9 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
         out["bbox_cube_ratio"] = out["bbox_cube"] / mins
         hop_sum = pair_sum
         # a job that fills its bounding box (arcs on wrapped dimensions) is one connected
-        # piece: only the others need the graph search (subtorus allocators: none do)
-        full_box = out["bbox_volume"] == p
+        # piece: only the others need the graph search (subtorus allocators: none do); so is
+        # a job on consecutive ranks whose every step is to a neighbour (a path)
+        full_box = (out["bbox_volume"] == p) | _on_a_path(topology, ordering, ranks, offsets, lin, p)
     else:
         full_box = None
         nanv = np.full(m, np.nan)
@@ -698,17 +736,51 @@ class LocalityStream:
                 self._memo_nodes += a.size
         return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(JOB_METRICS)}
 
+    def room(self) -> tuple[int, int]:
+        """How many more nodes and jobs may come before the gathered batch is measured: :meth:`add` measures
+        it right after the job that brings the nodes to :attr:`batch_nodes` or the jobs to :attr:`batch_jobs`.
+        A caller that hands over jobs in runs ending exactly there (:meth:`add_batch`) forms the same batches."""
+        return self.batch_nodes - self._pending, self.batch_jobs - len(self._nodes)
+
+    def add_batch(self, flat: np.ndarray, offsets: np.ndarray, run: np.ndarray) -> None:
+        """Jobs finished one after another, job ``i`` on nodes ``flat[offsets[i]:offsets[i + 1]]`` (int64,
+        sorted, fresh): the same as :meth:`add` of each in turn, so the same batches and the same sums.
+
+        When nothing is gathered and the jobs end exactly where :meth:`add` would measure (see
+        :meth:`room`), they are measured straight from ``flat``, without an array per job; otherwise (a
+        last, partial run of jobs included) they are added one by one, as copies."""
+        m = len(offsets) - 1
+        if m <= 0:
+            return
+        o0 = int(offsets[0])
+        before = int(offsets[-2]) - o0  # nodes before the last job
+        whole = int(offsets[-1]) - o0
+        if not self._nodes and before < self.batch_nodes and m - 1 < self.batch_jobs and (whole >= self.batch_nodes or m >= self.batch_jobs):
+            local = np.asarray(offsets, dtype=np.int64) - o0
+            part = flat[o0 : o0 + whole]
+            per = job_locality(topology=self.topology, allocations=(part, local), ordering=self.ordering)
+            table = np.stack([per[name] for name in JOB_METRICS], axis=1)  # (the dtype _measure's table has)
+            self.jobs += m
+            self._fold({name: table[:, i] for i, name in enumerate(JOB_METRICS)}, np.diff(local), np.asarray(run, dtype=np.float64))
+            return
+        bounds = offsets.tolist()
+        runs = np.asarray(run, dtype=np.float64).tolist()
+        for i in range(m):
+            self.add(flat[bounds[i] : bounds[i + 1]].copy(), runs[i])
+
+    def _fold(self, per: dict[str, np.ndarray], sizes: np.ndarray, run: np.ndarray) -> None:
+        size = np.maximum(sizes, 1)
+        for name in JOB_METRICS:
+            self._aggs[name].add(np.ascontiguousarray(per[name]), size, run)
+        self._l1.add(np.ascontiguousarray(per["pairwise_l1"]), size, run)
+
     def flush(self) -> None:
         """Measure the jobs gathered so far and fold them into the aggregates."""
         if not self._nodes:
             return
         sizes = np.fromiter((a.size for a in self._nodes), dtype=np.int64, count=len(self._nodes))
         per = self._measure(self._nodes)
-        run = np.asarray(self._run, dtype=np.float64)
-        size = np.maximum(sizes, 1)
-        for name in JOB_METRICS:
-            self._aggs[name].add(per[name], size, run)
-        self._l1.add(per["pairwise_l1"], size, run)
+        self._fold(per, sizes, np.asarray(self._run, dtype=np.float64))
         self._nodes.clear()
         self._run.clear()
         self._pending = 0

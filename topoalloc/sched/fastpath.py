@@ -17,7 +17,9 @@ or slice networks), the kernel logs every start and end in the order it
 applied them, and the allocator is then driven through exactly that sequence
 of ``allocate`` and ``release`` calls (:func:`_replay`) — the calls the
 general engine makes for such an allocator, so the same nodes, without the
-scheduler's passes.  It is a
+scheduler's passes.  For the linear allocators that replay is compiled
+(``_clinear``, :func:`_replay_linear`: their rules in C, tested against them
+event by event), and the locality stream gets the ended jobs a batch at a time.  It is a
 translation of the general engine (:mod:`.simulation`, :mod:`.fcfs`,
 :mod:`.easy`, :mod:`.conservative`, :mod:`.plan`), which stays the
 reference: the differential tests compare the two job by job, and every
@@ -219,6 +221,9 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
     w = sim.workload
     allocator = sim.allocator
     n = len(w)
+    state = _linear_state(allocator, n)
+    if state is not None:
+        return _replay_linear(sim, log, state)
     sizes = w.size.tolist()
     ids = w.job_id.tolist()
     shapes = None if w.shape is None else [tuple(int(x) for x in s) for s in w.shape.tolist()]
@@ -244,4 +249,67 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
             done += 1
             if progress is not None and done % tick == 0:
                 progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
+    return grants.fields()
+
+
+def _linear_state(allocator: object, jobs: int):
+    """The compiled replay of a fresh :class:`~topoalloc.alloc.linear.LinearAllocator` (by exact type: a
+    subclass may place differently) for ``jobs`` jobs, or ``None`` (another allocator, one already holding
+    nodes, or the extension not built)."""
+    from ..alloc.linear import LinearAllocator
+
+    if type(allocator) is not LinearAllocator or allocator._free_count != allocator.n_nodes:
+        return None
+    try:
+        from ..alloc.linear import _clinear  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    code = {"sorted_free_list": 0, "first_fit": 1, "best_fit": 2, "sum_of_squares": 3}[allocator.strategy]
+    nar = None if allocator._identity else np.ascontiguousarray(allocator.ordering.node_at_rank, dtype=np.int64)
+    return _clinear.State(allocator.n_nodes, code, allocator.ring, nar, jobs)
+
+
+def _replay_linear(sim: "Simulation", log: np.ndarray, state) -> dict:
+    """:func:`_replay` for the linear allocators, compiled (``_clinear.c``, the same rules as
+    :class:`~topoalloc.alloc.linear.LinearAllocator`, tested against it): the kernel's log is applied in
+    runs of ended jobs that end where the locality stream measures a batch, and each run is handed to
+    the stream at once (:meth:`~topoalloc.metrics.locality.LocalityStream.add_batch`), so the stream
+    measures the same batches as job-by-job replay; nothing per job passes through Python unless the
+    nodes are recorded."""
+    from .simulation import GrantRecords
+
+    w = sim.workload
+    n = len(w)
+    grants = GrantRecords(n, sim.record_allocations, sim.locality)
+    stream = sim.locality
+    sizes = np.ascontiguousarray(w.size, dtype=np.int64)
+    run_time = np.ascontiguousarray(w.run, dtype=np.float64)
+    log = np.ascontiguousarray(log, dtype=np.int64)
+    nodes = sim.allocator.n_nodes
+    chunk_nodes, chunk_jobs = 1 << 20, 1 << 14  # (without a stream: how much is handed over at once)
+    if stream is not None:
+        chunk_nodes, chunk_jobs = stream.batch_nodes, stream.batch_jobs
+    out_nodes = np.empty(chunk_nodes - 1 + nodes, dtype=np.int64)
+    out_jobs = np.empty(chunk_jobs, dtype=np.int64)
+    progress = sim.progress
+    pos, done, ticked = 0, 0, 0
+    tick = max(1, n // 200)
+    while pos < log.size:
+        node_limit, job_limit = stream.room() if stream is not None else (chunk_nodes, chunk_jobs)
+        pos, nj, nn = state.replay(log, pos, sizes, out_nodes, out_jobs, node_limit, job_limit)
+        if not nj:
+            continue
+        jobs = out_jobs[:nj]
+        offsets = np.zeros(nj + 1, dtype=np.int64)
+        np.cumsum(sizes[jobs], out=offsets[1:])
+        if grants.nodes_of is not None:
+            bounds = offsets.tolist()
+            for i, j in enumerate(jobs.tolist()):
+                grants.nodes_of[j] = out_nodes[bounds[i] : bounds[i + 1]].copy()
+        if stream is not None:
+            stream.add_batch(out_nodes[:nn], offsets, run_time[jobs])
+        done += nj
+        if progress is not None and done - ticked >= tick:
+            ticked = done
+            progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
     return grants.fields()
