@@ -269,6 +269,42 @@ def test_hilbert2d_is_the_documented_curve_on_every_rectangle_to_40():
     assert h.hexdigest() == "383208c3243ea57f55d40f0861d7f570f8f89244246336165541a01d07152407"
 
 
+def _hilbert2d_cell_by_cell(w: int, h: int) -> list[int]:
+    """The generalised curve built rectangle by rectangle down to single rows (the construction before
+    pieces were remembered by shape): the reference on grids beyond the pinned 40 x 40."""
+    sign = lambda v: (v > 0) - (v < 0)  # noqa: E731
+    out: list[int] = []
+    stack = [(0, 0, w, 0, 0, h) if w >= h else (0, 0, 0, h, w, 0)]
+    while stack:
+        x, y, ax, ay, bx, by = stack.pop()
+        lw, lh = abs(ax + ay), abs(bx + by)
+        dax, day, dbx, dby = sign(ax), sign(ay), sign(bx), sign(by)
+        if lh == 1 or lw == 1:
+            n, dx, dy = (lw, dax, day) if lh == 1 else (lh, dbx, dby)
+            out += [(x + dx * i) + w * (y + dy * i) for i in range(n)]
+            continue
+        lw2, lh2 = lw // 2, lh // 2
+        ax2, ay2, bx2, by2 = dax * lw2, day * lw2, dbx * lh2, dby * lh2
+        if 2 * lw > 3 * lh:
+            if lw2 % 2 and lw > 2:
+                ax2, ay2 = ax2 + dax, ay2 + day
+            stack.append((x + ax2, y + ay2, ax - ax2, ay - ay2, bx, by))
+            stack.append((x, y, ax2, ay2, bx, by))
+        else:
+            if lh2 % 2 and lh > 2:
+                bx2, by2 = bx2 + dbx, by2 + dby
+            stack.append((x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2), -(ay - ay2)))
+            stack.append((x + bx2, y + by2, ax, ay, bx - bx2, by - by2))
+            stack.append((x, y, bx2, by2, ax2, ay2))
+    return out
+
+
+@pytest.mark.parametrize("w,h", [(256, 256), (100, 37), (37, 100), (513, 7), (129, 129), (64, 200), (41, 41), (300, 2)])
+def test_hilbert2d_by_shape_equals_the_cell_by_cell_construction(w, h):
+    """Beyond the pinned 40 x 40, including pieces larger than the shape memo (4,096 cells) and odd sides."""
+    assert hilbert2d(w, h).tolist() == _hilbert2d_cell_by_cell(w, h)
+
+
 @pytest.mark.parametrize("dims", [(), (3, 0), (0,), (2, -1, 2)])
 @pytest.mark.parametrize("curve", [row_major, snake, hilbert_nd, zorder])
 def test_curves_refuse_empty_or_non_positive_sides(curve, dims):

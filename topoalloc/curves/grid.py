@@ -95,53 +95,63 @@ def _sign(v: int) -> int:
     return (v > 0) - (v < 0)
 
 
+#: pieces of the curve of at most this many cells are remembered by shape while one curve is built
+_HILBERT_MEMO_CELLS = 1 << 12
+
+
 def hilbert2d(width: int, height: int) -> np.ndarray:
     """Generalised continuous Hilbert curve on a ``width × height`` grid (see module notes).
 
     Returns node ids (``x + width*y``) in curve order, starting at (0, 0).
 
+    The rectangle is cut recursively; a piece's curve depends only on its axes, not on where it lies,
+    so it is built once per shape (as node-id offsets from its corner) and shifted into place: numpy
+    work linear in the cells, Python work in the distinct shapes (a 256×256 grid has a few dozen).
+
     >>> hilbert2d(2, 2).tolist()
     [0, 2, 3, 1]
     """
     w, h = _dims((width, height))
-    out = np.empty(w * h, dtype=np.int64)
-    pos = 0
-    # explicit stack of rectangles: origin (x, y), major axis (ax, ay), minor axis (bx, by);
-    # pushed in reverse so they pop in curve order
-    stack = [(0, 0, w, 0, 0, h) if w >= h else (0, 0, 0, h, w, 0)]
-    while stack:
-        x, y, ax, ay, bx, by = stack.pop()
+    memo: dict[tuple[int, int, int, int], np.ndarray] = {}
+
+    def piece(ax: int, ay: int, bx: int, by: int) -> np.ndarray:
+        """The curve of the rectangle with major axis (ax, ay) and minor axis (bx, by) from (0, 0), as offsets."""
+        key = (ax, ay, bx, by)
+        got = memo.get(key)
+        if got is not None:
+            return got
         lw, lh = abs(ax + ay), abs(bx + by)  # lengths along the major and minor axis
         dax, day, dbx, dby = _sign(ax), _sign(ay), _sign(bx), _sign(by)
         if lh == 1 or lw == 1:
             n, dx, dy = (lw, dax, day) if lh == 1 else (lh, dbx, dby)
-            xs = x + dx * np.arange(n)
-            ys = y + dy * np.arange(n)
-            out[pos : pos + n] = xs + w * ys
-            pos += n
-            continue
-        # each axis halved toward zero, in its own direction (one of ax, ay is 0, and one of bx, by).
-        # Floor division would round a negative odd length away from zero; on the minor axis that
-        # changes the curve (length 4k + 1: the half is 2k, where 2k + 1 would be corrected to
-        # 2k + 2 below).  A negative major axis has an even length whenever it is halved here (it is
-        # a corrected half of a minor axis, or a piece of an even one), so its rounding is moot.
-        lw2, lh2 = lw // 2, lh // 2
-        ax2, ay2, bx2, by2 = dax * lw2, day * lw2, dbx * lh2, dby * lh2
-        if 2 * lw > 3 * lh:
-            # a long, thin rectangle: cut across the major axis into two, keeping the first half even
-            if lw2 % 2 and lw > 2:
-                ax2, ay2 = ax2 + dax, ay2 + day
-            stack.append((x + ax2, y + ay2, ax - ax2, ay - ay2, bx, by))
-            stack.append((x, y, ax2, ay2, bx, by))
+            out = (dx + w * dy) * np.arange(n, dtype=np.int64)
         else:
-            # up the minor axis, along the major axis, back down: three pieces
-            if lh2 % 2 and lh > 2:
-                bx2, by2 = bx2 + dbx, by2 + dby
-            stack.append((x + (ax - dax) + (bx2 - dbx), y + (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2), -(ay - ay2)))
-            stack.append((x + bx2, y + by2, ax, ay, bx - bx2, by - by2))
-            stack.append((x, y, bx2, by2, ax2, ay2))
-    if pos != w * h:
-        raise InternalError(f"generalised Hilbert curve of {w}x{h} visited {pos} cells")
+            # each axis halved toward zero, in its own direction (one of ax, ay is 0, and one of bx, by).
+            # Floor division would round a negative odd length away from zero; on the minor axis that
+            # changes the curve (length 4k + 1: the half is 2k, where 2k + 1 would be corrected to
+            # 2k + 2 below).  A negative major axis has an even length whenever it is halved here (it is
+            # a corrected half of a minor axis, or a piece of an even one), so its rounding is moot.
+            lw2, lh2 = lw // 2, lh // 2
+            ax2, ay2, bx2, by2 = dax * lw2, day * lw2, dbx * lh2, dby * lh2
+            if 2 * lw > 3 * lh:
+                # a long, thin rectangle: cut across the major axis into two, keeping the first half even
+                if lw2 % 2 and lw > 2:
+                    ax2, ay2 = ax2 + dax, ay2 + day
+                parts = [(0, 0, ax2, ay2, bx, by), (ax2, ay2, ax - ax2, ay - ay2, bx, by)]
+            else:
+                # up the minor axis, along the major axis, back down: three pieces
+                if lh2 % 2 and lh > 2:
+                    bx2, by2 = bx2 + dbx, by2 + dby
+                parts = [(0, 0, bx2, by2, ax2, ay2), (bx2, by2, ax, ay, bx - bx2, by - by2),
+                         ((ax - dax) + (bx2 - dbx), (ay - day) + (by2 - dby), -bx2, -by2, -(ax - ax2), -(ay - ay2))]
+            out = np.concatenate([ox + w * oy + piece(*axes) for ox, oy, *axes in parts])
+        if out.size <= _HILBERT_MEMO_CELLS:
+            memo[key] = out
+        return out
+
+    out = piece(w, 0, 0, h) if w >= h else piece(0, h, w, 0)
+    if out.size != w * h:
+        raise InternalError(f"generalised Hilbert curve of {w}x{h} visited {out.size} cells")
     return out
 
 
