@@ -78,12 +78,12 @@ def test_compiled_state_equals_the_allocator_event_by_event(data, case, strategy
     s = _state(_allocator(*case, strategy, span), len(sizes))
     size_arr = np.array(sizes, dtype=np.int64)
     out_nodes = np.empty(n, dtype=np.int64)
-    out_jobs = np.empty(1, dtype=np.int64)
+    out_jobs, out_ids = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64)
     # replay the same log event by event on a fresh allocator and the compiled state
     ref = _allocator(*case, strategy, span)
     held_ref: dict[int, object] = {}
     for i, e in enumerate(log):
-        pos, nj, nn = s.replay(np.array(log[: i + 1], dtype=np.int64), i, size_arr, out_nodes, out_jobs, 1, 1)
+        pos, nj, nn = s.replay(np.array(log[: i + 1], dtype=np.int64), i, size_arr, out_nodes, out_jobs, out_ids, 1, 1)
         assert pos == i + 1
         if e >= 0:
             held_ref[e] = ref.allocate(Request(sizes[e]))
@@ -91,7 +91,7 @@ def test_compiled_state_equals_the_allocator_event_by_event(data, case, strategy
         else:
             j = -1 - e
             x = held_ref.pop(j)
-            assert (nj, int(out_jobs[0])) == (1, j)
+            assert (nj, int(out_jobs[0]), int(out_ids[0])) == (1, j, -1)  # (no memo: every job's nodes written)
             assert out_nodes[:nn].tolist() == x.nodes.tolist(), (strategy, span, case, i)
             ref.release(x)
         if strategy != "sorted_free_list":
@@ -126,10 +126,10 @@ def test_compiled_state_on_long_histories_with_fallbacks(strategy, span):
         fresh = _allocator(machine, curve, strategy, span)
         s = _state(fresh, len(sizes))
         log_arr, size_arr = np.array(log, dtype=np.int64), np.array(sizes, dtype=np.int64)
-        out_nodes, out_jobs = np.empty(10 + fresh.n_nodes, dtype=np.int64), np.empty(3, dtype=np.int64)
+        out_nodes, out_jobs, out_ids = np.empty(10 + fresh.n_nodes, dtype=np.int64), np.empty(3, dtype=np.int64), np.empty(3, dtype=np.int64)
         pos, got = 0, {}
         while pos < log_arr.size:
-            pos, nj, nn = s.replay(log_arr, pos, size_arr, out_nodes, out_jobs, 11, 3)
+            pos, nj, nn = s.replay(log_arr, pos, size_arr, out_nodes, out_jobs, out_ids, 11, 3)
             o = 0
             for j in out_jobs[:nj].tolist():
                 got[j] = out_nodes[o : o + sizes[j]].tolist()
@@ -144,16 +144,20 @@ def test_compiled_state_refuses_what_it_cannot_replay():
     a = _allocator("mesh:4x4", "hilbert", "best_fit", "linear")
     s = _state(a, 2)
     sizes = np.array([10, 10], dtype=np.int64)
-    out_nodes, out_jobs = np.empty(40, dtype=np.int64), np.empty(4, dtype=np.int64)
+    out_nodes, out_jobs, out_ids = np.empty(40, dtype=np.int64), np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int64)
     with pytest.raises(RuntimeError, match="cannot grant"):  # 20 nodes on 16
-        s.replay(np.array([0, 1], dtype=np.int64), 0, sizes, out_nodes, out_jobs, 1, 1)
+        s.replay(np.array([0, 1], dtype=np.int64), 0, sizes, out_nodes, out_jobs, out_ids, 1, 1)
     s = _state(a, 2)
     with pytest.raises(RuntimeError, match="holds nothing"):
-        s.replay(np.array([-1], dtype=np.int64), 0, sizes, out_nodes, out_jobs, 1, 1)
+        s.replay(np.array([-1], dtype=np.int64), 0, sizes, out_nodes, out_jobs, out_ids, 1, 1)
     with pytest.raises(RuntimeError, match="out of range"):
-        s.replay(np.array([5], dtype=np.int64), 0, sizes, out_nodes, out_jobs, 1, 1)
+        s.replay(np.array([5], dtype=np.int64), 0, sizes, out_nodes, out_jobs, out_ids, 1, 1)
     with pytest.raises(RuntimeError, match="buffers"):
-        s.replay(np.array([0], dtype=np.int64), 0, sizes, np.empty(3, dtype=np.int64), out_jobs, 1, 1)
+        s.replay(np.array([0], dtype=np.int64), 0, sizes, np.empty(3, dtype=np.int64), out_jobs, out_ids, 1, 1)
+    with pytest.raises(RuntimeError, match="buffers"):
+        s.replay(np.array([0], dtype=np.int64), 0, sizes, out_nodes, out_jobs, np.empty(0, dtype=np.int64), 1, 1)
+    with pytest.raises(ValueError, match="memo"):
+        _clinear.State(16, 1, False, None, 2, -1)
     with pytest.raises(ValueError, match="strategy"):
         _clinear.State(16, 7, False, None, 2)
     with pytest.raises(ValueError, match="node_at_rank"):
@@ -219,6 +223,66 @@ def test_compiled_linear_replay_on_a_real_trace(allocator):
     kw = dict(machine="torus:8x4x4", scheduler="easy", allocator=allocator, record_allocations=True, locality=True,
               filters=["drop-no-size", "drop-nonpositive-runtime"])
     assert_same_placements(topoalloc.simulate(w, engine="compiled", **kw), topoalloc.simulate(w, engine="python", **kw))
+
+
+@needs_clinear
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("span", ["linear", "ring"])
+def test_the_placement_memo_numbers_runs_of_ranks_and_writes_each_once(strategy, span):
+    """With a memo, a job on one run of ranks a .. a+p-1 gets the number of (a, p): written the first time
+    (-2 - number), not written when seen again (the number); other jobs are written every time (-1).  What
+    is written equals the memo-less replay's, and the memo fills up to its size and then writes again."""
+    rng = random.Random(f"memo/{strategy}/{span}")
+    a = _allocator("mesh:6x6", "hilbert", strategy, span)
+    sizes, log, held = [], [], {}
+    for _ in range(400):
+        if held and (rng.random() < 0.5 or a.free_count < 2):
+            j = rng.choice(sorted(held))
+            a.release(held.pop(j))
+            log.append(-1 - j)
+        else:
+            j = len(sizes)
+            sizes.append(rng.choice([1, 2, 4, 4, 8]) if rng.random() < 0.8 else rng.randint(1, min(6, a.free_count)))
+            sizes[j] = min(sizes[j], a.free_count)
+            held[j] = a.allocate(Request(sizes[j]))
+            log.append(j)
+    log_arr, size_arr = np.array(log, dtype=np.int64), np.array(sizes, dtype=np.int64)
+
+    def run(memo):
+        s = _clinear.State(36, STRATEGIES.index(strategy), span == "ring", np.ascontiguousarray(a.ordering.node_at_rank), len(sizes), memo)
+        out = np.empty(36 + 1000, dtype=np.int64)
+        oj, oi = np.empty(len(sizes), dtype=np.int64), np.empty(len(sizes), dtype=np.int64)
+        pos, nj, nn = s.replay(log_arr, 0, size_arr, out, oj, oi, 1000, len(sizes))
+        assert pos == log_arr.size
+        return oj[:nj].tolist(), oi[:nj].tolist(), out[:nn].tolist()
+
+    jobs0, ids0, nodes0 = run(0)
+    assert set(ids0) == {-1}
+    per_job, o = {}, 0
+    for j in jobs0:
+        per_job[j] = nodes0[o : o + sizes[j]]
+        o += sizes[j]
+    rank = a.ordering.rank_of
+    for cap in (1 << 10, 5):
+        jobs, ids, nodes = run(cap)
+        assert jobs == jobs0
+        by_number, o = {}, 0
+        for j, k in zip(jobs, ids):
+            ranks = sorted(rank[per_job[j]].tolist())
+            one_run = ranks == list(range(ranks[0], ranks[0] + len(ranks)))
+            if k >= 0:  # seen before: nothing written, the same node set as when it was numbered
+                assert by_number[k] == per_job[j]
+                continue
+            assert nodes[o : o + sizes[j]] == per_job[j]
+            o += sizes[j]
+            if k <= -2:
+                assert one_run and -2 - k not in by_number
+                by_number[-2 - k] = per_job[j]
+            else:
+                assert not one_run or len(by_number) == cap  # (no number: not one run, or the memo is full)
+        assert o == len(nodes)
+        assert len(by_number) == min(cap, len(by_number)) and (cap > 5 or len(by_number) == 5)
+        assert sum(k >= 0 for k in ids) > 0
 
 
 @settings(max_examples=150, deadline=None)

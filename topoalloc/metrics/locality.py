@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidArgument
+from ..errors import InternalError, InvalidArgument
 from ..topology.base import Grid, Subcubes, Topology
 
 __all__ = [
@@ -746,27 +746,49 @@ class LocalityStream:
         """Jobs finished one after another, job ``i`` on nodes ``flat[offsets[i]:offsets[i + 1]]`` (int64,
         sorted, fresh): the same as :meth:`add` of each in turn, so the same batches and the same sums.
 
-        When nothing is gathered and the jobs end exactly where :meth:`add` would measure (see
-        :meth:`room`), they are measured straight from ``flat``, without an array per job; otherwise (a
-        last, partial run of jobs included) they are added one by one, as copies."""
+        When the jobs end exactly where :meth:`add` would measure (see :meth:`room`), they are measured
+        straight from ``flat``, without an array per job (:meth:`measure_rows`, :meth:`add_rows`);
+        otherwise (a last, partial run of jobs included) they are added one by one, as copies."""
         m = len(offsets) - 1
         if m <= 0:
             return
-        o0 = int(offsets[0])
-        before = int(offsets[-2]) - o0  # nodes before the last job
-        whole = int(offsets[-1]) - o0
-        if not self._nodes and before < self.batch_nodes and m - 1 < self.batch_jobs and (whole >= self.batch_nodes or m >= self.batch_jobs):
-            local = np.asarray(offsets, dtype=np.int64) - o0
-            part = flat[o0 : o0 + whole]
-            per = job_locality(topology=self.topology, allocations=(part, local), ordering=self.ordering)
-            table = np.stack([per[name] for name in JOB_METRICS], axis=1)  # (the dtype _measure's table has)
-            self.jobs += m
-            self._fold({name: table[:, i] for i, name in enumerate(JOB_METRICS)}, np.diff(local), np.asarray(run, dtype=np.float64))
+        sizes = np.diff(np.asarray(offsets, dtype=np.int64))
+        if self._aligned(sizes, final=False):
+            o0 = int(offsets[0])
+            self.add_rows(self.measure_rows(flat[o0 : int(offsets[-1])], np.asarray(offsets, dtype=np.int64) - o0), sizes, run)
             return
         bounds = offsets.tolist()
         runs = np.asarray(run, dtype=np.float64).tolist()
         for i in range(m):
             self.add(flat[bounds[i] : bounds[i + 1]].copy(), runs[i])
+
+    def measure_rows(self, flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """The metrics of the jobs ``flat[offsets[i]:offsets[i + 1]]``, one row per job, columns in the order
+        of :data:`JOB_METRICS`: the table :meth:`flush` measures (a job's row depends on its nodes alone)."""
+        per = job_locality(topology=self.topology, allocations=(flat, offsets), ordering=self.ordering)
+        return np.stack([per[name] for name in JOB_METRICS], axis=1)
+
+    def _aligned(self, sizes: np.ndarray, final: bool) -> bool:
+        m = sizes.size
+        before = int(sizes[:-1].sum())
+        return not self._nodes and before < self.batch_nodes and m - 1 < self.batch_jobs and (final or before + int(sizes[-1]) >= self.batch_nodes or m >= self.batch_jobs)
+
+    def add_rows(self, table: np.ndarray, sizes: np.ndarray, run: np.ndarray, *, final: bool = False) -> None:
+        """Jobs already measured (``table``: :meth:`measure_rows`' rows) that end exactly where :meth:`add`
+        would measure a batch (:meth:`room`), or, with ``final``, the last jobs of the run: folded as
+        :meth:`flush` folds that batch.
+
+        Raises
+        ------
+        InternalError
+            If the jobs do not form such a batch (the sums would then differ from job-by-job adds)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        if not sizes.size:
+            return
+        if not self._aligned(sizes, final):
+            raise InternalError(f"add_rows: {sizes.size} jobs of {int(sizes.sum())} nodes do not form the stream's next batch (room {self.room()})")
+        self.jobs += int(sizes.size)
+        self._fold({name: table[:, i] for i, name in enumerate(JOB_METRICS)}, sizes, np.asarray(run, dtype=np.float64))
 
     def _fold(self, per: dict[str, np.ndarray], sizes: np.ndarray, run: np.ndarray) -> None:
         size = np.maximum(sizes, 1)

@@ -16,12 +16,14 @@
  * A grant's nodes are node_at_rank of its ranks, sorted ascending (the base allocator's Allocation.nodes);
  * a release gives its maximal runs of ranks back in ascending order, merging with free neighbours.
  *
- * replay(log, pos, sizes, out_nodes, out_jobs, node_limit, job_limit) applies log[pos:] (e >= 0: job e
- * starts; e < 0: job -1-e ends) and writes each ended job's nodes to out_nodes and its position to
- * out_jobs, stopping right after the end that brings the nodes written to node_limit or the jobs to
- * job_limit (the locality stream's batch), or at the log's end.  Returns (pos, jobs written, nodes
- * written).  Nothing is checked by the base allocator here; instead every granted rank must be free and
- * every release must be of a job that holds ranks, else an InternalError-worthy RuntimeError.
+ * replay(log, pos, sizes, out_nodes, out_jobs, out_ids, node_limit, job_limit) applies log[pos:] (e >= 0:
+ * job e starts; e < 0: job -1-e ends) and writes each ended job's position to out_jobs and its nodes to
+ * out_nodes, stopping right after the end that brings the ended jobs' sizes to node_limit or their count
+ * to job_limit (the locality stream's batch), or at the log's end.  With a memo (State(..., memo=k)), a
+ * job on one run of ranks a .. a+p-1 gets a number for (a, p); a placement numbered before is not written
+ * again (out_ids says which): its metrics are those measured the first time, a function of the node set.
+ * Nothing is checked by the base allocator here; instead every granted rank must be free and every
+ * release must be of a job that holds ranks, else a RuntimeError.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -52,6 +54,8 @@ typedef struct {
     int64_t *win;          /* n: the granted ranks */
     int64_t *tmp;          /* n: radix sort buffer */
     uint64_t *bits;        /* n bits, all clear between sorts */
+    int64_t memo_cap, memo_used, memo_slots; /* the placement memo: at most memo_cap numbers */
+    int64_t *memo_key, *memo_val;            /* open addressing: key a * (n + 1) + p (-1 empty), its number */
 } State;
 
 #define IS_FREE(S, r) (((S)->free_w[(r) >> 6] >> ((r) & 63)) & 1)
@@ -212,42 +216,88 @@ static void sort_nodes(State *S, int64_t *v, int64_t k) {
     if (passes & 1) memcpy(v, src, (size_t)k * sizeof(int64_t));
 }
 
+/* Bits lo .. hi-1 of a word (0 <= lo < hi <= 64). */
+static uint64_t word_mask(int64_t lo, int64_t hi) {
+    return (hi == 64 ? ~0ULL : ((1ULL << hi) - 1)) & ~((1ULL << lo) - 1);
+}
+
+/* Whether ranks a .. a+len-1 (no wrap) are all free. */
+static int range_free(State *S, int64_t a, int64_t len) {
+    for (int64_t e = a + len; a < e;) {
+        int64_t lo = a & 63, hi = lo + (e - a) < 64 ? lo + (e - a) : 64;
+        uint64_t m = word_mask(lo, hi);
+        if ((S->free_w[a >> 6] & m) != m) return 0;
+        a += hi - lo;
+    }
+    return 1;
+}
+
+/* Mark ranks a .. a+len-1 (no wrap) free (value 1) or busy (0), a word at a time. */
+static void range_mark(State *S, int64_t a, int64_t len, int value) {
+    for (int64_t e = a + len; a < e;) {
+        int64_t lo = a & 63, hi = lo + (e - a) < 64 ? lo + (e - a) : 64;
+        uint64_t m = word_mask(lo, hi);
+        if (value) S->free_w[a >> 6] |= m; else S->free_w[a >> 6] &= ~m;
+        a += hi - lo;
+    }
+}
+
+/* Record job j's runs (ascending, none adjacent): heads[i], lens[i]. */
+static void set_runs(State *S, int64_t j, const int64_t *heads, const int64_t *lens, int64_t k, int64_t p) {
+    for (int64_t i = 0; i < k; i++) {
+        S->run_len[heads[i]] = lens[i];
+        S->run_next[heads[i]] = i + 1 < k ? heads[i + 1] : -1;
+    }
+    S->job_head[j] = heads[0];
+    S->job_size[j] = p;
+}
+
 /* Grant p ranks to job j (_allocate): 0 ok, -1 an inconsistency. */
 static int allocate(State *S, int64_t j, int64_t p) {
     int64_t n = S->n;
     int64_t *win = S->win;
     if (p < 1 || p > S->free_count || S->job_head[j] >= 0) return -1;
+    if (S->strategy != SORTED_FREE_LIST) {
+        int64_t s = choose(S, p);
+        if (s >= 0) { /* an interval that fits: one run, or two where it wraps past rank n - 1 */
+            if (carve(S, s, p) < 0) return -1;
+            int64_t heads[2], lens[2], k = 0;
+            if (s + p <= n) { heads[0] = s; lens[0] = p; k = 1; }
+            else { heads[0] = 0; lens[0] = s + p - n; heads[1] = s; lens[1] = n - s; k = 2; }
+            for (int64_t i = 0; i < k; i++) {
+                if (!range_free(S, heads[i], lens[i])) return -1;
+                range_mark(S, heads[i], lens[i], 0);
+            }
+            set_runs(S, j, heads, lens, k, p);
+            S->free_count -= p;
+            return 0;
+        }
+    }
     if (S->strategy == SORTED_FREE_LIST) {
         free_ranks(S, win, p);
-    } else {
-        int64_t s = choose(S, p);
-        if (s >= 0) {
-            if (carve(S, s, p) < 0) return -1;
-            for (int64_t t = 0, r = s; t < p; t++, r = r + 1 == n ? 0 : r + 1) win[t] = r;
-        } else {
-            int64_t *fr = S->scratch, m = free_ranks(S, fr, n);
-            if (m < p) return -1;
-            int64_t bi = 0, bspan = INT64_MAX;
-            if (S->ring) {
-                for (int64_t i = 0; i < m; i++) {
-                    int64_t q = i + p - 1;
-                    int64_t span = (q < m ? fr[q] : fr[q - m] + n) - fr[i];
-                    if (span < bspan) { bspan = span; bi = i; }
-                }
-            } else {
-                for (int64_t i = 0; i + p <= m; i++) {
-                    int64_t span = fr[i + p - 1] - fr[i];
-                    if (span < bspan) { bspan = span; bi = i; }
-                }
+    } else { /* the min-span window */
+        int64_t *fr = S->scratch, m = free_ranks(S, fr, n);
+        if (m < p) return -1;
+        int64_t bi = 0, bspan = INT64_MAX;
+        if (S->ring) {
+            for (int64_t i = 0; i < m; i++) {
+                int64_t q = i + p - 1;
+                int64_t span = (q < m ? fr[q] : fr[q - m] + n) - fr[i];
+                if (span < bspan) { bspan = span; bi = i; }
             }
-            for (int64_t t = 0; t < p; t++) win[t] = bi + t < m ? fr[bi + t] : fr[bi + t - m];
-            /* carve each run of consecutive ranks, in window order */
-            int64_t h = 0;
-            for (int64_t t = 1; t <= p; t++) {
-                if (t == p || win[t] != win[t - 1] + 1) {
-                    if (carve(S, win[h], t - h) < 0) return -1;
-                    h = t;
-                }
+        } else {
+            for (int64_t i = 0; i + p <= m; i++) {
+                int64_t span = fr[i + p - 1] - fr[i];
+                if (span < bspan) { bspan = span; bi = i; }
+            }
+        }
+        for (int64_t t = 0; t < p; t++) win[t] = bi + t < m ? fr[bi + t] : fr[bi + t - m];
+        /* carve each run of consecutive ranks, in window order */
+        int64_t h = 0;
+        for (int64_t t = 1; t <= p; t++) {
+            if (t == p || win[t] != win[t - 1] + 1) {
+                if (carve(S, win[h], t - h) < 0) return -1;
+                h = t;
             }
         }
     }
@@ -277,23 +327,48 @@ static int allocate(State *S, int64_t j, int64_t p) {
     return 0;
 }
 
-/* End job j: write its nodes (sorted) to out, free its ranks and give its runs back (_release).
+/* The placement memo's number for the grant of ranks a .. a+p-1: *fresh says whether it is new.
+ * -1 when the memo is off or full. */
+static int64_t memo_id(State *S, int64_t a, int64_t p, int *fresh) {
+    *fresh = 1;
+    if (!S->memo_cap) return -1;
+    uint64_t key = (uint64_t)a * (uint64_t)(S->n + 1) + (uint64_t)p;
+    uint64_t mask = (uint64_t)S->memo_slots - 1;
+    for (uint64_t h = (key * 0x9E3779B97F4A7C15ULL) >> 20 & mask;; h = (h + 1) & mask) {
+        if (S->memo_key[h] == (int64_t)key) { *fresh = 0; return S->memo_val[h]; }
+        if (S->memo_key[h] < 0) {
+            if (S->memo_used >= S->memo_cap) return -1;
+            S->memo_key[h] = (int64_t)key;
+            S->memo_val[h] = S->memo_used;
+            return S->memo_used++;
+        }
+    }
+}
+
+/* End job j: free its ranks and give its runs back (_release).  Its nodes (sorted) are written to out
+ * unless the memo has seen its placement (one run of ranks) before; *id gets the memo's number (a
+ * placement seen before, nothing written), -2 - number (new, written) or -1 (no number, written).
  * Returns the number of nodes written, -1 on an inconsistency. */
-static int64_t release(State *S, int64_t j, int64_t *out) {
-    int64_t r = S->job_head[j];
+static int64_t release(State *S, int64_t j, int64_t *out, int64_t *id) {
+    int64_t r = S->job_head[j], p = S->job_size[j];
     if (r < 0) return -1;
     int64_t c = 0;
-    for (int64_t q = r; q >= 0; q = S->run_next[q])
-        for (int64_t t = 0; t < S->run_len[q]; t++) {
-            int64_t rank = q + t;
-            S->free_w[rank >> 6] |= 1ULL << (rank & 63);
-            out[c++] = S->node_at_rank ? S->node_at_rank[rank] : rank;
-        }
-    if (c != S->job_size[j]) return -1;
+    for (int64_t q = r; q >= 0; q = S->run_next[q]) {
+        range_mark(S, q, S->run_len[q], 1);
+        c += S->run_len[q];
+    }
+    if (c != p) return -1;
     if (S->strategy != SORTED_FREE_LIST)
         for (int64_t q = r; q >= 0; q = S->run_next[q]) give_back(S, q, S->run_len[q]);
-    S->free_count += c;
+    S->free_count += p;
     S->job_head[j] = -1;
+    int fresh = 1;
+    int64_t k = S->run_next[r] < 0 ? memo_id(S, r, p, &fresh) : -1;
+    if (!fresh) { *id = k; return 0; }
+    *id = k >= 0 ? -2 - k : -1;
+    c = 0;
+    for (int64_t q = r; q >= 0; q = S->run_next[q])
+        for (int64_t t = 0; t < S->run_len[q]; t++) out[c++] = S->node_at_rank ? S->node_at_rank[q + t] : q + t;
     if (S->node_at_rank) sort_nodes(S, out, c);
     return c;
 }
@@ -313,6 +388,8 @@ static void State_dealloc(State *S) {
     free(S->win);
     free(S->tmp);
     free(S->bits);
+    free(S->memo_key);
+    free(S->memo_val);
     Py_TYPE(S)->tp_free((PyObject *)S);
 }
 
@@ -327,13 +404,13 @@ static int get_buffer(PyObject *o, Py_buffer *b, int writable, const char *name)
 }
 
 static PyObject *State_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    static char *names[] = {"n", "strategy", "ring", "node_at_rank", "jobs", NULL};
-    long long n, jobs;
+    static char *names[] = {"n", "strategy", "ring", "node_at_rank", "jobs", "memo", NULL};
+    long long n, jobs, memo = 0;
     int strategy, ring;
     PyObject *nar;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "LipOL", names, &n, &strategy, &ring, &nar, &jobs)) return NULL;
-    if (n < 1 || jobs < 0 || strategy < 0 || strategy > 3)
-        return PyErr_Format(PyExc_ValueError, "State: n=%lld, strategy=%d, jobs=%lld out of range", n, strategy, jobs);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "LipOL|L", names, &n, &strategy, &ring, &nar, &jobs, &memo)) return NULL;
+    if (n < 1 || jobs < 0 || strategy < 0 || strategy > 3 || memo < 0 || memo > (1LL << 30))
+        return PyErr_Format(PyExc_ValueError, "State: n=%lld, strategy=%d, jobs=%lld, memo=%lld out of range", n, strategy, jobs, memo);
     State *S = (State *)type->tp_alloc(type, 0);
     if (!S) return NULL;
     S->n = n;
@@ -354,8 +431,14 @@ static PyObject *State_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     S->win = malloc(N * sizeof(int64_t));
     S->tmp = malloc(N * sizeof(int64_t));
     S->bits = calloc((N + 63) / 64, sizeof(uint64_t));
+    S->memo_cap = memo;
+    S->memo_slots = 1;
+    while (S->memo_slots < 2 * memo) S->memo_slots <<= 1;
+    S->memo_key = malloc((size_t)S->memo_slots * sizeof(int64_t));
+    S->memo_val = malloc((size_t)S->memo_slots * sizeof(int64_t));
+    if (S->memo_key) for (int64_t i = 0; i < S->memo_slots; i++) S->memo_key[i] = -1;
     if (!S->free_w || !S->len_at || !S->start_at_end || !S->starts || !S->cnt_len || !S->run_len || !S->run_next ||
-        !S->job_head || !S->job_size || !S->scratch || !S->win || !S->tmp || !S->bits) {
+        !S->job_head || !S->job_size || !S->scratch || !S->win || !S->tmp || !S->bits || !S->memo_key || !S->memo_val) {
         Py_DECREF(S);
         return PyErr_NoMemory();
     }
@@ -384,24 +467,28 @@ static PyObject *State_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 }
 
 PyDoc_STRVAR(replay_doc,
-"replay(log, pos, sizes, out_nodes, out_jobs, node_limit, job_limit) -> (pos, jobs, nodes)\n\n"
-"Apply log[pos:] (int64; e >= 0 job e starts with sizes[e] ranks, e < 0 job -1-e ends); write each ended\n"
-"job's sorted nodes to out_nodes and its position to out_jobs; stop right after the end that brings the\n"
-"nodes written to node_limit or the jobs to job_limit, or at the log's end.  out_nodes must hold\n"
-"node_limit - 1 + n nodes, out_jobs job_limit jobs.");
+"replay(log, pos, sizes, out_nodes, out_jobs, out_ids, node_limit, job_limit) -> (pos, jobs, nodes)\n\n"
+"Apply log[pos:] (int64; e >= 0 job e starts with sizes[e] ranks, e < 0 job -1-e ends); for each ended\n"
+"job write its position to out_jobs, its memo number to out_ids (>= 0: a placement seen before, no\n"
+"nodes written; -2 - number: new, written; -1: written, no number) and its sorted nodes to out_nodes;\n"
+"stop right after the end that brings the ended jobs' sizes to node_limit or their count to job_limit,\n"
+"or at the log's end.  out_nodes must hold node_limit - 1 + n nodes, out_jobs and out_ids job_limit.\n"
+"Returns the log position reached, the jobs ended and the nodes written.");
 
 static PyObject *State_replay(State *S, PyObject *args) {
-    PyObject *olog, *osizes, *onodes, *ojobs;
+    PyObject *olog, *osizes, *onodes, *ojobs, *oids;
     long long pos, node_limit, job_limit;
-    if (!PyArg_ParseTuple(args, "OLOOOLL", &olog, &pos, &osizes, &onodes, &ojobs, &node_limit, &job_limit)) return NULL;
-    Py_buffer bl, bs, bn, bj;
+    if (!PyArg_ParseTuple(args, "OLOOOOLL", &olog, &pos, &osizes, &onodes, &ojobs, &oids, &node_limit, &job_limit)) return NULL;
+    Py_buffer bl, bs, bn, bj, bi;
     if (get_buffer(olog, &bl, 0, "log") < 0) return NULL;
     if (get_buffer(osizes, &bs, 0, "sizes") < 0) { PyBuffer_Release(&bl); return NULL; }
     if (get_buffer(onodes, &bn, 1, "out_nodes") < 0) { PyBuffer_Release(&bl); PyBuffer_Release(&bs); return NULL; }
     if (get_buffer(ojobs, &bj, 1, "out_jobs") < 0) { PyBuffer_Release(&bl); PyBuffer_Release(&bs); PyBuffer_Release(&bn); return NULL; }
+    if (get_buffer(oids, &bi, 1, "out_ids") < 0) { PyBuffer_Release(&bl); PyBuffer_Release(&bs); PyBuffer_Release(&bn); PyBuffer_Release(&bj); return NULL; }
     const int64_t *log = bl.buf, *sizes = bs.buf;
-    int64_t *out = bn.buf, *outj = bj.buf;
-    int64_t nlog = bl.shape[0], ncap = bn.shape[0], jcap = bj.shape[0], nj = 0, nn = 0;
+    int64_t *out = bn.buf, *outj = bj.buf, *outi = bi.buf;
+    int64_t nlog = bl.shape[0], ncap = bn.shape[0], jcap = bj.shape[0] < bi.shape[0] ? bj.shape[0] : bi.shape[0];
+    int64_t nj = 0, nn = 0, counted = 0;
     const char *err = NULL;
     long long bad = 0;
     if (bs.shape[0] != S->jobs) err = "sizes: not one per job";
@@ -416,17 +503,20 @@ static PyObject *State_replay(State *S, PyObject *args) {
             pos++;
             continue;
         }
-        int64_t c = release(S, j, out + nn);
+        int64_t p = S->job_size[j];
+        int64_t c = release(S, j, out + nn, outi + nj);
         if (c < 0) { err = "an end of a job that holds nothing"; bad = j; break; }
         pos++;
         nn += c;
+        counted += p;
         outj[nj++] = j;
-        if (nn >= node_limit || nj >= job_limit) break;
+        if (counted >= node_limit || nj >= job_limit) break;
     }
     PyBuffer_Release(&bl);
     PyBuffer_Release(&bs);
     PyBuffer_Release(&bn);
     PyBuffer_Release(&bj);
+    PyBuffer_Release(&bi);
     if (err) return PyErr_Format(PyExc_RuntimeError, "linear replay: %s (job or entry %lld, log position %lld)", err, bad, pos);
     return Py_BuildValue("LLL", (long long)pos, (long long)nj, (long long)nn);
 }
@@ -457,7 +547,8 @@ static PyTypeObject StateType = {
     .tp_basicsize = sizeof(State),
     .tp_dealloc = (destructor)State_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "State(n, strategy, ring, node_at_rank, jobs): a linear allocator's free ranks and intervals (see the module).",
+    .tp_doc = "State(n, strategy, ring, node_at_rank, jobs, memo=0): a linear allocator's free ranks and intervals (see the\n"
+              "module); memo: how many placements of one run of ranks to number (0: none, every job's nodes written).",
     .tp_methods = State_methods,
     .tp_new = State_new,
 };
