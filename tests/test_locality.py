@@ -328,6 +328,46 @@ def test_hypercube_metrics_match_brute_force():
             assert per["pairwise_l1"][j] == pytest.approx(sum(bin(a ^ b).count("1") for a, b in pairs) / len(pairs))
 
 
+@pytest.mark.skipif(_locality._cmetrics is None, reason="the compiled metrics are not built")
+@pytest.mark.parametrize("dim", [1, 3, 6, 10])
+@pytest.mark.parametrize("curve", [None, "gray"])
+def test_compiled_hypercube_metrics_equal_numpys(dim, curve):
+    """``_cmetrics.cube_stats`` (spans; bit counts over runs of consecutive ids) against the numpy path,
+    every metric bit for bit: random sets, runs, whole subcubes, empty jobs; unsorted input falls back."""
+    top = parse_machine(f"hypercube:{dim}")
+    n = top.n_nodes
+    ordering = None if curve is None else make_ordering(curve, top)
+    rng = random.Random(f"{dim}/{curve}")
+    allocs: list[list[int]] = [[]]
+    for _ in range(60):
+        kind = rng.random()
+        if kind < 0.4:
+            allocs.append(sorted(rng.sample(range(n), rng.randint(1, min(n, 40)))))
+        elif kind < 0.7:  # a run of consecutive ids (a buddy block when aligned)
+            a = rng.randrange(n)
+            allocs.append(list(range(a, min(n, a + rng.randint(1, 50)))))
+        else:  # a whole subcube, fixed bits anywhere
+            k = rng.randint(0, dim)
+            free_bits = rng.sample(range(dim), k)
+            base = rng.randrange(n) & ~sum(1 << b for b in free_bits)
+            allocs.append(sorted(base | sum(((i >> t) & 1) << b for t, b in enumerate(free_bits)) for i in range(1 << k)))
+    flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(a) for a in allocs]).astype(np.int64)
+    ranks = flat if ordering is None else ordering.rank_of[flat]
+    assert _locality._cube_stats_compiled(top, flat, offsets, ranks) is not None
+    got = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering)
+    want = job_locality(topology=top, allocations=(flat, offsets), ordering=ordering, compiled=False)
+    for key in want:
+        assert np.array_equal(got[key], want[key], equal_nan=True), key
+    # a job given unsorted: the compiled call declines and the numpy path answers, the same numbers
+    shuffled = [a[::-1] for a in allocs]
+    flat2 = np.array([v for a in shuffled for v in a], dtype=np.int64)
+    assert dim == 1 or _locality._cube_stats_compiled(top, flat2, offsets, flat2 if ordering is None else ordering.rank_of[flat2]) is None
+    got2 = job_locality(topology=top, allocations=(flat2, offsets), ordering=ordering)
+    for key in want:
+        assert np.array_equal(got2[key], want[key], equal_nan=True), key
+
+
 def test_compiled_components_are_safe_to_share_between_threads():
     """Threads measuring jobs on machines of one size share the work arrays; the last token lives with them
     and is taken inside the compiled call, so no two jobs ever share a token."""

@@ -1,6 +1,7 @@
 /* Locality metrics on grids and hypercubes, compiled (see locality.py): the connected components of
  * jobs' node sets (components), and the spans, extents and pairwise distance sums of jobs on a grid
- * (grid_stats, documented at the function).
+ * (grid_stats, documented at the function), and the spans and bit counts of jobs on a hypercube
+ * (cube_stats, documented at the function).
  *
  * components(nodes, offsets, dims, strides, wrap, stamp, index, state, out) -> None
  *
@@ -165,6 +166,45 @@ static int cmp_ll(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* spans[0..1] of the ranks r[0..p) among n (linear span, ring span), as grid_stats finds them; bits (n bits,
+ * all clear) and sorted (p values) are scratch. */
+static void spans_of(const int64_t *r, Py_ssize_t p, long long n, uint64_t *bits, long long *sorted, int64_t *spans) {
+    long long words = (n + 63) / 64;
+    int is_sorted = 1;
+    for (Py_ssize_t t = 1; t < p && is_sorted; t++) is_sorted = r[t] >= r[t - 1];
+    long long inner = -1, rmin, rmax;
+    if (!is_sorted && words <= 8 * p) {
+        for (Py_ssize_t t = 0; t < p; t++) bits[r[t] >> 6] |= 1ULL << (r[t] & 63);
+        long long prev = -1;
+        rmin = -1;
+        for (long long wi = 0; wi < words; wi++) {
+            uint64_t x = bits[wi];
+            bits[wi] = 0;
+            while (x) {
+                long long q = (wi << 6) + __builtin_ctzll(x);
+                x &= x - 1;
+                if (prev < 0) rmin = q;
+                else if (q - prev - 1 > inner) inner = q - prev - 1;
+                prev = q;
+            }
+        }
+        rmax = prev;
+    } else {
+        if (!is_sorted) {
+            memcpy(sorted, r, sizeof(long long) * (size_t)p);
+            qsort(sorted, (size_t)p, sizeof(long long), cmp_ll);
+            r = (const int64_t *)sorted;
+        }
+        for (Py_ssize_t t = 1; t < p; t++)
+            if (r[t] - r[t - 1] - 1 > inner) inner = r[t] - r[t - 1] - 1;
+        rmin = r[0];
+        rmax = r[p - 1];
+    }
+    long long outer = n - 1 - rmax + rmin;
+    spans[0] = rmax - rmin + 1;
+    spans[1] = n - (inner > outer ? inner : outer);
+}
+
 PyDoc_STRVAR(grid_stats_doc,
 "grid_stats(nodes, offsets, ranks, n, dims, strides, wrap, coords, spans, extent, pairs) -> None\n\n"
 "Per job of a grid (nodes[offsets[j]:offsets[j+1]], their ranks in the machine's ordering\n"
@@ -237,42 +277,7 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
             continue;
         }
         /* spans: the smallest and largest rank and the widest gap between ranks next in order */
-        const int64_t *r = rk + a;
-        int is_sorted = 1;
-        for (Py_ssize_t t = 1; t < p && is_sorted; t++) is_sorted = r[t] >= r[t - 1];
-        long long inner = -1, rmin, rmax;
-        if (!is_sorted && words <= 8 * p) {
-            /* a bit per rank, walked in order: O(n / 64 + size), no sort (grants of tens of nodes on
-               machines of a few thousand, the common case) */
-            for (Py_ssize_t t = 0; t < p; t++) bits[r[t] >> 6] |= 1ULL << (r[t] & 63);
-            long long prev = -1;
-            rmin = -1;
-            for (long long wi = 0; wi < words; wi++) {
-                uint64_t x = bits[wi];
-                bits[wi] = 0;
-                while (x) {
-                    long long q = (wi << 6) + __builtin_ctzll(x);
-                    x &= x - 1;
-                    if (prev < 0) rmin = q;
-                    else if (q - prev - 1 > inner) inner = q - prev - 1;
-                    prev = q;
-                }
-            }
-            rmax = prev;
-        } else {
-            if (!is_sorted) {
-                memcpy(sorted, r, sizeof(long long) * (size_t)p);
-                qsort(sorted, (size_t)p, sizeof(long long), cmp_ll);
-                r = (const int64_t *)sorted;
-            }
-            for (Py_ssize_t t = 1; t < p; t++)
-                if (r[t] - r[t - 1] - 1 > inner) inner = r[t] - r[t - 1] - 1;
-            rmin = r[0];
-            rmax = r[p - 1];
-        }
-        long long outer = n - 1 - rmax + rmin;
-        spans[2 * j] = rmax - rmin + 1;
-        spans[2 * j + 1] = n - (inner > outer ? inner : outer);
+        spans_of(rk + a, p, n, bits, sorted, spans + 2 * j);
         /* per dimension: the histogram of coordinates, its extent and its pairwise distance sum */
         memset(hist, 0, sizeof(long long) * (size_t)total);
         long long *h = hist;
@@ -350,9 +355,88 @@ done:
     return result;
 }
 
+/* How many integers in 0 .. x-1 have bit b set. */
+static long long ones_below(long long x, int b) {
+    long long period = 1LL << (b + 1), half = 1LL << b, rest = x & (period - 1);
+    return (x >> (b + 1)) * half + (rest > half ? rest - half : 0);
+}
+
+PyDoc_STRVAR(cube_stats_doc,
+"cube_stats(nodes, offsets, ranks, n, nbits, spans, ones) -> bool\n\n"
+"Per job of a hypercube (nodes[offsets[j]:offsets[j+1]], int64, sorted ascending, their ranks in the\n"
+"machine's ordering ranks[...]): spans[j] = (linear span, ring span) of the ranks among n, as\n"
+"grid_stats finds them; ones[j, b] = how many of the job's nodes have bit b set (b < nbits), counted\n"
+"over the job's runs of consecutive ids (a subcube of the low bits is one run).  All int64, exact.\n"
+"False (nothing computed) if some job's nodes are not sorted ascending without repeats.");
+
+static PyObject *py_cube_stats(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 7) return PyErr_Format(PyExc_TypeError, "cube_stats: expected 7 arguments, got %zd", nargs);
+    long long n = PyLong_AsLongLong(args[3]);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    long long nbits = PyLong_AsLongLong(args[4]);
+    if (nbits == -1 && PyErr_Occurred()) return NULL;
+    if (n < 1 || nbits < 0 || nbits > 62 || (1LL << nbits) < n) return PyErr_Format(PyExc_ValueError, "cube_stats: n=%lld, nbits=%lld", n, nbits);
+    Py_buffer bn = {0}, bo = {0}, br = {0}, bsp = {0}, bon = {0};
+    PyObject *result = NULL;
+    long long *sorted = NULL;
+    uint64_t *bits = NULL;
+    if (get(args[0], &bn, 8, 0, "nodes") < 0 || get(args[1], &bo, 8, 0, "offsets") < 0 || get(args[2], &br, 8, 0, "ranks") < 0) goto done;
+    if (PyObject_GetBuffer(args[5], &bsp, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto done;
+    if (PyObject_GetBuffer(args[6], &bon, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto done;
+    Py_ssize_t k = bn.shape[0], m = bo.shape[0] - 1;
+    const int64_t *v = (const int64_t *)bn.buf, *off = (const int64_t *)bo.buf, *rk = (const int64_t *)br.buf;
+    if (m < 0 || br.shape[0] != k || bsp.itemsize != 8 || bsp.len != (Py_ssize_t)(16 * m) || bon.itemsize != 8 ||
+        bon.len != (Py_ssize_t)(8 * m * nbits) || off[0] != 0 || off[m] != k) {
+        PyErr_SetString(PyExc_ValueError, "cube_stats: inconsistent sizes");
+        goto done;
+    }
+    long long longest = 0;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); goto done; }
+        if (off[j + 1] - off[j] > longest) longest = off[j + 1] - off[j];
+        for (Py_ssize_t t = off[j] + 1; t < off[j + 1]; t++)
+            if (v[t] <= v[t - 1]) { Py_INCREF(Py_False); result = Py_False; goto done; } /* not sorted: the caller's numpy path */
+    }
+    for (Py_ssize_t t = 0; t < k; t++) {
+        if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "node %lld out of range 0..%lld", (long long)v[t], n - 1); goto done; }
+        if (rk[t] < 0 || rk[t] >= n) { PyErr_Format(PyExc_ValueError, "rank %lld out of range 0..%lld", (long long)rk[t], n - 1); goto done; }
+    }
+    sorted = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(longest ? longest : 1));
+    bits = (uint64_t *)PyMem_Calloc((size_t)((n + 63) / 64), sizeof(uint64_t));
+    if (!sorted || !bits) { PyErr_NoMemory(); goto done; }
+    int64_t *spans = (int64_t *)bsp.buf, *ones = (int64_t *)bon.buf;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        Py_ssize_t a = off[j], p = off[j + 1] - a;
+        int64_t *o = ones + j * nbits;
+        for (long long b = 0; b < nbits; b++) o[b] = 0;
+        if (p == 0) { spans[2 * j] = spans[2 * j + 1] = 0; continue; }
+        spans_of(rk + a, p, n, bits, sorted, spans + 2 * j);
+        for (Py_ssize_t t = 0; t < p;) { /* a run lo .. hi-1 of consecutive ids */
+            Py_ssize_t u = t + 1;
+            while (u < p && v[a + u] == v[a + u - 1] + 1) u++;
+            long long lo = v[a + t], hi = v[a + u - 1] + 1;
+            for (long long b = 0; b < nbits; b++) o[b] += ones_below(hi, (int)b) - ones_below(lo, (int)b);
+            t = u;
+        }
+    }
+    Py_INCREF(Py_True);
+    result = Py_True;
+done:
+    PyMem_Free(sorted);
+    PyMem_Free(bits);
+    if (bn.obj) PyBuffer_Release(&bn);
+    if (bo.obj) PyBuffer_Release(&bo);
+    if (br.obj) PyBuffer_Release(&br);
+    if (bsp.obj) PyBuffer_Release(&bsp);
+    if (bon.obj) PyBuffer_Release(&bon);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"components", (PyCFunction)(void (*)(void))py_components, METH_FASTCALL, components_doc},
     {"grid_stats", (PyCFunction)(void (*)(void))py_grid_stats, METH_FASTCALL, grid_stats_doc},
+    {"cube_stats", (PyCFunction)(void (*)(void))py_cube_stats, METH_FASTCALL, cube_stats_doc},
     {NULL, NULL, 0, NULL},
 };
 

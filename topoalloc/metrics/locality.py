@@ -423,6 +423,26 @@ def _grid_stats_compiled(topology: Grid, nodes: np.ndarray, offsets: np.ndarray,
     return spans[:, 0], spans[:, 1], ext, pairs
 
 
+def _cube_compiled(topology: Topology) -> bool:
+    """Whether :func:`job_locality` measures spans and bit counts on ``topology`` in C (``_cmetrics.cube_stats``)."""
+    return _cmetrics is not None and isinstance(topology, Subcubes) and hasattr(_cmetrics, "cube_stats")
+
+
+def _cube_stats_compiled(topology: Topology, nodes: np.ndarray, offsets: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Linear and ring spans and, per job and bit, how many of its nodes have the bit set, on a hypercube,
+    job by job in C (``_cmetrics.cube_stats``; the bit counts over runs of consecutive ids, O(runs x bits)).
+    ``None``: not a hypercube, not built, or some job's nodes not sorted (the numpy path then)."""
+    if not _cube_compiled(topology):
+        return None
+    assert _cmetrics is not None and isinstance(topology, Subcubes)
+    m = offsets.size - 1
+    spans = np.empty((m, 2), dtype=np.int64)
+    ones = np.empty((m, topology.n), dtype=np.int64)
+    if not _cmetrics.cube_stats(nodes, offsets, np.ascontiguousarray(ranks, dtype=np.int64), topology.n_nodes, topology.n, spans, ones):
+        return None
+    return spans[:, 0], spans[:, 1], ones
+
+
 def job_locality(result: Any = None, *, topology: Topology | None = None, allocations: tuple[np.ndarray, np.ndarray] | None = None, ordering: Any = None, sizes: Any = None, message_bytes: float = 1.0, compiled: bool = True) -> dict[str, np.ndarray]:
     """Every per-job metric of :data:`JOB_METRICS`, as arrays indexed like the jobs.
 
@@ -462,11 +482,16 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
     seg = _segment_ids(offsets)
     ranks = nodes if ordering is None else ordering.rank_of[nodes]
     fast = compiled and _grid_compiled(topology)
+    cube_ones = None  # on a hypercube, measured in C: each job's count of nodes with each bit set
     if fast:
         assert isinstance(topology, Grid)
         lin, ring, ext_i, pair_i = _grid_stats_compiled(topology, nodes, offsets, ranks)
     else:
-        lin, ring = _spans(ranks, offsets, n)
+        got = _cube_stats_compiled(topology, nodes, offsets, ranks) if compiled else None
+        if got is not None:
+            lin, ring, cube_ones = got
+        else:
+            lin, ring = _spans(ranks, offsets, n)
     out: dict[str, np.ndarray] = {"linear_span": lin.astype(float), "ring_span": ring.astype(float)}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["stretch_span"] = np.where(p > 0, ring / np.maximum(p, 1), np.nan)
@@ -507,9 +532,12 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
             # every bit of every node at once, summed per job by one reduceat over the jobs' first nodes
             has = p > 0
             if has.any():
-                bits = (nodes[:, None] >> np.arange(topology.n, dtype=np.int64)) & 1
-                ones = np.zeros((m, topology.n))
-                ones[has] = np.add.reduceat(bits, offsets[:-1][has], axis=0)
+                if cube_ones is not None:
+                    ones = cube_ones.astype(float)
+                else:
+                    bits = (nodes[:, None] >> np.arange(topology.n, dtype=np.int64)) & 1
+                    ones = np.zeros((m, topology.n))
+                    ones[has] = np.add.reduceat(bits, offsets[:-1][has], axis=0)
                 hop_sum = (ones * (p[:, None] - ones)).sum(axis=1)
                 # a job of 2^k distinct nodes whose ids vary in exactly k bits is a whole subcube: one piece
                 varying = ((ones > 0) & (ones < p[:, None])).sum(axis=1)
@@ -635,13 +663,13 @@ class LocalityStream:
         The allocator's curve (spans are measured in it), else node ids.
     batch_nodes : int, optional
         Nodes gathered before a batch is measured.  Default: 1 Mi nodes on
-        grids measured in C (``_cmetrics``: work per job, so fewer, larger
-        batches only save the per-batch work; on Fugaku-size machines a job
-        has ~18,000 nodes, and batches of 64 Ki nodes were measured four jobs
-        at a time), 64 Ki nodes elsewhere (numpy's temporaries grow with the
-        batch: a hypercube's bits are 8 bytes × dimension per node, and past
-        the caches larger batches were slower: NASA on hypercube:17 took 76 s
-        with 1 Mi nodes, 40 s with 64 Ki).
+        grids and hypercubes measured in C (``_cmetrics``: work per job, so
+        fewer, larger batches only save the per-batch work; on Fugaku-size
+        machines a job has ~18,000 nodes, and batches of 64 Ki nodes were
+        measured four jobs at a time), 64 Ki nodes elsewhere (numpy's
+        temporaries grow with the batch: a hypercube's bits in numpy are
+        8 bytes × dimension per node, and past the caches larger batches were
+        slower: NASA on hypercube:17 took 76 s with 1 Mi nodes, 40 s with 64 Ki).
     batch_jobs : int
         Jobs gathered before a batch is measured, whatever their nodes.
 
@@ -662,7 +690,7 @@ class LocalityStream:
         self.topology = topology
         self.ordering = ordering
         if batch_nodes is None:
-            batch_nodes = 1 << 20 if _grid_compiled(topology) else 1 << 16
+            batch_nodes = 1 << 20 if _grid_compiled(topology) or _cube_compiled(topology) else 1 << 16
         self.batch_nodes = batch_nodes
         self.batch_jobs = batch_jobs
         self._nodes: list[np.ndarray] = []

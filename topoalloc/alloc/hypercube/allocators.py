@@ -87,8 +87,12 @@ class _SubcubeBase(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
 
+    #: whether ``_place`` gives its nodes in ascending order already (the buddy's aligned blocks do)
+    _placed_sorted = False
+
     def _grant(self, nodes: np.ndarray) -> Grant:
-        nodes = np.sort(nodes)
+        if not self._placed_sorted:
+            nodes = np.sort(nodes)
         return Grant(nodes, {"cube": cube_of(nodes)})
 
     # Buddy and Gray code place a request by a pure function of the busy mask (``_place``),
@@ -166,6 +170,7 @@ class BuddyAllocator(_SubcubeBase):
     """
 
     name = "buddy"
+    _placed_sorted = True  # (an aligned block: np.arange)
 
     def _free_bits(self, busy: np.ndarray) -> int:
         return _bits(~busy)
