@@ -265,8 +265,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "hilbert-run-stride",
         "topoalloc/curves/grid.py",
-        "            out[pos : pos + n] = xs + w * ys",
-        "            out[pos : pos + n] = xs + h * ys",
+        "            out = (dx + w * dy) * np.arange(n, dtype=np.int64)",
+        "            out = (dx + h * dy) * np.arange(n, dtype=np.int64)",
         "Node ids of a straight run computed with the height as the row stride.",
         ("tests/test_curves.py",),
     ),

@@ -61,6 +61,23 @@ static int ints(PyObject *seq, long long *out, Py_ssize_t *n, const char *name) 
     return 0;
 }
 
+/* The longest job of a CSR layout (offsets[0..m]), or -1 with a ValueError if the offsets decrease. */
+static long long longest_job(const int64_t *off, Py_ssize_t m) {
+    long long longest = 0;
+    for (Py_ssize_t j = 0; j < m; j++) {
+        if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); return -1; }
+        if (off[j + 1] - off[j] > longest) longest = off[j + 1] - off[j];
+    }
+    return longest;
+}
+
+/* 0 if every v[0..k) is in 0 .. n-1, else -1 with a ValueError naming `what` (node, rank) and the value. */
+static int all_in_range(const int64_t *v, Py_ssize_t k, long long n, const char *what) {
+    for (Py_ssize_t t = 0; t < k; t++)
+        if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "%s %lld out of range 0..%lld", what, (long long)v[t], n - 1); return -1; }
+    return 0;
+}
+
 PyDoc_STRVAR(components_doc,
 "components(nodes, offsets, dims, strides, wrap, stamp, index, state, out[, coords]) -> None\n\n"
 "Connected components of every job's nodes on a grid (see the module notes).  coords: None, or every\n"
@@ -95,13 +112,8 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
         if (bco.itemsize != 2 || bco.len != (Py_ssize_t)(2 * n * d)) { PyErr_SetString(PyExc_ValueError, "coords: expected uint16, n x d"); goto done; }
         co = (const uint16_t *)bco.buf;
     }
-    Py_ssize_t longest = 0;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); goto done; }
-        if (off[j + 1] - off[j] > longest) longest = off[j + 1] - off[j];
-    }
-    for (Py_ssize_t t = 0; t < k; t++)
-        if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "node %lld out of range 0..%zd", (long long)v[t], n - 1); goto done; }
+    long long longest = longest_job(off, m);
+    if (longest < 0 || all_in_range(v, k, n, "node") < 0) goto done;
     parent = (int32_t *)PyMem_Malloc((size_t)(longest ? longest : 1) * sizeof(int32_t));
     if (!parent) { PyErr_NoMemory(); goto done; }
     if (token < 0 || token + m >= INT32_MAX) {  /* start the stamps afresh */
@@ -252,14 +264,8 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
         total += dims[i];
         if (dims[i] > most) most = dims[i];
     }
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); goto done; }
-        if (off[j + 1] - off[j] > longest) longest = off[j + 1] - off[j];
-    }
-    for (Py_ssize_t t = 0; t < k; t++)
-        if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "node %lld out of range 0..%lld", (long long)v[t], n - 1); goto done; }
-    for (Py_ssize_t t = 0; t < k; t++)
-        if (rk[t] < 0 || rk[t] >= n) { PyErr_Format(PyExc_ValueError, "rank %lld out of range 0..%lld", (long long)rk[t], n - 1); goto done; }
+    longest = longest_job(off, m);
+    if (longest < 0 || all_in_range(v, k, n, "node") < 0 || all_in_range(rk, k, n, "rank") < 0) goto done;
     hist = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)total);
     pre = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(4 * most + 2));
     sorted = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(longest ? longest : 1));
@@ -391,17 +397,11 @@ static PyObject *py_cube_stats(PyObject *self, PyObject *const *args, Py_ssize_t
         PyErr_SetString(PyExc_ValueError, "cube_stats: inconsistent sizes");
         goto done;
     }
-    long long longest = 0;
-    for (Py_ssize_t j = 0; j < m; j++) {
-        if (off[j + 1] < off[j]) { PyErr_SetString(PyExc_ValueError, "offsets: expected non-decreasing"); goto done; }
-        if (off[j + 1] - off[j] > longest) longest = off[j + 1] - off[j];
+    long long longest = longest_job(off, m);
+    if (longest < 0 || all_in_range(v, k, n, "node") < 0 || all_in_range(rk, k, n, "rank") < 0) goto done;
+    for (Py_ssize_t j = 0; j < m; j++)
         for (Py_ssize_t t = off[j] + 1; t < off[j + 1]; t++)
             if (v[t] <= v[t - 1]) { Py_INCREF(Py_False); result = Py_False; goto done; } /* not sorted: the caller's numpy path */
-    }
-    for (Py_ssize_t t = 0; t < k; t++) {
-        if (v[t] < 0 || v[t] >= n) { PyErr_Format(PyExc_ValueError, "node %lld out of range 0..%lld", (long long)v[t], n - 1); goto done; }
-        if (rk[t] < 0 || rk[t] >= n) { PyErr_Format(PyExc_ValueError, "rank %lld out of range 0..%lld", (long long)rk[t], n - 1); goto done; }
-    }
     sorted = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(longest ? longest : 1));
     bits = (uint64_t *)PyMem_Calloc((size_t)((n + 63) / 64), sizeof(uint64_t));
     if (!sorted || !bits) { PyErr_NoMemory(); goto done; }
