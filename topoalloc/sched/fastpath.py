@@ -33,7 +33,7 @@ asks it and otherwise runs the general engine unchanged.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -265,7 +265,7 @@ def _linear_replayable(allocator: object) -> bool:
     return True
 
 
-def _linear_state(allocator: object, jobs: int, memo: int = 0):
+def _linear_state(allocator: object, jobs: int, memo: int = 0) -> Any:
     """The compiled replay's state for ``allocator`` (see :func:`_linear_replayable`, else ``None``) and
     ``jobs`` jobs, numbering up to ``memo`` placements."""
     if not _linear_replayable(allocator):
