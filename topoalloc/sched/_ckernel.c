@@ -645,6 +645,20 @@ static int start_heads(Sim *s) {
     return 0;
 }
 
+/* Whether, for every window size 2**k no wider than the free positions that some queued job other
+ * than the head (whose size is 2**kh) asks for, both kinds of job (ending by the shadow time or not)
+ * are refused in this pass.  The queue's sizes are windows (powers of two), counted in `waiting`. */
+static int all_sizes_refused(const Sim *s, const unsigned char *refused, int kh) {
+    i64 below = 0;
+    for (int k = 0; (1LL << k) <= s->free; k++) {
+        i64 upto = fw_at_most(&s->waiting, 1LL << k);
+        i64 here = upto - below - (k == kh);
+        below = upto;
+        if (here > 0 && !(refused[2 * k] && refused[2 * k + 1])) return 0;
+    }
+    return 1;
+}
+
 /* EASY's pass on a layout (EASY._backfill_guarded with _MaskGuard): the shadow time is the
  * first release after which the head has a window, every running job expected to end then
  * counting as ended; a candidate that fits now starts if it ends by the shadow time, or if
@@ -692,14 +706,19 @@ static int easy_pass_mask(Sim *s) {
             if (!refused[code]) {
                 i64 p = place(s, s->busy, kj);
                 int ok = p >= 0;
-                if (ok && !ends_by) {
+                if (!ok) refused[2 * kj] = refused[2 * kj + 1] = 1; /* no window now: neither kind of job of this size fits */
+                else if (!ends_by) {
                     memcpy(s->trial, s->sh, bytes);
                     mark(s, s->trial, p, sz, 1);
                     ok = place(s, s->trial, kh) >= 0;
                     if (ok) mark(s, s->sh, p, sz, 1);
                 }
-                if (!ok) refused[code] = 1;
-                else {
+                if (!ok) {
+                    refused[code] = 1;
+                    /* every window size that a queued job (the head aside) could use now refused for both kinds
+                     * of job: no later candidate can start in this pass (each would be skipped), so stop here */
+                    if (all_sizes_refused(s, refused, kh)) break;
+                } else {
                     if (start_job_at(s, j, p) < 0) return -1;
                     memset(refused, 0, sizeof refused);
                     if (!s->free) break;
