@@ -12,15 +12,57 @@ proofs of what the allocators output (``topoalloc.proofs``); CP-SAT optima
 >>> r = topoalloc.simulate(machine="flat:128")
 >>> round(r.summary()["utilization"], 3) > 0
 True
+
+Importing the package is cheap: the names below and the subpackages load on
+first use (PEP 562), and the built-in allocators, schedulers, machines and
+metrics register themselves the first time a registry is asked
+(:mod:`topoalloc.registry`).  So the command line can run a flat simulation
+over processor counts without loading numpy (:mod:`topoalloc.counts`).
 """
 
-from . import alloc as _alloc  # noqa: F401  (registers allocators)
-from . import metrics as _metrics  # noqa: F401  (registers metrics)
-from . import sched as _sched  # noqa: F401  (registers schedulers)
-from . import topology as _topology  # noqa: F401  (registers topologies)
-from .api import make_allocator, make_scheduler, simulate
-from .errors import TopoallocError
-from .registry import ALLOCATORS, METRICS, SCHEDULERS, TOPOLOGIES
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import make_allocator, make_scheduler, simulate
+    from .errors import TopoallocError
+    from .registry import ALLOCATORS, METRICS, SCHEDULERS, TOPOLOGIES
 
 __version__ = "0.1.0"
 __all__ = ["simulate", "make_allocator", "make_scheduler", "TopoallocError", "ALLOCATORS", "SCHEDULERS", "TOPOLOGIES", "METRICS", "__version__"]
+
+#: where each public name lives
+_HOMES = {
+    "simulate": "api",
+    "make_allocator": "api",
+    "make_scheduler": "api",
+    "TopoallocError": "errors",
+    "ALLOCATORS": "registry",
+    "SCHEDULERS": "registry",
+    "TOPOLOGIES": "registry",
+    "METRICS": "registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name or a subpackage, imported on first use."""
+    home = _HOMES.get(name)
+    if home is not None:
+        value = getattr(importlib.import_module(f".{home}", __name__), name)
+    elif name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    else:
+        try:
+            value = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

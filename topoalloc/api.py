@@ -17,27 +17,14 @@ from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
 from .topology import Topology, parse_machine
 from .workload import Workload, default_trace_path, read_swf
-from .workload.clean import FILTERS, STANDARD_CLEAN, FilterReport, PendingDrops, apply_filter
+from .workload.clean import FILTERS, PendingDrops, apply_filter
+from .workload.steps import PIPELINE_ORDER, STANDARD_CLEAN, FilterReport
 from .workload.transform import estimates as estimate_fn
 from .workload.transform import round_pow2 as round_pow2_fn
 from .workload.transform import scale_sizes as scale_sizes_fn
 from .workload.transform import work_multiple as work_multiple_fn
 
 __all__ = ["simulate", "prepare_workload", "make_allocator", "make_scheduler", "PIPELINE_ORDER"]
-
-#: The order in which filters and transforms are applied, whatever order they are asked in.
-PIPELINE_ORDER = (
-    "fill-size",
-    "scale-sizes",
-    "round-pow2",
-    "work-multiple",
-    "drop-no-size",
-    "drop-wider",
-    "drop-nonpositive-runtime",
-    "cap-runtime",
-    "estimate",
-)
-
 
 def make_allocator(spec: str | Allocator, topology: Topology | str, seed: int | None = None, *, argument: str = "allocator") -> Allocator:
     """A registered allocator from ``"name:key=value,..."``, bound to ``topology``.

@@ -21,14 +21,13 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
-
-import numpy as np
 
 from .errors import InvalidArgument
 
@@ -133,20 +132,22 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
 def jsonable(obj: Any) -> Any:
     """``obj`` with NaN and infinities as None, numpy scalars and arrays as Python numbers and lists, tuples as lists.
 
+    >>> import numpy as np
     >>> jsonable({"a": float("nan"), "b": [1, float("inf")], "c": np.int64(3)})
     {'a': None, 'b': [1, None], 'c': 3}
     """
+    np = sys.modules.get("numpy")  # (not imported: then nothing here is a numpy object)
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
+    if np is not None and isinstance(obj, np.ndarray):
         return [jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, (bool, np.bool_)):
+    if isinstance(obj, bool) or (np is not None and isinstance(obj, np.bool_)):
         return bool(obj)
-    if isinstance(obj, (int, np.integer)):
+    if isinstance(obj, int) or (np is not None and isinstance(obj, np.integer)):
         return int(obj)
-    if isinstance(obj, (float, np.floating)):
+    if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
         f = float(obj)
         return f if math.isfinite(f) else None
     return obj
@@ -159,8 +160,6 @@ def dumps_json(obj: Any, *, indent: int | None = 2) -> str:
 
 def print_json(obj: Any, stream: IO[str] | None = None, *, indent: int | None = 2) -> None:
     """Write :func:`dumps_json` of ``obj`` and a newline to ``stream`` (stdout)."""
-    import sys
-
     out = stream or sys.stdout
     out.write(dumps_json(obj, indent=indent))
     out.write("\n")

@@ -65,6 +65,10 @@ class Registry(Generic[T]):
     fixed : tuple of str
         Factory parameters the caller supplies itself (an allocator's
         ``topology``): a spec cannot set them.
+    builtins : callable, optional
+        Registers the entries the package itself provides; called once,
+        the first time the registry is used (looked up, listed, counted or
+        registered into), so importing the package stays cheap.
 
     Examples
     --------
@@ -82,10 +86,16 @@ class Registry(Generic[T]):
     'box:size=1'
     """
 
-    def __init__(self, kind: str, *, fixed: tuple[str, ...] = ()):
+    def __init__(self, kind: str, *, fixed: tuple[str, ...] = (), builtins: Callable[[], None] | None = None):
         self.kind = kind
         self.fixed = fixed
         self._entries: dict[str, Entry[T]] = {}
+        self._builtins = builtins  # registers the package's own entries: called once, before the first use
+
+    def _ready(self) -> None:
+        load, self._builtins = self._builtins, None
+        if load is not None:
+            load()
 
     def register(
         self, name: str, *, doc: str | None = None, accepts: Callable[[Any], bool] | None = None
@@ -101,6 +111,8 @@ class Registry(Generic[T]):
             raise InvalidArgument("name", name, f"a {self.kind} name without ':' or ','")
 
         def deco(factory: Callable[..., T]) -> Callable[..., T]:
+            if not (getattr(factory, "__module__", None) or "").startswith("topoalloc."):
+                self._ready()  # a plugin's entry: the built-in ones first, so that it cannot take their names
             old = self._entries.get(name)
             if old is not None and old.factory is not factory:
                 raise InvalidArgument("name", name, f"a {self.kind} name not registered yet")
@@ -112,6 +124,7 @@ class Registry(Generic[T]):
         return deco
 
     def entry(self, name: str) -> Entry[T]:
+        self._ready()
         try:
             return self._entries[name]
         except KeyError:
@@ -166,25 +179,36 @@ class Registry(Generic[T]):
         return _spec.format_spec(entry.name, tuple(args), opts)
 
     def names(self) -> list[str]:
+        self._ready()
         return sorted(self._entries)
 
     def describe(self) -> dict[str, str]:
         return {n: self._entries[n].doc for n in self.names()}
 
     def __contains__(self, name: object) -> bool:
+        self._ready()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
+        self._ready()
         return len(self._entries)
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}, {len(self)} entries)"
 
 
-ALLOCATORS: Registry[Allocator] = Registry("allocator", fixed=("topology",))
-SCHEDULERS: Registry[Scheduler] = Registry("scheduler")
-TOPOLOGIES: Registry[Topology] = Registry("machine")
-METRICS: Registry[Metric] = Registry("metric")
+def _load_builtins() -> None:
+    """Register the package's own allocators, metrics, schedulers and machines (importing their modules)."""
+    for reg in (ALLOCATORS, SCHEDULERS, TOPOLOGIES, METRICS):
+        reg._builtins = None  # (their modules register while this runs)
+    from . import alloc, metrics, topology  # noqa: F401
+    from .sched import conservative, easy, fcfs  # noqa: F401
+
+
+ALLOCATORS: Registry[Allocator] = Registry("allocator", fixed=("topology",), builtins=_load_builtins)
+SCHEDULERS: Registry[Scheduler] = Registry("scheduler", builtins=_load_builtins)
+TOPOLOGIES: Registry[Topology] = Registry("machine", builtins=_load_builtins)
+METRICS: Registry[Metric] = Registry("metric", builtins=_load_builtins)

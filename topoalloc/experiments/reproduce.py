@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgument
-from .spec import ExperimentSpec, parse_spec
+
+if TYPE_CHECKING:
+    from .spec import ExperimentSpec
 
 __all__ = ["PAPERS", "builtin_spec", "reproduce"]
 
@@ -29,6 +31,8 @@ PAPERS: dict[str, tuple[str, str]] = {
 def builtin_spec(paper: str, *, quick: bool = False) -> ExperimentSpec:
     """The built-in spec of ``paper`` (its ``[quick]`` overrides with ``quick``)."""
     import tomllib
+
+    from .spec import parse_spec
 
     if paper not in PAPERS:
         raise InvalidArgument("paper", paper, f"one of {', '.join(PAPERS)}")

@@ -14,54 +14,18 @@ otherwise stop on real traces.  ``fill-size`` is optional.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidArgument
 from .core import F, Workload
+from .steps import STANDARD_CLEAN, FilterReport
 from .swf import job_sizes
 
 __all__ = ["FilterReport", "FILTERS", "STANDARD_CLEAN", "apply_filter"]
 
 _EXAMPLES = 5
-
-
-@dataclass(frozen=True)
-class FilterReport:
-    """What one filter or transform did to a workload (or, with ``warning``, what the reader noticed and kept).
-
-    ``examples`` name the first few jobs touched by id and line; ``source``
-    names the trace once for all of them.
-    """
-
-    name: str
-    reason: str
-    removed: int = 0
-    changed: int = 0
-    examples: tuple[str, ...] = field(default_factory=tuple)
-    source: str = ""
-    warning: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "reason": self.reason,
-            "removed": self.removed,
-            "changed": self.changed,
-            "examples": list(self.examples),
-            "source": self.source,
-            "warning": self.warning,
-        }
-
-    def __str__(self) -> str:
-        of = f" of {self.source!r}" if self.source else ""
-        if self.warning:
-            return f"warning: {self.source + ': ' if self.source else ''}{self.reason}"
-        what = f"removed {self.removed}" if self.removed else f"changed {self.changed}"
-        ex = f" (e.g. {', '.join(self.examples)})" if self.examples else ""
-        return f"{self.name}: {what} jobs{of} — {self.reason}{ex}"
 
 
 def _examples(w: Workload, mask: np.ndarray) -> tuple[str, ...]:
@@ -154,9 +118,6 @@ FILTERS: dict[str, Callable[[Workload, int], tuple[Workload, FilterReport]]] = {
     "drop-nonpositive-runtime": drop_nonpositive_runtime,
     "cap-runtime": cap_runtime,
 }
-
-#: ``--clean``: applied in this order.
-STANDARD_CLEAN: tuple[str, ...] = ("drop-no-size", "drop-wider", "drop-nonpositive-runtime", "cap-runtime")
 
 
 def apply_filter(name: str, w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:

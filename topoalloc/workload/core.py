@@ -225,16 +225,9 @@ class Workload:
     @property
     def max_procs(self) -> int | None:
         """The machine size the header states (MaxProcs, else MaxNodes), if any."""
-        for key in ("MaxProcs", "MaxNodes"):
-            value = self.header.get(key, "").split()
-            if value:
-                try:
-                    n = int(float(value[0]))
-                except ValueError:
-                    continue
-                if n > 0:
-                    return n
-        return None
+        from .header import header_max_procs
+
+        return header_max_procs(self.header)
 
     @property
     def requested_procs(self) -> np.ndarray:

@@ -19,39 +19,9 @@ from ..errors import TraceFormatError
 from ..outputs import atomic_write
 from ..textfiles import decode_text, read_bytes
 from .core import F, SWF_FIELDS, Workload
+from .header import default_trace_path, parse_header
 
 __all__ = ["read_swf", "write_swf", "parse_header", "default_trace_path", "job_sizes"]
-
-def default_trace_path() -> Path:
-    """The bundled default trace: NASA Ames iPSC/860, 1993 (PWA, cleaned, 18,239 jobs, 128 nodes)."""
-    return Path(__file__).resolve().parent.parent / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"
-
-
-def parse_header(lines: list[str]) -> dict[str, str]:
-    """``; Key: value`` comment lines to a dict; repeated keys and continuation lines are joined by newlines.
-
-    >>> parse_header(["; MaxProcs: 128", "; Note: a", ";       b"])
-    {'MaxProcs': '128', 'Note': 'a\\nb'}
-    """
-    header: dict[str, str] = {}
-    last: str | None = None
-    for raw in lines:
-        text = raw.lstrip().lstrip(";").rstrip()
-        stripped = text.strip()
-        if not stripped:
-            last = None
-            continue
-        indent = len(text) - len(text.lstrip())
-        key, sep, value = stripped.partition(":")
-        # "; Key: value" has at most one space after ';' and a one-word key;
-        # deeper-indented lines continue the previous entry.
-        if sep and indent <= 1 and key and not any(c.isspace() for c in key):
-            header[key] = f"{header[key]}\n{value.strip()}" if key in header else value.strip()
-            last = key
-        elif last is not None:
-            header[last] = f"{header[last]}\n{stripped}"
-    return header
-
 
 def read_swf(path: str | os.PathLike) -> Workload:
     """Read an SWF file (plain or gzip, detected by content) into a :class:`Workload`.

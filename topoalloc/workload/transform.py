@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgument
-from .clean import FilterReport
+from .steps import ESTIMATE_POLICIES, FilterReport
 from .core import Workload
 
 __all__ = ["scale_sizes", "round_pow2", "work_multiple", "estimates", "ESTIMATE_POLICIES"]
@@ -64,10 +64,6 @@ def work_multiple(w: Workload, c: float, *, scale_estimates: bool = True) -> tup
     out = w.replace(run=run, requested_time=req)
     what = "run and requested times" if scale_estimates else "run times"
     return out, FilterReport("work-multiple", f"{what} multiplied by {c:g}", 0, int((w.run > 0).sum()))
-
-
-#: Estimate policies for a missing requested time (``-1`` or ``<= 0``).
-ESTIMATE_POLICIES = ("double-runtime", "exact", "exact-all")
 
 
 def estimates(w: Workload, policy: str = "double-runtime") -> tuple[np.ndarray, FilterReport]:

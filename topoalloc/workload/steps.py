@@ -1,0 +1,78 @@
+"""The names of the workload's preparation steps, and their reports: what the command line needs before
+any trace is read, without loading numpy.
+
+The filters themselves are in :mod:`topoalloc.workload.clean`, the transforms and the estimate policies in
+:mod:`topoalloc.workload.transform`; the order they are applied in is :data:`PIPELINE_ORDER`
+(:func:`topoalloc.api.prepare_workload`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FilterReport", "FILTER_HELP", "STANDARD_CLEAN", "ESTIMATE_POLICIES", "PIPELINE_ORDER"]
+
+#: Each built-in filter's one-line help (the first line of its docstring in :data:`~.clean.FILTERS`, which a test checks).
+FILTER_HELP: dict[str, str] = {
+    "fill-size": "Fill a missing requested or allocated processor count from the other field.",
+    "drop-no-size": "Drop jobs with neither a requested nor an allocated processor count (> 0).",
+    "drop-wider": "Drop jobs asking for more processors than the machine has.",
+    "drop-nonpositive-runtime": "Drop jobs whose run time is missing (-1) or <= 0.",
+    "cap-runtime": "Cap the run time at the requested time where a requested time (> 0) is given.",
+}
+
+#: ``--clean``: applied in this order.
+STANDARD_CLEAN: tuple[str, ...] = ("drop-no-size", "drop-wider", "drop-nonpositive-runtime", "cap-runtime")
+
+#: Estimate policies for a missing requested time (``-1`` or ``<= 0``).
+ESTIMATE_POLICIES: tuple[str, ...] = ("double-runtime", "exact", "exact-all")
+
+#: The order in which filters and transforms are applied, whatever order they are asked in.
+PIPELINE_ORDER: tuple[str, ...] = (
+    "fill-size",
+    "scale-sizes",
+    "round-pow2",
+    "work-multiple",
+    "drop-no-size",
+    "drop-wider",
+    "drop-nonpositive-runtime",
+    "cap-runtime",
+    "estimate",
+)
+
+
+@dataclass(frozen=True)
+class FilterReport:
+    """What one filter or transform did to a workload (or, with ``warning``, what the reader noticed and kept).
+
+    ``examples`` name the first few jobs touched by id and line; ``source``
+    names the trace once for all of them.
+    """
+
+    name: str
+    reason: str
+    removed: int = 0
+    changed: int = 0
+    examples: tuple[str, ...] = field(default_factory=tuple)
+    source: str = ""
+    warning: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "reason": self.reason,
+            "removed": self.removed,
+            "changed": self.changed,
+            "examples": list(self.examples),
+            "source": self.source,
+            "warning": self.warning,
+        }
+
+    def __str__(self) -> str:
+        of = f" of {self.source!r}" if self.source else ""
+        if self.warning:
+            return f"warning: {self.source + ': ' if self.source else ''}{self.reason}"
+        what = f"removed {self.removed}" if self.removed else f"changed {self.changed}"
+        ex = f" (e.g. {', '.join(self.examples)})" if self.examples else ""
+        return f"{self.name}: {what} jobs{of} — {self.reason}{ex}"
