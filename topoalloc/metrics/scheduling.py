@@ -14,6 +14,7 @@ Definitions follow Mao/Chen/Watson §4.2 and Feitelson's metric conventions:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -56,7 +57,15 @@ def _metric(name: str, unit: str, better: str) -> Callable[[MetricFn], MetricFn]
 
 
 def _mean(x: np.ndarray) -> float:
-    return float(np.mean(x)) if x.size else 0.0
+    """The mean, from the correctly rounded sum (``math.fsum``): it does not depend on the order of the
+    jobs nor on how a library groups the additions, so every path that sums the same values agrees to the
+    last bit (:mod:`topoalloc.counts` sums without numpy)."""
+    return math.fsum(x.tolist()) / x.size if x.size else 0.0
+
+
+def _dot(size: np.ndarray, time: np.ndarray) -> float:
+    """Σ size·time: each product rounded once, then summed correctly rounded (as :func:`_mean`)."""
+    return math.fsum((size.astype(float) * time).tolist())
 
 
 @_metric("mean_wait", "s", "lower")
@@ -101,14 +110,14 @@ def utilization(r: "SimulationResult") -> float:
     come from a model or from the network (then processors busy communicating count).
     """
     span = _span(r)
-    return float(np.dot(r.size.astype(float), r.service)) / (r.n_nodes * span) if span > 0 else 0.0
+    return _dot(r.size, r.service) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 @_metric("allocated_utilization", "", "higher")
 def allocated_utilization(r: "SimulationResult") -> float:
     """Σ allocated size·service / (N · (last end − first submit)): processors held, rounding included."""
     span = _span(r)
-    return float(np.dot(r.allocated_size.astype(float), r.service)) / (r.n_nodes * span) if span > 0 else 0.0
+    return _dot(r.allocated_size, r.service) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 @_metric("offered_load", "", "none")
@@ -117,7 +126,7 @@ def offered_load(r: "SimulationResult") -> float:
     if len(r) < 2:
         return 0.0
     span = float(np.max(r.submit) - np.min(r.submit))
-    return float(np.dot(r.size.astype(float), r.run)) / (r.n_nodes * span) if span > 0 else 0.0
+    return _dot(r.size, r.run) / (r.n_nodes * span) if span > 0 else 0.0
 
 
 def summarize(result: "SimulationResult") -> dict[str, Any]:
