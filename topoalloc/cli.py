@@ -41,8 +41,7 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .workload.clean import FILTERS, STANDARD_CLEAN
-    from .workload.transform import ESTIMATE_POLICIES
+    from .workload.steps import ESTIMATE_POLICIES, FILTER_HELP, STANDARD_CLEAN
 
     p = argparse.ArgumentParser(prog="topoalloc", description="Processor allocation and scheduling simulation.")
     p.add_argument("--version", action="version", version=_version())
@@ -56,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scheduler", default="easy", metavar="NAME", help="fcfs, easy or conservative; queue order as e.g. easy:order=sjf (default: easy)")
     g = s.add_argument_group("filters (nothing is dropped unless asked; each reports what it did)")
     g.add_argument("--clean", action="store_true", help=f"apply the standard set: {', '.join(STANDARD_CLEAN)}")
-    for name, fn in FILTERS.items():
-        g.add_argument(f"--{name}", action="append_const", const=name, dest="filters", help=(fn.__doc__ or "").strip().splitlines()[0])
+    for name, text in FILTER_HELP.items():
+        g.add_argument(f"--{name}", action="append_const", const=name, dest="filters", help=text)
     s.add_argument("--estimate", choices=ESTIMATE_POLICIES, default="double-runtime", help="estimate for a missing requested time (default: double-runtime)")
     t = s.add_argument_group("transforms (applied before the filters)")
     t.add_argument("--scale-sizes", type=_positive_float, metavar="F", help="multiply sizes by F, rounding up")
@@ -181,8 +180,7 @@ def _version() -> str:
     return f"topoalloc {__version__}"
 
 
-def _simulate(args: argparse.Namespace) -> int:
-    from .api import simulate
+def _simulate(args: argparse.Namespace, plugins: Sequence[str] = ()) -> int:
     from .outputs import check_output
     from .progress import Progress
 
@@ -190,40 +188,58 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.seed is not None:
         _check_seed_used(args.allocator, args.seed)
     with Progress("simulating", enabled=not args.quiet) as progress:
-        result = simulate(
-            args.trace,
-            machine=args.machine,
-            allocator=args.allocator,
-            scheduler=args.scheduler,
-            clean=args.clean,
-            filters=args.filters or (),
-            estimate=args.estimate,
-            scale_sizes=args.scale_sizes,
-            round_pow2=args.round_pow2,
-            work_multiple=args.work_multiple,
-            scale_estimates=not args.keep_estimates,
-            seed=args.seed,
-            record_allocations=bool(args.jobs_out) or None,
-            progress=progress,
-            runtime_model=args.runtime_model,
-            network=args.network,
-            traffic=args.traffic,
-            cycle=args.cycle,
-            service=args.service,
-            contention=not args.no_contention,
-        )
-    for rep in result.reports:
+        from .counts import run as run_counts  # a flat run over counts, without numpy, where it is exact
+
+        lean = run_counts(args, plugins, progress)
+        if lean is None:
+            result = _simulate_general(args, progress)
+    if lean is not None:
+        summary, reports = lean
+        from .counts import METRIC_UNITS as units
+    else:
+        summary, reports = result.summary(), result.reports
+        from .registry import METRICS
+
+        units = {name: METRICS.create(name).unit for name in METRICS.names()}
+    for rep in reports:
         if rep.warning or not args.quiet:
             print(f"topoalloc: {rep}", file=sys.stderr)
-    summary = result.summary()
     if args.json:
         print_json(summary)
     else:
-        _print_summary(summary)
+        _print_summary(summary, units)
     sys.stdout.flush()
     if jobs_out is not None:  # after the summary: a failure here must not lose it
         _write_after("--jobs-out", jobs_out, lambda: result.write_jobs(jobs_out))
     return 0
+
+
+def _simulate_general(args: argparse.Namespace, progress: Any) -> Any:
+    """The run of :func:`topoalloc.api.simulate` the command ``args`` asks for."""
+    from .api import simulate
+
+    return simulate(
+        args.trace,
+        machine=args.machine,
+        allocator=args.allocator,
+        scheduler=args.scheduler,
+        clean=args.clean,
+        filters=args.filters or (),
+        estimate=args.estimate,
+        scale_sizes=args.scale_sizes,
+        round_pow2=args.round_pow2,
+        work_multiple=args.work_multiple,
+        scale_estimates=not args.keep_estimates,
+        seed=args.seed,
+        record_allocations=bool(args.jobs_out) or None,
+        progress=progress,
+        runtime_model=args.runtime_model,
+        network=args.network,
+        traffic=args.traffic,
+        cycle=args.cycle,
+        service=args.service,
+        contention=not args.no_contention,
+    )
 
 
 def _write_after(argument: str, path: Any, write: Any) -> None:
@@ -248,13 +264,11 @@ def _check_seed_used(allocator: str, seed: int) -> None:
         raise InvalidArgument("--seed", seed, f"an allocator that makes random choices ({', '.join(random_ones) or 'none is registered'}); {name!r} makes none")
 
 
-def _print_summary(summary: dict) -> None:
-    from .registry import METRICS
-
+def _print_summary(summary: dict, units: dict[str, str]) -> None:
+    """The summary as text: the metrics ``units`` names (name to unit), then what the run adds."""
     print(f"{summary['jobs']} jobs on {summary['machine']} — allocator {summary['allocator']}, scheduler {summary['scheduler']}")
-    for name in METRICS.names():
-        metric = METRICS.create(name)
-        unit = f" {metric.unit}" if metric.unit else ""
+    for name, unit in units.items():
+        unit = f" {unit}" if unit else ""
         print(f"  {name:24s} {summary[name]:14.4f}{unit}")
     for key, unit in (("mean_pairwise_l1", " hops"), ("mean_slice_hops", " hops"), ("mean_blocks_per_job", "")):
         if key in summary:  # locality on a topology; a slice allocator's own networks; an allocator's blocks
@@ -462,16 +476,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         args.argv = list(sys.argv[1:] if argv is None else argv)  # the exact command, for reports
-        import topoalloc  # noqa: F401  (registers every allocator, scheduler and topology)
     except KeyboardInterrupt:
         print(f"topoalloc: interrupted after {time.monotonic() - t0:.1f} s", file=sys.stderr)
         return 130
     try:
         from .plugins import load_plugins
 
-        load_plugins(args.plugin)
+        plugins = load_plugins(args.plugin)
         if args.command == "simulate":
-            return _simulate(args)
+            return _simulate(args, plugins)
         if args.command == "partition":
             return _partition(args)
         if args.command == "prove":

@@ -1,0 +1,407 @@
+"""Flat simulations over processor counts, without numpy: what ``topoalloc simulate`` runs when it can.
+
+On the flat machine with the flat allocator a schedule depends on processor
+counts only, and the compiled kernel (:mod:`topoalloc.sched.fastpath`) runs it
+from four columns of numbers.  This module gets exactly those columns to the
+kernel and sums the result, in the memory of the columns:
+
+* the trace is read a block of lines at a time (gzip decompressed as it is
+  read), each block parsed by the compiled SWF tokenizer, and only the fields
+  a simulation or a report uses are kept, in :mod:`array` buffers;
+* the built-in filters (:mod:`topoalloc.workload.clean`), in
+  :data:`~topoalloc.workload.steps.PIPELINE_ORDER`, and the estimate policy
+  act on those columns and report as the filters do;
+* the kernel runs on the buffers, and the metrics are the correctly rounded
+  sums :mod:`topoalloc.metrics.scheduling` takes.
+
+Neither numpy nor the package's allocators, machines and registries are
+loaded: a command that takes this path peaks below a plain-Python EASY loop
+over the same trace (``benchmarks/bench_naive_easy.py``).
+
+It is a shortcut, never a second opinion.  It takes only runs it can do
+exactly as the general path (:func:`topoalloc.api.simulate`) does, giving the
+same jobs, reports, schedule and summary, byte for byte (the tests compare the
+two commands' output), and :func:`run` returns ``None`` for anything else:
+
+* another machine, allocator, scheduler option, transform or output;
+* a plugin (it could add a metric or replace a filter);
+* a trace the compiled tokenizer does not take whole (anything but plain
+  ASCII lines of 18 numbers after a header), or larger than the reader's
+  limit;
+* a value the reader would refuse or warn about (ids not whole or not
+  increasing, submit times negative or going backwards, times too large to
+  add exactly);
+* a job the simulation would refuse, or a filter that leaves no job.
+
+The general path then runs, and gives the result or names what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+import zlib
+from array import array
+from itertools import compress
+from operator import le, lt, mul, sub
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from .workload.header import default_trace_path, header_max_procs, parse_header
+from .workload.steps import PIPELINE_ORDER, STANDARD_CLEAN, FilterReport
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["run", "METRIC_UNITS", "SCHEDULER_SPECS"]
+
+#: the schedulers taken, by the name a user gives, with the canonical spec the summary records
+#: and the kernel's code (the general path's ``make_scheduler(name)``; a test checks both)
+SCHEDULER_SPECS: dict[str, tuple[str, int]] = {
+    "fcfs": ("fcfs:order=fcfs", 0),
+    "easy": ("easy:order=fcfs,incremental=true", 1),
+    "conservative": ("conservative:order=fcfs", 2),
+}
+
+#: the flat allocator's canonical spec
+ALLOCATOR_SPEC = "flat:probe=counting"
+
+#: the scheduling metrics' names in the summary's order, with their units (the metric registry's; a test checks it)
+METRIC_UNITS: dict[str, str] = {
+    "allocated_utilization": "",
+    "makespan": "s",
+    "max_wait": "s",
+    "mean_bounded_slowdown": "",
+    "mean_response": "s",
+    "mean_wait": "s",
+    "offered_load": "",
+    "utilization": "",
+}
+
+#: bounded slowdown's threshold τ (:attr:`~topoalloc.sched.result.SimulationResult.bsld_threshold`)
+BSLD_THRESHOLD = 10.0
+
+#: bytes of text parsed at once
+BLOCK = 1 << 16
+
+_MACHINE = re.compile(r"flat:([1-9][0-9]*)")
+_EXACT = 2.0**53
+#: below this, adding any time to a submit time loses less than 1e-6 of it (the reader's check, in bulk)
+_SMALL_TIMES = 2.0**30
+_EXAMPLES = 5
+_GZIP_MAGIC = b"\x1f\x8b"
+#: the start of a line that is not part of an SWF header (not blank, not a ';' comment)
+_JOB_LINE = re.compile(rb"^ *[^ ;\n]", re.MULTILINE)
+
+
+class Jobs:
+    """The jobs a flat simulation runs, as the general path prepares them (after the filters), with the
+    filters' reports; ``lines`` is how many job lines the trace has."""
+
+    def __init__(self) -> None:
+        self.submit = array("d")
+        self.run = array("d")
+        self.size = array("q")
+        self.estimate = array("d")
+        self.reports: list[FilterReport] = []
+        self.lines = 0
+        self.header: dict[str, str] = {}
+        self.nodes = 0
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+
+def run(args: "argparse.Namespace", plugins: Sequence[str], progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], list[FilterReport]] | None:
+    """The summary and the filters' reports of the ``topoalloc simulate`` command ``args``, or ``None``
+    if this path does not take the run (see the module's notes; then the general path runs it).
+
+    Raises
+    ------
+    TopoallocError
+        Only what the general path raises for the same run once the trace is read: a machine (given, or
+        the header's MaxProcs) that does not fit in memory.
+    """
+    name = _taken(args, plugins)
+    if name is None:
+        return None
+    try:
+        from .sched import _ckernel  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    path = default_trace_path() if args.trace is None else Path(args.trace)
+    nodes = None if args.machine is None else int(args.machine[5:])
+    w = read_jobs(path, nodes, clean=args.clean, filters=args.filters or (), estimate=args.estimate)
+    if w is None:
+        return None
+    n = w.nodes
+    from .limits import NODE_BYTES, check_memory
+
+    if args.machine is None:  # (the general path's checks, in its order, once the trace is read)
+        check_memory(n * NODE_BYTES, "MaxProcs", n, f"the header of {str(path)!r} asks for a machine of {n:,} processors, which")
+    check_memory(n * NODE_BYTES, "machine", f"flat:{n}", f"an allocator on a machine of {n:,} nodes")
+    jobs = len(w)
+    spec, kind = SCHEDULER_SPECS[name]
+    start = array("d", [math.nan]) * jobs
+    end = array("d", [math.nan]) * jobs
+    status, _ = _ckernel.run(kind, n, w.submit, w.run, w.estimate, w.size, None, kind == 1, start, end, None, 0)
+    if status:
+        return None  # (the general path raises what the kernel found)
+    if progress is not None:
+        progress(jobs, jobs)
+    summary: dict[str, Any] = {"jobs": jobs, "machine": f"flat:{n}", "nodes": n, "allocator": ALLOCATOR_SPEC, "scheduler": spec}
+    summary.update(metrics(n, w.submit, w.run, w.size, start, end))
+    summary["params"] = {"trace": str(path), "estimate": args.estimate, "clean": bool(args.clean), "seed": None, "jobs_in_trace": w.lines}
+    summary["filters"] = [rep.as_dict() for rep in w.reports]
+    return summary, w.reports
+
+
+def _taken(args: "argparse.Namespace", plugins: Sequence[str]) -> str | None:
+    """The scheduler's name if this path takes the command ``args``, else ``None``."""
+    plain = (
+        not plugins
+        and args.allocator == "flat"
+        and args.scheduler in SCHEDULER_SPECS
+        and (args.machine is None or _MACHINE.fullmatch(args.machine) is not None)
+        and args.seed is None
+        and args.runtime_model is None
+        and args.network is None
+        and args.jobs_out is None
+        and args.scale_sizes is None
+        and not args.round_pow2
+        and args.work_multiple is None
+    )
+    return args.scheduler if plain else None
+
+
+class _Tally:
+    """What one filter did so far: how many jobs, and the first few by id and line."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.count = 0
+        self.examples: list[str] = []
+
+    def add(self, positions: list[int], ids: list[float], line0: int) -> None:
+        self.count += len(positions)
+        for i in positions[: _EXAMPLES - len(self.examples)]:
+            self.examples.append(f"job {int(ids[i])} line {line0 + i}")
+
+
+def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[str], estimate: str) -> Jobs | None:
+    """The jobs of the SWF file at ``path`` (plain or gzip) prepared for a flat machine of ``nodes``
+    processors (``None``: the header's MaxProcs) as :func:`topoalloc.api.prepare_workload` prepares them,
+    in one pass over the text; or ``None`` where the general path should decide (see the module).
+
+    Each block of lines is parsed by the compiled tokenizer, checked as the general reader checks the
+    whole table, filtered, and only the surviving jobs' submit time, run time, size and estimate are kept.
+    """
+    from . import textfiles
+    from .workload import _cswf  # type: ignore[attr-defined]
+    from .workload.steps import FILTER_HELP
+
+    wanted = set(filters)
+    if not wanted <= set(FILTER_HELP) or estimate not in ("double-runtime", "exact", "exact-all"):
+        return None
+    if clean:
+        wanted |= set(STANDARD_CLEAN)
+    source = str(path)  # (as the general reader names it)
+    drops = [_Tally(step) for step in PIPELINE_ORDER if step.startswith("drop-") and step in wanted]
+    fill = _Tally("fill-size") if "fill-size" in wanted else None
+    cap = _Tally("cap-runtime") if "cap-runtime" in wanted else None
+    missing = 0  # kept jobs without a requested time
+    w = Jobs()
+    line0 = 0
+    last_id, last_submit = -math.inf, 0.0
+    try:
+        for block in _blocks(path, textfiles._text_limit()):
+            got = _cswf.parse(block)
+            if got is None:
+                return None
+            hbytes, hlines, m, table = got
+            if not line0:
+                head = block[:hbytes].decode("ascii").split("\n")[:hlines]
+                w.header = parse_header([ln for ln in head if ln.lstrip().startswith(";")])
+                line0 = hlines + 1
+                if nodes is None:
+                    nodes = header_max_procs(w.header)
+                    if nodes is None:
+                        return None
+            elif hbytes:
+                return None  # a comment or blank line among the jobs: the general reader keeps their line numbers
+            t = memoryview(table).cast("d")
+            ids, submit, wait, run_time, alloc, req_procs, req = (t[k::18].tolist() for k in (0, 1, 2, 3, 4, 7, 8))
+            del t, table
+            for col in (ids, alloc, req_procs):  # whole numbers a float64 holds exactly
+                if not all(map(float.is_integer, col)) or max(col) >= _EXACT or min(col) <= -_EXACT:
+                    return None
+            if (
+                ids[0] <= last_id
+                or not all(map(lt, ids, ids[1:]))  # (repeated ids: a warning)
+                or submit[0] < last_submit
+                or not all(map(le, submit, submit[1:]))  # (backwards: a warning)
+                or submit[0] < 0  # (negative: a warning)
+                or submit[-1] + max(max(run_time), max(req), max(wait)) >= _SMALL_TIMES  # (the check of lost time)
+            ):
+                return None
+            last_id, last_submit = ids[-1], submit[-1]
+            size = [int(r) if r > 0 else (int(a) if a > 0 else -1) for r, a in zip(req_procs, alloc)]
+            if fill is not None:
+                fill.add([i for i, (r, a) in enumerate(zip(req_procs, alloc)) if (r <= 0 < a) or (a <= 0 < r)], ids, line0)
+            keep = _drop(drops, size, run_time, nodes, ids, line0)
+            if cap is not None:
+                over = [i for i, (r, q) in enumerate(zip(run_time, req)) if q > 0 and r > q and (keep is None or keep[i])]
+                cap.add(over, ids, line0)
+                for i in over:
+                    run_time[i] = req[i]
+            if estimate == "exact-all":
+                est = [max(r, 0.0) for r in run_time]
+            else:
+                twice = 2.0 if estimate == "double-runtime" else 1.0
+                est = [q if q > 0 else twice * max(r, 0.0) for q, r in zip(req, run_time)]
+                missing += sum(1 for q in (req if keep is None else compress(req, keep)) if not q > 0)
+            for col, values in ((w.submit, submit), (w.run, run_time), (w.size, size), (w.estimate, est)):
+                col.extend(values if keep is None else compress(values, keep))
+            w.lines += m
+            line0 += m
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+        return None
+    if not w.lines:
+        return None
+    left = w.lines
+    for tally in drops:
+        if left and tally.count == left:
+            return None  # (the general path: "nothing to simulate: filter ... removed the last jobs")
+        left -= tally.count
+    w.nodes = nodes
+    reports = []
+    if fill is not None:
+        reports.append(FilterReport("fill-size", "missing requested/allocated processors filled from the other field", 0, fill.count, tuple(fill.examples), source))
+    reports += [FilterReport(t.name, _DROP_REASONS[t.name].format(nodes=nodes), t.count, 0, tuple(t.examples), source) for t in drops]
+    if cap is not None:
+        reports.append(FilterReport("cap-runtime", "run time > requested time, set to the requested time", 0, cap.count, tuple(cap.examples), source))
+    if estimate == "exact-all":
+        reports.append(FilterReport("estimate:exact-all", "every estimate set to the run time (perfect knowledge)", 0, len(w)))
+    else:
+        fill_with = "2 × run time" if estimate == "double-runtime" else "the run time"
+        reports.append(FilterReport(f"estimate:{estimate}", f"missing requested time filled with {fill_with}", 0, missing))
+    w.reports = reports
+    if not len(w) or min(w.size) <= 0 or max(w.size) > nodes or min(w.run) < 0:
+        return None  # (the general path names the job the simulation refuses)
+    return w
+
+
+#: each dropping filter's reason (:mod:`topoalloc.workload.clean`'s, which a test checks)
+_DROP_REASONS = {
+    "drop-no-size": "requested and allocated processors both missing or <= 0",
+    "drop-wider": "size > {nodes} processors of the machine",
+    "drop-nonpositive-runtime": "run time missing or <= 0",
+}
+
+
+def _drop(drops: list[_Tally], size: list[int], run_time: list[float], nodes: int, ids: list[float], line0: int) -> list[bool] | None:
+    """Apply the dropping filters to one block, in order: which jobs are kept (``None``: all), each
+    filter counting the jobs it drops of those the ones before it kept.  A bound on the block's column
+    (its smallest size, say) skips the test per job where it shows no job is hit."""
+    keep: list[bool] | None = None
+    for tally in drops:
+        if tally.name == "drop-no-size":
+            if min(size) > 0:
+                continue
+            hit = [i for i, k in enumerate(size) if k <= 0]
+        elif tally.name == "drop-wider":
+            if max(size) <= nodes:
+                continue
+            hit = [i for i, k in enumerate(size) if k > nodes]
+        else:
+            if min(run_time) > 0:
+                continue
+            hit = [i for i, r in enumerate(run_time) if r <= 0]
+        if keep is not None:
+            hit = [i for i in hit if keep[i]]
+        if not hit:
+            continue
+        if keep is None:
+            keep = [True] * len(size)
+        for i in hit:
+            keep[i] = False
+        tally.add(hit, ids, line0)
+    return keep
+
+
+def _blocks(path: str | os.PathLike[str], limit: int) -> Iterator[bytes]:
+    """The text of ``path`` in blocks of whole lines (the last one may lack its newline).
+
+    Gzip is decompressed as the general reader does it (the first member only), a block at a time.
+    Raises ``EOFError`` for a truncated stream and ``OSError`` for what the general reader refuses: a
+    file that is not a regular one, or more than ``limit`` bytes of text.
+    """
+    if not stat.S_ISREG(os.stat(path).st_mode):  # (before opening: a pipe's open waits for a writer)
+        raise OSError("not a regular file")
+    with open(path, "rb") as fh:
+        gz = zlib.decompressobj(16 + zlib.MAX_WBITS) if fh.read(2) == _GZIP_MAGIC else None
+        fh.seek(0)
+        rest = b""
+        total = 0
+        first = True
+        for chunk in _text(fh, gz):
+            total += len(chunk)
+            if total > limit:
+                raise OSError("more text than the general reader takes")
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut and (not first or _JOB_LINE.search(data, 0, cut)):  # (the first block holds the whole header)
+                yield data[:cut]
+                data = data[cut:]
+                first = False
+            rest = data
+        if rest:
+            yield rest
+
+
+def _text(fh: BinaryIO, gz: Any) -> Iterator[bytes]:
+    """The file's bytes, or with ``gz`` (a zlib decompressor) their decompression, at most :data:`BLOCK` at a time."""
+    if gz is None:
+        while chunk := fh.read(BLOCK):
+            yield chunk
+        return
+    while not gz.eof:
+        data = gz.unconsumed_tail or fh.read(max(1, BLOCK >> 3))
+        if not data:
+            raise EOFError("the gzip stream ends before its end-of-stream marker")
+        yield gz.decompress(data, BLOCK)
+
+
+def _bounded_slowdowns(wait: array, run_time: array) -> Iterator[float]:
+    """max(1, (wait + run) / max(run, τ)) per job, as numpy's ``maximum`` gives it (the same value where equal)."""
+    tau = BSLD_THRESHOLD
+    for x in ((w + r) / (r if r > tau else tau) for w, r in zip(wait, run_time)):
+        yield x if x > 1.0 else 1.0
+
+
+def metrics(nodes: int, submit: array, run_time: array, size: array, start: array, end: array) -> dict[str, float]:
+    """The scheduling metrics (:mod:`topoalloc.metrics.scheduling`) of a flat run, in :data:`METRIC_UNITS`'
+    order, then ``first_submit`` and ``last_end``: the same correctly rounded sums of the same values."""
+    n = len(submit)
+    if not n:
+        return {**dict.fromkeys(METRIC_UNITS, 0.0), "first_submit": 0.0, "last_end": 0.0}
+    wait = array("d", map(sub, start, submit))
+    work = math.fsum(map(mul, map(float, size), run_time))
+    first, last_submit, last_end = min(submit), max(submit), max(end)
+    span = last_end - first
+    busy = work / (nodes * span) if span > 0 else 0.0
+    offered_span = last_submit - first
+    values = {
+        "allocated_utilization": busy,
+        "makespan": span,
+        "max_wait": max(wait),
+        "mean_bounded_slowdown": math.fsum(_bounded_slowdowns(wait, run_time)) / n,
+        "mean_response": math.fsum(map(sub, end, submit)) / n,
+        "mean_wait": math.fsum(wait) / n,
+        "offered_load": work / (nodes * offered_span) if n >= 2 and offered_span > 0 else 0.0,
+        "utilization": busy,
+    }
+    return {**{k: values[k] for k in METRIC_UNITS}, "first_submit": first, "last_end": last_end}
