@@ -22,8 +22,9 @@ over processor counts without loading numpy (:mod:`topoalloc.counts`).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import attach
 
 if TYPE_CHECKING:
     from .api import make_allocator, make_scheduler, simulate
@@ -46,23 +47,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name or a subpackage, imported on first use."""
-    home = _HOMES.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(f".{home}", __name__), name)
-    elif name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    else:
-        try:
-            value = importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _HOMES, __all__, submodules=True)

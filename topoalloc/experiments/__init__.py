@@ -14,26 +14,21 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .._lazy import attach
 
 if TYPE_CHECKING:
     from .spec import Cell, ExperimentSpec, SpecError, load_spec, parse_spec
     from .store import Store, load
 
+__all__ = ["load", "load_spec", "parse_spec", "run_sweep", "write_report", "reproduce", "ExperimentSpec", "Cell", "SpecError", "Store"]
+
 #: names loaded on first use (PEP 562): the command line lists the built-in papers without loading the specs' parser
 _HOMES = {"Cell": "spec", "ExperimentSpec": "spec", "SpecError": "spec", "load_spec": "spec", "parse_spec": "spec", "Store": "store", "load": "store"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
-
-__all__ = ["load", "load_spec", "parse_spec", "run_sweep", "write_report", "reproduce", "ExperimentSpec", "Cell", "SpecError", "Store"]
+__getattr__, __dir__ = attach(__name__, _HOMES, __all__)
 
 
 def run_sweep(*args: Any, **kwargs: Any) -> Any:

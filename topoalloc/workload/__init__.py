@@ -6,8 +6,9 @@ imported without numpy.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
 
 if TYPE_CHECKING:
     from .core import SWF_FIELDS, Job, Workload
@@ -18,14 +19,4 @@ __all__ = ["SWF_FIELDS", "Job", "Workload", "read_swf", "write_swf", "default_tr
 _HOMES = {"SWF_FIELDS": "core", "Job": "core", "Workload": "core", "default_trace_path": "swf", "read_swf": "swf", "write_swf": "swf"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _HOMES, __all__)
