@@ -46,17 +46,25 @@ def run_measured(cmd: list[str]) -> tuple[float, float, str]:
         return wall, usage.ru_maxrss / 1024, fout.read()
 
 
+def _own_peak() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pairs", type=int, default=5, help="interleaved pairs per trace (default 5)")
     ap.add_argument("--trace", action="append", choices=sorted(CASES), help="trace(s) to run (default: both)")
     args = ap.parse_args()
-    import numpy
-    import topoalloc
-    from topoalloc.sched import fastpath
-
-    print(f"# {time.strftime('%Y-%m-%d')}  {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {numpy.__version__}, topoalloc {topoalloc.__version__}")
-    print(f"# compiled kernel built: {fastpath.compiled_available()}; load average at start {os.getloadavg()[0]:.2f}")
+    # This process imports neither numpy nor topoalloc: a child's peak (ru_maxrss) includes what it was
+    # forked from, kept across exec, so the parent must stay smaller than either command.
+    info = subprocess.run(
+        [sys.executable, "-c", "import numpy, topoalloc; from topoalloc.sched import fastpath; print(numpy.__version__, topoalloc.__version__, fastpath.compiled_available())"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    print(f"# {time.strftime('%Y-%m-%d')}  {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {info[0]}, topoalloc {info[1]}")
+    print(f"# compiled kernel built: {info[2]}; load average at start {os.getloadavg()[0]:.2f}; this process peaks at {_own_peak():.0f} MB (a floor under both)")
     print(f"# target: topoalloc wall <= {WALL_TARGET} x naive, peak memory <= {MEMORY_TARGET} x naive")
     worst = True
     for name in args.trace or sorted(CASES):
