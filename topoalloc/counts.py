@@ -44,8 +44,8 @@ import re
 import stat
 import zlib
 from array import array
-from itertools import compress
-from operator import le, lt, mul, sub
+from itertools import compress, repeat
+from operator import add, gt, le, lt, mul, sub, truediv
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -248,21 +248,28 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
             ):
                 return None
             last_id, last_submit = ids[-1], submit[-1]
-            size = [int(r) if r > 0 else (int(a) if a > 0 else -1) for r, a in zip(req_procs, alloc)]
+            # (each column in one pass of C-level iteration; only the exceptions are visited one by one)
+            positions = range(m)
+            size = list(map(int, req_procs))
+            for i in compress(positions, map(le, req_procs, repeat(0.0))):  # no request: the allocated count
+                size[i] = int(alloc[i]) if alloc[i] > 0 else -1
             if fill is not None:
                 fill.add([i for i, (r, a) in enumerate(zip(req_procs, alloc)) if (r <= 0 < a) or (a <= 0 < r)], ids, line0)
             keep = _drop(drops, size, run_time, nodes, ids, line0)
             if cap is not None:
-                over = [i for i, (r, q) in enumerate(zip(run_time, req)) if q > 0 and r > q and (keep is None or keep[i])]
+                over = [i for i in compress(positions, map(gt, run_time, req)) if req[i] > 0 and (keep is None or keep[i])]
                 cap.add(over, ids, line0)
                 for i in over:
                     run_time[i] = req[i]
             if estimate == "exact-all":
-                est = [max(r, 0.0) for r in run_time]
+                est = [r if r > 0.0 else 0.0 for r in run_time]
             else:
                 twice = 2.0 if estimate == "double-runtime" else 1.0
-                est = [q if q > 0 else twice * max(r, 0.0) for q, r in zip(req, run_time)]
-                missing += sum(1 for q in (req if keep is None else compress(req, keep)) if not q > 0)
+                est = req.copy()
+                unknown = list(compress(positions, map(le, req, repeat(0.0))))  # (no NaN here: not q > 0 is q <= 0)
+                for i in unknown:
+                    est[i] = twice * max(run_time[i], 0.0)
+                missing += len(unknown) if keep is None else sum(1 for i in unknown if keep[i])
             for col, values in ((w.submit, submit), (w.run, run_time), (w.size, size), (w.estimate, est)):
                 col.extend(values if keep is None else compress(values, keep))
             w.lines += m
@@ -376,10 +383,9 @@ def _text(fh: BinaryIO, gz: Any) -> Iterator[bytes]:
 
 
 def _bounded_slowdowns(wait: array, run_time: array) -> Iterator[float]:
-    """max(1, (wait + run) / max(run, τ)) per job, as numpy's ``maximum`` gives it (the same value where equal)."""
-    tau = BSLD_THRESHOLD
-    for x in ((w + r) / (r if r > tau else tau) for w, r in zip(wait, run_time)):
-        yield x if x > 1.0 else 1.0
+    """max(1, (wait + run) / max(run, τ)) per job, as numpy's ``maximum`` gives it (the same value where
+    equal), iterated in C."""
+    return map(max, repeat(1.0), map(truediv, map(add, wait, run_time), map(max, run_time, repeat(BSLD_THRESHOLD))))
 
 
 def metrics(nodes: int, submit: array, run_time: array, size: array, start: array, end: array) -> dict[str, float]:
