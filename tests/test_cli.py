@@ -64,7 +64,7 @@ def test_clean_reports_on_stderr(tmp_path):
     trace.write_text("; MaxProcs: 8\n" + "\n".join(lines) + "\n")
     p = run_cli("simulate", "--trace", str(trace), "--clean", "--json")
     assert p.returncode == 0, p.stderr
-    assert "drop-wider: removed 1 jobs" in p.stderr and "drop-nonpositive-runtime: removed 1 jobs" in p.stderr
+    assert "drop-wider: removed 1 job " in p.stderr and "drop-nonpositive-runtime: removed 1 job " in p.stderr
     out = json.loads(p.stdout)
     assert out["jobs"] == 1
     assert {f["name"]: f["removed"] for f in out["filters"]}["drop-wider"] == 1

@@ -36,6 +36,17 @@ def test_drop_wider_reports():
     assert str(rep).startswith("drop-wider: removed 2 jobs of 'x.swf'") and str(rep).count("x.swf") == 1
 
 
+def test_reports_say_what_happened_to_how_many_jobs():
+    _, rep = apply_filter("drop-wider", wl(size=[1, 2]), 8)
+    assert str(rep) == "drop-wider: removed 0 jobs of 'x.swf' — size > 8 processors of the machine"
+    _, rep = apply_filter("drop-wider", wl(size=[1, 9]), 8)
+    assert str(rep).startswith("drop-wider: removed 1 job of 'x.swf' — ")
+    _, rep = apply_filter("cap-runtime", wl(size=[1], requested_time=[5]), 8)
+    assert str(rep).startswith("cap-runtime: changed 1 job of 'x.swf' — ")
+    _, rep = apply_filter("cap-runtime", wl(size=[1], requested_time=[50]), 8)
+    assert str(rep).startswith("cap-runtime: changed 0 jobs of 'x.swf' — ")
+
+
 def test_drop_nonpositive_runtime():
     w, rep = apply_filter("drop-nonpositive-runtime", wl(size=[1, 1, 1], run=[0, -1, 5]), 8)
     assert w.run.tolist() == [5] and rep.removed == 2

@@ -73,6 +73,8 @@ class FilterReport:
         of = f" of {self.source!r}" if self.source else ""
         if self.warning:
             return f"warning: {self.source + ': ' if self.source else ''}{self.reason}"
-        what = f"removed {self.removed}" if self.removed else f"changed {self.changed}"
+        dropping = bool(self.removed) or self.name.startswith("drop-")  # (a dropping filter that dropped none says so)
+        count = self.removed if dropping else self.changed
+        what = f"{'removed' if dropping else 'changed'} {count} job{'' if count == 1 else 's'}"
         ex = f" (e.g. {', '.join(self.examples)})" if self.examples else ""
-        return f"{self.name}: {what} jobs{of} — {self.reason}{ex}"
+        return f"{self.name}: {what}{of} — {self.reason}{ex}"
