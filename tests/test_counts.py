@@ -198,3 +198,22 @@ def test_lean_path_declines_truncated_and_unusual_files(tmp_path: Path, monkeypa
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     assert counts.read_jobs(fifo, 8, clean=False, filters=(), estimate="double-runtime") is None
+
+
+def test_lean_path_declines_without_the_compiled_extensions(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+    for missing in ("_cswf", "_ckernel"):
+
+        def no_extension(name: str, *args: object, _missing: str = missing, **kwargs: object) -> object:
+            fromlist = args[2] if len(args) > 2 else kwargs.get("fromlist")
+            if name == _missing or (fromlist and _missing in fromlist):  # type: ignore[operator]
+                raise ImportError(f"no {_missing} here")
+            return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+        with monkeypatch.context() as m:
+            m.setattr(builtins, "__import__", no_extension)
+            code, out, err, took = _main(["simulate", "--json", "--quiet"], True, monkeypatch)
+        assert (code, took) == (0, False), err
+        assert '"jobs": 18239' in out
