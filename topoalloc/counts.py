@@ -48,7 +48,7 @@ from itertools import compress, repeat
 from operator import add, gt, le, lt, mul, sub, truediv
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from .workload.header import default_trace_path, header_max_procs, parse_header
 from .workload.steps import PIPELINE_ORDER, STANDARD_CLEAN, FilterReport
@@ -129,7 +129,7 @@ def run(args: "argparse.Namespace", plugins: Sequence[str], progress: Callable[[
     if name is None:
         return None
     try:
-        from .sched import _ckernel  # type: ignore[attr-defined]
+        from .sched import _ckernel
     except ImportError:
         return None
     path = default_trace_path() if args.trace is None else Path(args.trace)
@@ -203,7 +203,7 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
     from .workload.steps import FILTER_HELP
 
     try:
-        from .workload import _cswf  # type: ignore[attr-defined]
+        from .workload import _cswf
     except ImportError:  # (not built at install time: the general reader parses the text)
         return None
 
@@ -236,8 +236,10 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
                         return None
             elif hbytes:
                 return None  # a comment or blank line among the jobs: the general reader keeps their line numbers
+            if nodes is None:
+                return None
             t = memoryview(table).cast("d")
-            ids, submit, wait, run_time, alloc, req_procs, req = (t[k::18].tolist() for k in (0, 1, 2, 3, 4, 7, 8))
+            ids, submit, wait, run_time, alloc, req_procs, req = (cast("list[float]", t[k::18].tolist()) for k in (0, 1, 2, 3, 4, 7, 8))
             del t, table
             for col in (ids, alloc, req_procs):  # whole numbers a float64 holds exactly
                 if not all(map(float.is_integer, col)) or max(col) >= _EXACT or min(col) <= -_EXACT:
@@ -265,6 +267,7 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
                 cap.add(over, ids, line0)
                 for i in over:
                     run_time[i] = req[i]
+            est: list[float]
             if estimate == "exact-all":
                 est = [r if r > 0.0 else 0.0 for r in run_time]
             else:
@@ -274,13 +277,14 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
                 for i in unknown:
                     est[i] = twice * max(run_time[i], 0.0)
                 missing += len(unknown) if keep is None else sum(1 for i in unknown if keep[i])
-            for col, values in ((w.submit, submit), (w.run, run_time), (w.size, size), (w.estimate, est)):
-                col.extend(values if keep is None else compress(values, keep))
+            for column, values in ((w.submit, submit), (w.run, run_time), (w.estimate, est)):
+                column.extend(values if keep is None else compress(values, keep))
+            w.size.extend(size if keep is None else compress(size, keep))
             w.lines += m
             line0 += m
     except (OSError, EOFError, zlib.error, UnicodeDecodeError):
         return None
-    if not w.lines:
+    if not w.lines or nodes is None:
         return None
     left = w.lines
     for tally in drops:

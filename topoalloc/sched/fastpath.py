@@ -66,7 +66,7 @@ def layout_of(allocator: object) -> int:
 def compiled_available() -> bool:
     """True when the compiled kernel was built at install time."""
     try:
-        from . import _ckernel  # type: ignore[attr-defined]  # noqa: F401
+        from . import _ckernel  # noqa: F401
     except ImportError:
         return False
     return True
@@ -144,7 +144,7 @@ def run(sim: "Simulation") -> SimulationResult:
         never fits (neither can happen for requests validated to fit the
         empty machine).
     """
-    from . import _ckernel  # type: ignore[attr-defined]
+    from . import _ckernel
 
     w = sim.workload
     sched = sim.scheduler

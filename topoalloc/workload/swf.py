@@ -59,7 +59,7 @@ def read_swf(path: str | os.PathLike) -> Workload:
 def _parse_compiled(data: bytes, name: str) -> Workload | None:
     """The plain case, parsed by the compiled tokenizer (``_cswf``), or None (not built, or not plain)."""
     try:
-        from . import _cswf  # type: ignore[attr-defined]
+        from . import _cswf
     except ImportError:
         return None
     got = _cswf.parse(data)
