@@ -145,11 +145,13 @@ class Simulation:
         _, first = np.unique(keys, axis=0, return_index=True) if keys.ndim == 2 else np.unique(keys, return_index=True)
         wider = 0
         for i in sorted(first.tolist()):
+            req = self._make_request(i)
             try:
-                self.allocator.check_request(self._make_request(i))
+                self.allocator.check_request(Request(req.size, req.shape, None))  # (the message names the job once, below)
             except RequestNeverFits as exc:
                 wider = int((w.size > self.allocator.n_nodes).sum())
-                hint = f"; {wider} jobs are wider than the machine — drop them with drop-wider (--clean)" if wider else ""
+                are, them = ("s are", "them") if wider != 1 else (" is", "it")
+                hint = f"; {wider} job{are} wider than the machine — drop {them} with drop-wider (--clean)" if wider else ""
                 raise RequestNeverFits(f"{w.describe_job(i)}: {exc}{hint}") from None
 
     def _make_request(self, i: int) -> Request:
