@@ -118,7 +118,7 @@ def test_lean_constants_are_the_general_paths() -> None:
     from topoalloc.sched.fastpath import _KINDS
     from topoalloc.workload.clean import DROPS, FILTERS
     from topoalloc.workload.core import Workload
-    from topoalloc.workload.steps import FILTER_HELP
+    from topoalloc.workload.steps import FILTER_HELP, REASONS
 
     for name, (spec, kind) in counts.SCHEDULER_SPECS.items():
         sched = make_scheduler(name)
@@ -127,7 +127,7 @@ def test_lean_constants_are_the_general_paths() -> None:
     assert counts.METRIC_UNITS == {name: METRICS.create(name).unit for name in METRICS.names()}
     assert FILTER_HELP == {name: (fn.__doc__ or "").strip().splitlines()[0] for name, fn in FILTERS.items()}
     w = Workload(job_id=[1], submit=[0], run=[1], size=[1], requested_time=[-1])
-    assert {name: fn(w, 7)[1] for name, fn in DROPS.items()} == {name: r.format(nodes=7) for name, r in counts._DROP_REASONS.items()}
+    assert {name: fn(w, 7)[1] for name, fn in DROPS.items()} == {name: REASONS[name].format(nodes=7) for name in DROPS}
 
 
 # ------------------------------------------------------------------ any input

@@ -50,8 +50,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from . import textfiles
 from .workload.header import default_trace_path, header_max_procs, parse_header
-from .workload.steps import PIPELINE_ORDER, STANDARD_CLEAN, FilterReport
+from .workload.steps import ESTIMATE_POLICIES, PIPELINE_ORDER, REASONS, STANDARD_CLEAN, FilterReport
 
 if TYPE_CHECKING:
     import argparse
@@ -92,7 +93,6 @@ _EXACT = 2.0**53
 #: below this, adding any time to a submit time loses less than 1e-6 of it (the reader's check, in bulk)
 _SMALL_TIMES = 2.0**30
 _EXAMPLES = 5
-_GZIP_MAGIC = b"\x1f\x8b"
 #: the start of a line that is not part of an SWF header (not blank, not a ';' comment)
 _JOB_LINE = re.compile(rb"^ *[^ ;\n]", re.MULTILINE)
 
@@ -199,7 +199,6 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
     Each block of lines is parsed by the compiled tokenizer, checked as the general reader checks the
     whole table, filtered, and only the surviving jobs' submit time, run time, size and estimate are kept.
     """
-    from . import textfiles
     from .workload.steps import FILTER_HELP
 
     try:
@@ -208,7 +207,7 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
         return None
 
     wanted = set(filters)
-    if not wanted <= set(FILTER_HELP) or estimate not in ("double-runtime", "exact", "exact-all"):
+    if not wanted <= set(FILTER_HELP) or estimate not in ESTIMATE_POLICIES:
         return None
     if clean:
         wanted |= set(STANDARD_CLEAN)
@@ -294,27 +293,15 @@ def read_jobs(path: Path, nodes: int | None, *, clean: bool, filters: Sequence[s
     w.nodes = nodes
     reports = []
     if fill is not None:
-        reports.append(FilterReport("fill-size", "missing requested/allocated processors filled from the other field", 0, fill.count, tuple(fill.examples), source))
-    reports += [FilterReport(t.name, _DROP_REASONS[t.name].format(nodes=nodes), t.count, 0, tuple(t.examples), source) for t in drops]
+        reports.append(FilterReport("fill-size", REASONS["fill-size"], 0, fill.count, tuple(fill.examples), source))
+    reports += [FilterReport(t.name, REASONS[t.name].format(nodes=nodes), t.count, 0, tuple(t.examples), source) for t in drops]
     if cap is not None:
-        reports.append(FilterReport("cap-runtime", "run time > requested time, set to the requested time", 0, cap.count, tuple(cap.examples), source))
-    if estimate == "exact-all":
-        reports.append(FilterReport("estimate:exact-all", "every estimate set to the run time (perfect knowledge)", 0, len(w)))
-    else:
-        fill_with = "2 × run time" if estimate == "double-runtime" else "the run time"
-        reports.append(FilterReport(f"estimate:{estimate}", f"missing requested time filled with {fill_with}", 0, missing))
+        reports.append(FilterReport("cap-runtime", REASONS["cap-runtime"], 0, cap.count, tuple(cap.examples), source))
+    reports.append(FilterReport(f"estimate:{estimate}", REASONS[f"estimate:{estimate}"], 0, len(w) if estimate == "exact-all" else missing))
     w.reports = reports
     if not len(w) or min(w.size) <= 0 or max(w.size) > nodes or min(w.run) < 0:
         return None  # (the general path names the job the simulation refuses)
     return w
-
-
-#: each dropping filter's reason (:mod:`topoalloc.workload.clean`'s, which a test checks)
-_DROP_REASONS = {
-    "drop-no-size": "requested and allocated processors both missing or <= 0",
-    "drop-wider": "size > {nodes} processors of the machine",
-    "drop-nonpositive-runtime": "run time missing or <= 0",
-}
 
 
 def _drop(drops: list[_Tally], size: list[int], run_time: list[float], nodes: int, ids: list[float], line0: int) -> list[bool] | None:
@@ -357,7 +344,7 @@ def _blocks(path: str | os.PathLike[str], limit: int) -> Iterator[bytes]:
     if not stat.S_ISREG(os.stat(path).st_mode):  # (before opening: a pipe's open waits for a writer)
         raise OSError("not a regular file")
     with open(path, "rb") as fh:
-        gz = zlib.decompressobj(16 + zlib.MAX_WBITS) if fh.read(2) == _GZIP_MAGIC else None
+        gz = zlib.decompressobj(16 + zlib.MAX_WBITS) if fh.read(2) == textfiles._GZIP_MAGIC else None
         fh.seek(0)
         rest = b""
         total = 0

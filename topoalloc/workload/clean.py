@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 from .core import F, Workload
-from .steps import STANDARD_CLEAN, FilterReport
+from .steps import REASONS, STANDARD_CLEAN, FilterReport
 from .swf import job_sizes
 
 __all__ = ["FilterReport", "FILTERS", "STANDARD_CLEAN", "apply_filter"]
@@ -37,15 +37,15 @@ def _examples(w: Workload, mask: np.ndarray) -> tuple[str, ...]:
 
 
 def _wider(w: Workload, machine_nodes: int) -> tuple[np.ndarray, str]:
-    return w.size > machine_nodes, f"size > {machine_nodes} processors of the machine"
+    return w.size > machine_nodes, REASONS["drop-wider"].format(nodes=machine_nodes)
 
 
 def _nonpositive_runtime(w: Workload, machine_nodes: int) -> tuple[np.ndarray, str]:
-    return w.run <= 0, "run time missing or <= 0"
+    return w.run <= 0, REASONS["drop-nonpositive-runtime"]
 
 
 def _no_size(w: Workload, machine_nodes: int) -> tuple[np.ndarray, str]:
-    return w.size <= 0, "requested and allocated processors both missing or <= 0"
+    return w.size <= 0, REASONS["drop-no-size"]
 
 
 def _drop(name: str, w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
@@ -86,7 +86,7 @@ def cap_runtime(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport
     req = w.requested_time
     over = (req > 0) & (w.run > req)
     run = np.where(over, req, w.run)
-    return w.replace(run=run), FilterReport("cap-runtime", "run time > requested time, set to the requested time", 0, int(over.sum()), _examples(w, over), w.source)
+    return w.replace(run=run), FilterReport("cap-runtime", REASONS["cap-runtime"], 0, int(over.sum()), _examples(w, over), w.source)
 
 
 def fill_size(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
@@ -107,7 +107,7 @@ def fill_size(w: Workload, machine_nodes: int) -> tuple[Workload, FilterReport]:
     raw[fill_alloc, F["allocated_procs"]] = req[fill_alloc]
     changed = fill_req | fill_alloc
     out = w.replace(swf=raw, size=job_sizes(raw))
-    return out, FilterReport("fill-size", "missing requested/allocated processors filled from the other field", 0, int(changed.sum()), _examples(w, changed), w.source)
+    return out, FilterReport("fill-size", REASONS["fill-size"], 0, int(changed.sum()), _examples(w, changed), w.source)
 
 
 #: Every named filter: name -> function(workload, machine_nodes) -> (workload, report).

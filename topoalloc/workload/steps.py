@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FilterReport", "FILTER_HELP", "STANDARD_CLEAN", "ESTIMATE_POLICIES", "PIPELINE_ORDER"]
+__all__ = ["FilterReport", "FILTER_HELP", "REASONS", "STANDARD_CLEAN", "ESTIMATE_POLICIES", "PIPELINE_ORDER"]
 
 #: Each built-in filter's one-line help (the first line of its docstring in :data:`~.clean.FILTERS`, which a test checks).
 FILTER_HELP: dict[str, str] = {
@@ -20,6 +20,18 @@ FILTER_HELP: dict[str, str] = {
     "drop-wider": "Drop jobs asking for more processors than the machine has.",
     "drop-nonpositive-runtime": "Drop jobs whose run time is missing (-1) or <= 0.",
     "cap-runtime": "Cap the run time at the requested time where a requested time (> 0) is given.",
+}
+
+#: What each built-in filter and estimate policy reports as its reason (``{nodes}``: the machine's size).
+REASONS: dict[str, str] = {
+    "fill-size": "missing requested/allocated processors filled from the other field",
+    "drop-no-size": "requested and allocated processors both missing or <= 0",
+    "drop-wider": "size > {nodes} processors of the machine",
+    "drop-nonpositive-runtime": "run time missing or <= 0",
+    "cap-runtime": "run time > requested time, set to the requested time",
+    "estimate:double-runtime": "missing requested time filled with 2 × run time",
+    "estimate:exact": "missing requested time filled with the run time",
+    "estimate:exact-all": "every estimate set to the run time (perfect knowledge)",
 }
 
 #: ``--clean``: applied in this order.

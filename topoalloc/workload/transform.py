@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgument
-from .steps import ESTIMATE_POLICIES, FilterReport
+from .steps import ESTIMATE_POLICIES, REASONS, FilterReport
 from .core import Workload
 
 __all__ = ["scale_sizes", "round_pow2", "work_multiple", "estimates", "ESTIMATE_POLICIES"]
@@ -84,10 +84,8 @@ def estimates(w: Workload, policy: str = "double-runtime") -> tuple[np.ndarray, 
     if policy == "exact-all":
         est = run.copy()
         n = len(w)
-        reason = "every estimate set to the run time (perfect knowledge)"
     else:
         fill = 2.0 * run if policy == "double-runtime" else run
         est = np.where(missing, fill, w.requested_time)
         n = int(missing.sum())
-        reason = f"missing requested time filled with {'2 × run time' if policy == 'double-runtime' else 'the run time'}"
-    return est, FilterReport(f"estimate:{policy}", reason, 0, n)
+    return est, FilterReport(f"estimate:{policy}", REASONS[f"estimate:{policy}"], 0, n)
