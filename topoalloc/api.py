@@ -12,7 +12,7 @@ import numpy as np
 from . import spec as _spec
 from .alloc import Allocator
 from .errors import InvalidArgument, WorkloadError
-from .limits import NODE_BYTES, check_memory
+from .limits import check_header_machine
 from .registry import ALLOCATORS, SCHEDULERS
 from .sched import Scheduler, Simulation, SimulationResult
 from .topology import Topology, parse_machine
@@ -240,7 +240,7 @@ def simulate(
         n = workload.max_procs
         if n is None:
             raise InvalidArgument("machine", None, f"a machine spec such as flat:128 ({workload.source!r} states no MaxProcs)")
-        check_memory(n * NODE_BYTES, "MaxProcs", n, f"the header of {workload.source!r} asks for a machine of {n:,} processors, which")
+        check_header_machine(n, workload.source)
         machine = f"flat:{n}"
     if not isinstance(machine, (str, Topology)):
         raise InvalidArgument("machine", machine, "a machine spec such as 'mesh:16x8', or a Topology")

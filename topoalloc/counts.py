@@ -138,11 +138,11 @@ def run(args: "argparse.Namespace", plugins: Sequence[str], progress: Callable[[
     if w is None:
         return None
     n = w.nodes
-    from .limits import NODE_BYTES, check_memory
+    from .limits import check_allocator_machine, check_header_machine
 
     if args.machine is None:  # (the general path's checks, in its order, once the trace is read)
-        check_memory(n * NODE_BYTES, "MaxProcs", n, f"the header of {str(path)!r} asks for a machine of {n:,} processors, which")
-    check_memory(n * NODE_BYTES, "machine", f"flat:{n}", f"an allocator on a machine of {n:,} nodes")
+        check_header_machine(n, str(path))
+    check_allocator_machine(n, f"flat:{n}")
     jobs = len(w)
     spec, kind = SCHEDULER_SPECS[name]
     start = array("d", [math.nan]) * jobs

@@ -81,3 +81,13 @@ def check_memory(need: float, argument: str, value: object, what: str) -> None:
         raise InvalidArgument(
             argument, value, f"a size this machine can hold: {what} needs about {format_bytes(need)}, the limit is {format_bytes(budget)} (available memory; TOPOALLOC_MEMORY_LIMIT sets it)"
         )
+
+
+def check_header_machine(nodes: int, source: str) -> None:
+    """:func:`check_memory` for the machine a trace's header asks for (MaxProcs), when none is given."""
+    check_memory(nodes * NODE_BYTES, "MaxProcs", nodes, f"the header of {source!r} asks for a machine of {nodes:,} processors, which")
+
+
+def check_allocator_machine(nodes: int, spec: str) -> None:
+    """:func:`check_memory` for an allocator's state on a machine of ``nodes`` nodes (its spec: ``spec``)."""
+    check_memory(nodes * NODE_BYTES, "machine", spec, f"an allocator on a machine of {nodes:,} nodes")

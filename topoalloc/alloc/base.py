@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from ..errors import AllocationError, InvalidArgument, RequestNeverFits
-from ..limits import NODE_BYTES, check_memory
+from ..limits import check_allocator_machine
 from ..topology.base import Topology
 from .probes import ReplayGuard, ReservationGuard, replay_earliest_fit
 
@@ -219,7 +219,7 @@ class Allocator(ABC):
         if not self.accepts(topology):
             what = (type(self).accepts.__doc__ or "see its documentation").strip().rstrip(".")
             raise InvalidArgument("topology", topology.spec(), f"a machine {type(self).__name__} accepts: {what[0].lower()}{what[1:]}")
-        check_memory(topology.n_nodes * NODE_BYTES, "machine", topology.spec(), f"an allocator on a machine of {topology.n_nodes:,} nodes")
+        check_allocator_machine(topology.n_nodes, topology.spec())
         self.topology = topology
         self.n_nodes = topology.n_nodes
         self._busy = np.zeros(self.n_nodes, dtype=bool)
