@@ -121,9 +121,10 @@ def test_kernel_on_golden_traces(path, sched):
 
 
 @needs_kernel
-@pytest.mark.parametrize("sched", ["fcfs", "easy:order=sjf", "conservative:order=lpt"])
+@pytest.mark.parametrize("sched", ["fcfs", "easy:order=sjf", "conservative", "conservative:order=lpt"])
 def test_kernel_on_a_real_trace_prefix(sched):
-    """The first 3,000 jobs of KTH-SP2 (real sizes, estimates and overruns)."""
+    """The first 3,000 jobs of KTH-SP2 (real sizes, estimates and overruns; conservative keeps its
+    profile from pass to pass between overruns, and rebuilds it at each one)."""
     w = read_swf(shared_trace("KTH-SP2-1996-2.1-cln.swf"))
     w = w.take(np.arange(3000))
     a, b = both(w, "flat:100", sched, filters=["drop-no-size", "drop-nonpositive-runtime"])

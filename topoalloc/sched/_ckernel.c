@@ -422,28 +422,39 @@ static int prof_build(Steps *p, double now, i64 free_now, const Running *r, cons
  * and the next candidate is the first sufficient segment after that one.  Candidates
  * are the breakpoints from index `from` on and, for a job with a reservation, before
  * `limit` <= `old` (see conservative_pass for when the others are known to fail: the
- * answer is then `old`).  Returns 0 and the start in *out, or 1 if the job never fits. */
+ * answer is then `old`).  Returns 0 and the start in *out, or 1 if the job never fits.
+ * The profile ends with a sentinel (see with_sentinel), which stops every scan: so the scans
+ * test no index. */
 static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
     const double *t = p->t;
     const i64 *v = p->v;
     i64 n = p->n, i = from;
     for (;;) {
-        if (has) while (i < n && t[i] < limit && v[i] < size) i++;
-        else while (i < n && v[i] < size) i++;
+        if (has) while (t[i] < limit && v[i] < size) i++;
+        else while (v[i] < size) i++;
         if (i >= n || (has && !(t[i] < limit))) break;
         double end = t[i] + span;
         i64 k = i + 1;
         if (has) {
-            while (k < n && t[k] < end && t[k] < old && v[k] >= size) k++;
+            while (t[k] < end && t[k] < old && v[k] >= size) k++;
             if (k < n && t[k] < end && !(t[k] < old))      /* the job's own segments: they hold it */
-                while (k < n && t[k] < end && t[k] < old_end) k++;
+                while (t[k] < end && t[k] < old_end) k++;
         }
-        while (k < n && t[k] < end && v[k] >= size) k++;
+        while (t[k] < end && v[k] >= size) k++;
         if (k >= n || !(t[k] < end)) { *out = t[i]; return 0; }
         i = k + 1;
     }
     if (has) { *out = old; return 0; }
     return 1;
+}
+
+/* a breakpoint past the last, at +inf, with more processors than any job asks for: every scan
+ * of prof_earliest stops there (t < anything finite fails, v < size fails) */
+static inline int with_sentinel(Steps *p) {
+    if (steps_reserve(p, p->n + 1) < 0) return -1;
+    p->t[p->n] = INFINITY;
+    p->v[p->n] = INT64_MAX;
+    return 0;
 }
 
 /* ------------------------------------------------------------- the kernel */
@@ -473,8 +484,9 @@ typedef struct {
     i64 extra;
     /* conservative */
     double *res; /* NaN: no reservation */
-    Steps prof;  /* free processors over time, this pass */
-    Steps load;  /* processors reserved over time, kept between passes */
+    Steps prof;  /* free processors over time: built at a pass, then kept up to date (see conservative_pass) */
+    int prof_kept; /* whether prof is the profile of the last pass, changed since by every early end */
+    Steps load;  /* processors reserved over time (built from the reservations when the profile is rebuilt) */
     i64 live;    /* queued jobs holding a reservation */
     /* where the free processors may have grown since a job's earliest start was last
      * found (see conservative_pass): the earliest such time ... */
@@ -793,11 +805,6 @@ static inline void grew(Sim *s, double a, double c) {
     if (c > s->grown_end) s->grown_end = c;
 }
 
-/* reserve `size` processors on [t, end) (delta > 0) or give them back (delta < 0) */
-static inline int load_add(Sim *s, double t, double end, i64 delta) {
-    return steps_add(&s->load, t, end, delta, 0);
-}
-
 /* res.clear(): every reservation dropped (every job then looks from now on) */
 static void drop_reservations(Sim *s) {
     for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) s->res[j] = NAN;
@@ -810,7 +817,7 @@ static int cmp_event(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* the load rebuilt from the live reservations alone (given-back ones leave breakpoints) */
+/* the reservations' load, built from the live reservations */
 static int compact_load(Sim *s) {
     i64 m = 0;
     double *ev = malloc((size_t)(2 * s->live + 1) * 2 * sizeof(double));
@@ -857,19 +864,49 @@ static void wake_at_next_reservation(Sim *s) {
     if (any) s->wake = m;
 }
 
+/* the profile kept from the last pass, from `now` on: its segments before now dropped, and
+ * the breakpoints where it does not change (moves and early ends leave some) merged away */
+static void steps_advance(Steps *p, double now) {
+    i64 i = steps_lower(p, now);
+    i64 f = i < p->n && p->t[i] == now ? i : i - 1; /* the segment now is in (p->t[0] <= now) */
+    i64 m = 0;
+    for (i64 k = f; k < p->n; k++) {
+        if (m > 0 && p->v[k] == p->v[m - 1]) continue;
+        p->t[m] = p->t[k];
+        p->v[m] = p->v[k];
+        m++;
+    }
+    p->t[0] = now;
+    p->n = m;
+}
+
 static int conservative_pass(Sim *s) {
     Queue *q = &s->q;
     s->wake = NAN;
     if (q->head < 0) return 0;
     double now = s->now;
-    if (reservations_stale(s)) drop_reservations(s); /* remake them all */
-    else if (s->load.n > 3 * s->live + 32 && compact_load(s) < 0) return -1;
     Steps *p = &s->prof;
-    int ok = prof_build(p, now, s->free, &s->running, &s->load);
-    if (ok < 0) return -1;
-    if (!ok) {
-        drop_reservations(s);
-        if (prof_build(p, now, s->free, &s->running, &s->load) < 0) return -1;
+    /* The profile at now is free processors now, plus the running jobs' releases at their
+     * expected ends, minus the reservations' load.  After a pass with no running job past its
+     * expected end, it is kept rather than rebuilt: from then until the next pass, a job's start
+     * in a pass changes nothing (its reservation's span [now, now + estimate) is what it holds
+     * until its expected end, now + estimate), a move or a dropped reservation is applied as it
+     * is made, and a job that ends before its expected end frees its processors from then on
+     * (simulate).  A job past its expected end (released at the next instant: a time that
+     * depends on now), a stale reservation or the first pass rebuild it, as plan.CountingProfile
+     * is built: then the load is built from the live reservations. */
+    int overrun = s->running.n > 0 && s->running.a[0].ee <= now;
+    int stale = reservations_stale(s);
+    if (stale) drop_reservations(s); /* remake them all */
+    if (s->prof_kept && !overrun && !stale) steps_advance(p, now);
+    else {
+        if (compact_load(s) < 0) return -1;
+        int ok = prof_build(p, now, s->free, &s->running, &s->load);
+        if (ok < 0) return -1;
+        if (!ok) {
+            drop_reservations(s);
+            if (prof_build(p, now, s->free, &s->running, &s->load) < 0) return -1;
+        }
     }
     /* Compression: each job in queue order gives up its reservation and takes the earliest.
      * Its last earliest start `old` was found on a profile f'; it is still the earliest on
@@ -899,20 +936,23 @@ static int conservative_pass(Sim *s) {
             double c = s->later_end[j] > grown_end ? s->later_end[j] : grown_end;
             if (!(a < INFINITY)) continue;
             if (c < limit) limit = c;
-            /* the first breakpoint whose span reaches past a (t + span is monotone in t) */
+            /* the first breakpoint whose span reaches past a (t + span is monotone in t; usually
+             * the first: growth most often starts now) */
             i64 lo = 0, hi = p->n;
-            while (lo < hi) {
-                i64 mid = (lo + hi) / 2;
-                if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
-            }
+            if (!(p->t[0] + span > a))
+                while (lo < hi) {
+                    i64 mid = (lo + hi) / 2;
+                    if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
+                }
             if (lo >= p->n || !(p->t[lo] < limit)) continue;
             from = lo;
         }
         double t;
+        if (with_sentinel(p) < 0) return -1;
         if (prof_earliest(p, from, limit, sz, span, has, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
         if (has && t == old) continue; /* given up and taken again: the same profile */
-        if (has && (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0 || load_add(s, old, old_end, -sz) < 0)) return -1;
-        if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0 || load_add(s, t, t + span, sz) < 0) return -1;
+        if (has && steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0) return -1;
+        if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
         if (has) {
             s->moved[j] = old;
             s->moved_end[j] = old_end;
@@ -935,17 +975,23 @@ static int conservative_pass(Sim *s) {
         double t = s->res[j];
         if (t <= now) {
             /* started, or (an allocator not monotone in free space) refused: no reservation either way */
-            if (load_add(s, t, t + span_of(s->est[j]), -s->size[j]) < 0) return -1;
             s->live--;
             s->res[j] = NAN;
             if (s->size[j] <= s->free) {
                 if (start_job(s, j) < 0) return -1;
-                /* a zero-length job is expected to end at the next instant, before its reservation did */
+                /* a zero-length job is expected to end at the next instant, before its reservation did
+                 * (the profile is then rebuilt at the next pass: the job is past its expected end) */
                 if (!(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
-            } else grew(s, t, t + span_of(s->est[j])); /* refused: its reservation is dropped */
+            } else { /* refused: its reservation is dropped */
+                grew(s, t, t + span_of(s->est[j]));
+                if (steps_add(p, t, t + span_of(s->est[j]), s->size[j], p->v[p->n - 1]) < 0) return -1;
+            }
         }
         j = nx;
     }
+    /* kept for the next pass unless a running job is past its expected end (a job started now
+     * with a zero or rounded-away estimate is one) */
+    s->prof_kept = !(s->running.n > 0 && s->running.a[0].ee <= now);
     wake_at_next_reservation(s);
     return 0;
 }
@@ -1269,7 +1315,11 @@ static int simulate(Sim *s) {
                 if (s->layout) mark(s, s->busy, s->pos[j], s->size[j], 0);
                 run_remove(&s->running, ee, j);
                 s->released = 1;
-                if (ee > now) grew(s, now, ee); /* ended before its expected end */
+                if (ee > now) { /* ended before its expected end */
+                    grew(s, now, ee);
+                    /* its processors are free from now rather than from its expected end */
+                    if (s->prof_kept && steps_add(&s->prof, now, ee, s->size[j], 0) < 0) return -1;
+                }
             }
         }
         i64 first = next;
