@@ -489,11 +489,14 @@ typedef struct {
     Steps load;  /* processors reserved over time (built from the reservations when the profile is rebuilt) */
     i64 live;    /* queued jobs holding a reservation */
     /* where the free processors may have grown since a job's earliest start was last
-     * found (see conservative_pass): the earliest such time ... */
-    double *later;   /* ... through moves of the jobs after it in the last pass */
-    double *moved;   /* the old start of a job that moved in this pass (else +inf) */
-    double grown;    /* ... between the last pass and this one */
-    double *later_end, *moved_end, grown_end; /* and the latest time it grew until */
+     * found (see conservative_pass): from `grown` to `grown_end` between the last pass and
+     * this one; and through the moves of the last pass (queue rank, old start, old end:
+     * pmv, in queue order; this pass's in mv) */
+    double grown, grown_end;
+    struct Mv *mv, *pmv;
+    i64 nmv, npmv, cap_mv, cap_pmv;
+    i64 *starting;   /* the jobs whose reservation is now, this pass, in queue order */
+    double min_res;  /* the earliest reservation after the last pass (+inf: none) */
     double wake;  /* the wake-up this pass asked for, or NaN */
     /* layouts (buddy, Gray code): busy masks over positions, one bit each */
     int layout, dim;
@@ -523,6 +526,9 @@ typedef struct {
 } Sim;
 
 enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2 };
+
+/* a reservation that moved in a pass: the job's place in the queue, where it was */
+typedef struct Mv { i64 rank; double a, c; } Mv;
 
 /* an event of conservative's plan on a layout, as plan.ReplayPlan orders them: (t, kind, order, key job);
  * kind 0 releases (a running job's window: order its start number, key job 0; a reservation's end:
@@ -810,6 +816,7 @@ static void drop_reservations(Sim *s) {
     for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) s->res[j] = NAN;
     s->load.n = 0;
     s->live = 0;
+    s->min_res = INFINITY;
 }
 
 static int cmp_event(const void *a, const void *b) {
@@ -896,7 +903,7 @@ static int conservative_pass(Sim *s) {
      * depends on now), a stale reservation or the first pass rebuild it, as plan.CountingProfile
      * is built: then the load is built from the live reservations. */
     int overrun = s->running.n > 0 && s->running.a[0].ee <= now;
-    int stale = reservations_stale(s);
+    int stale = s->min_res < now; /* a reservation whose time passed without a start (a job overran) */
     if (stale) drop_reservations(s); /* remake them all */
     if (s->prof_kept && !overrun && !stale) steps_advance(p, now);
     else {
@@ -921,21 +928,34 @@ static int conservative_pass(Sim *s) {
     double grown = s->grown, grown_end = s->grown_end;
     s->grown = INFINITY;
     s->grown_end = -INFINITY;
+    /* the moves of the last pass, as suffix extremes: pmv[k] covers the moves from k on */
+    { Mv *x = s->pmv; s->pmv = s->mv; s->mv = x; i64 c = s->cap_pmv; s->cap_pmv = s->cap_mv; s->cap_mv = c; }
+    s->npmv = s->nmv;
+    s->nmv = 0;
+    for (i64 k = s->npmv - 2; k >= 0; k--) {
+        if (s->pmv[k + 1].a < s->pmv[k].a) s->pmv[k].a = s->pmv[k + 1].a;
+        if (s->pmv[k + 1].c > s->pmv[k].c) s->pmv[k].c = s->pmv[k + 1].c;
+    }
+    i64 km = 0, nstart = 0;
+    double min_res = INFINITY;
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         double old = s->res[j];
-        i64 sz = s->size[j];
-        double span = span_of(s->est[j]);
         int has = !isnan(old);
-        double old_end = old + span;
-        i64 from = 0;
-        double limit = old;
-        s->moved[j] = INFINITY;
-        s->moved_end[j] = -INFINITY;
         if (has) {
-            double a = s->later[j] < grown ? s->later[j] : grown;
-            double c = s->later_end[j] > grown_end ? s->later_end[j] : grown_end;
-            if (!(a < INFINITY)) continue;
-            if (c < limit) limit = c;
+            /* where it may have grown: since the last pass, in this pass before j, and through the
+             * last pass's moves of the jobs after j */
+            i64 r = q_rank(q, j);
+            while (km < s->npmv && s->pmv[km].rank <= r) km++;
+            double a = grown, c = grown_end;
+            if (km < s->npmv) {
+                if (s->pmv[km].a < a) a = s->pmv[km].a;
+                if (s->pmv[km].c > c) c = s->pmv[km].c;
+            }
+            if (!(a < INFINITY)) goto kept;
+            i64 sz = s->size[j];
+            double span = span_of(s->est[j]);
+            double old_end = old + span;
+            double limit = c < old ? c : old;
             /* the first breakpoint whose span reaches past a (t + span is monotone in t; usually
              * the first: growth most often starts now) */
             i64 lo = 0, hi = p->n;
@@ -944,55 +964,55 @@ static int conservative_pass(Sim *s) {
                     i64 mid = (lo + hi) / 2;
                     if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
                 }
-            if (lo >= p->n || !(p->t[lo] < limit)) continue;
-            from = lo;
-        }
-        double t;
-        if (with_sentinel(p) < 0) return -1;
-        if (prof_earliest(p, from, limit, sz, span, has, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
-        if (has && t == old) continue; /* given up and taken again: the same profile */
-        if (has && steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0) return -1;
-        if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
-        if (has) {
-            s->moved[j] = old;
-            s->moved_end[j] = old_end;
+            if (lo >= p->n || !(p->t[lo] < limit)) goto kept;
+            double t;
+            if (with_sentinel(p) < 0) return -1;
+            if (prof_earliest(p, lo, limit, sz, span, 1, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
+            if (t == old) goto kept; /* given up and taken again: the same profile */
+            if (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0) return -1;
+            if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
+            if (grow((void **)&s->mv, &s->cap_mv, s->nmv + 1, sizeof(Mv)) < 0) return -1;
+            s->mv[s->nmv++] = (Mv){r, old, old_end};
             if (old < grown) grown = old;
             if (old_end > grown_end) grown_end = old_end;
-        } else s->live++;
-        s->res[j] = t;
-    }
-    /* for the next pass: where the jobs after each one moved from */
-    double after = INFINITY, after_end = -INFINITY;
-    for (i64 j = q->tail; j >= 0; j = q->prev[j]) {
-        s->later[j] = after;
-        s->later_end[j] = after_end;
-        if (s->moved[j] < after) after = s->moved[j];
-        if (s->moved_end[j] > after_end) after_end = s->moved_end[j];
-    }
-    /* jobs whose reservation is now start now, in queue order */
-    for (i64 j = q->head; j >= 0;) {
-        i64 nx = q->next[j];
-        double t = s->res[j];
-        if (t <= now) {
-            /* started, or (an allocator not monotone in free space) refused: no reservation either way */
-            s->live--;
-            s->res[j] = NAN;
-            if (s->size[j] <= s->free) {
-                if (start_job(s, j) < 0) return -1;
-                /* a zero-length job is expected to end at the next instant, before its reservation did
-                 * (the profile is then rebuilt at the next pass: the job is past its expected end) */
-                if (!(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
-            } else { /* refused: its reservation is dropped */
-                grew(s, t, t + span_of(s->est[j]));
-                if (steps_add(p, t, t + span_of(s->est[j]), s->size[j], p->v[p->n - 1]) < 0) return -1;
-            }
+            s->res[j] = t;
+        } else {
+            i64 sz = s->size[j];
+            double span = span_of(s->est[j]);
+            double t;
+            if (with_sentinel(p) < 0) return -1;
+            if (prof_earliest(p, 0, old, sz, span, 0, old, old, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
+            if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
+            s->live++;
+            s->res[j] = t;
         }
-        j = nx;
+    kept:
+        /* jobs whose reservation is now start now, in queue order (below); the others wait */
+        if (s->res[j] <= now) s->starting[nstart++] = j;
+        else if (s->res[j] < min_res) min_res = s->res[j];
+    }
+    s->min_res = min_res;
+    for (i64 i = 0; i < nstart; i++) {
+        i64 j = s->starting[i];
+        double t = s->res[j];
+        /* started, or (an allocator not monotone in free space) refused: no reservation either way */
+        s->live--;
+        s->res[j] = NAN;
+        if (s->size[j] <= s->free) {
+            if (start_job(s, j) < 0) return -1;
+            /* a zero-length job is expected to end at the next instant, before its reservation did
+             * (the profile is then rebuilt at the next pass: the job is past its expected end) */
+            if (!(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
+        } else { /* refused: its reservation is dropped */
+            grew(s, t, t + span_of(s->est[j]));
+            if (steps_add(p, t, t + span_of(s->est[j]), s->size[j], p->v[p->n - 1]) < 0) return -1;
+        }
     }
     /* kept for the next pass unless a running job is past its expected end (a job started now
      * with a zero or rounded-away estimate is one) */
     s->prof_kept = !(s->running.n > 0 && s->running.a[0].ee <= now);
-    wake_at_next_reservation(s);
+    /* Conservative.schedule's wake-up: the next reservation, unless a job overruns (its end remakes the plan) */
+    if (s->prof_kept && min_res < INFINITY) s->wake = min_res;
     return 0;
 }
 
@@ -1433,13 +1453,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     if (qi < 0) { PyErr_NoMemory(); goto done; }
     s.grown = INFINITY;
     s.grown_end = -INFINITY;
+    s.min_res = INFINITY;
     if (kind == K_CONSERVATIVE) {
         s.res = malloc((size_t)(n ? n : 1) * sizeof(double));
-        s.later = malloc((size_t)(n ? n : 1) * sizeof(double));
-        s.moved = malloc((size_t)(n ? n : 1) * sizeof(double));
-        s.later_end = malloc((size_t)(n ? n : 1) * sizeof(double));
-        s.moved_end = malloc((size_t)(n ? n : 1) * sizeof(double));
-        if (!s.res || !s.later || !s.moved || !s.later_end || !s.moved_end) { PyErr_NoMemory(); goto done; }
+        s.starting = malloc((size_t)(n ? n : 1) * sizeof(i64));
+        if (!s.res || !s.starting) { PyErr_NoMemory(); goto done; }
         for (i64 j = 0; j < n; j++) s.res[j] = NAN;
         if (layout) {
             size_t m = (size_t)(n ? n : 1);
@@ -1462,7 +1480,7 @@ done:
         if (b[i].obj) PyBuffer_Release(&b[i]);
     free(s.heap.a); free(s.pending.t); free(s.pending.used);
     q_free(&s.q);
-    free(s.waiting.t); free(s.running.a); free(s.res); free(s.later); free(s.moved); free(s.later_end); free(s.moved_end);
+    free(s.waiting.t); free(s.running.a); free(s.res); free(s.starting); free(s.mv); free(s.pmv);
     free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
     free(s.busy); free(s.sh); free(s.trial); free(s.pos);
     free(s.ev); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.fc); free(s.gstart); free(s.gend); free(s.relend); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
