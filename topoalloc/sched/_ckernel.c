@@ -47,8 +47,7 @@ enum { ST_OK = 0, ST_NEVER_STARTED = 1, ST_HEAD_NEVER_FITS = 2, ST_PROFILE_NEVER
 
 /* ------------------------------------------------------------ growable arrays */
 
-static int grow(void **p, i64 *cap, i64 need, size_t item) {
-    if (need <= *cap) return 0;
+static int grow_to(void **p, i64 *cap, i64 need, size_t item) {
     i64 c = *cap ? *cap : 16;
     while (c < need) c *= 2;
     void *q = realloc(*p, (size_t)c * item);
@@ -56,6 +55,10 @@ static int grow(void **p, i64 *cap, i64 need, size_t item) {
     *p = q;
     *cap = c;
     return 0;
+}
+
+static inline int grow(void **p, i64 *cap, i64 need, size_t item) {
+    return need <= *cap ? 0 : grow_to(p, cap, need, item);
 }
 
 /* ------------------------------------------------------------ the event heap */
@@ -345,11 +348,11 @@ static int steps_reserve(Steps *s, i64 need) {
     return grow((void **)&s->v, &s->cap_v, need, sizeof(i64));
 }
 
-/* index of the first breakpoint >= t */
-static inline i64 steps_lower(const Steps *s, double t) {
-    const double *base = s->t;
-    i64 len = s->n;
-    if (!len) return 0;
+/* index of the first breakpoint >= t, from index `from` on (every breakpoint before it is < t) */
+static inline i64 steps_lower_from(const Steps *s, double t, i64 from) {
+    const double *base = s->t + from;
+    i64 len = s->n - from;
+    if (len <= 0) return from;
     while (len > 1) {
         i64 half = len / 2;
         base = base[half - 1] < t ? base + half : base;
@@ -358,9 +361,12 @@ static inline i64 steps_lower(const Steps *s, double t) {
     return (base - s->t) + (*base < t);
 }
 
-/* make t a breakpoint (its value: the segment's it falls in, `outside` before the first); its index */
-static i64 steps_split(Steps *s, double t, i64 outside) {
-    i64 lo = steps_lower(s, t);
+static inline i64 steps_lower(const Steps *s, double t) { return steps_lower_from(s, t, 0); }
+
+/* make t a breakpoint (its value: the segment's it falls in, `outside` before the first); its
+ * index (every breakpoint before index `from` is < t) */
+static i64 steps_split_from(Steps *s, double t, i64 outside, i64 from) {
+    i64 lo = steps_lower_from(s, t, from);
     if (lo < s->n && s->t[lo] == t) return lo;
     if (steps_reserve(s, s->n + 1) < 0) return -1;
     i64 before = lo > 0 ? s->v[lo - 1] : outside;
@@ -374,9 +380,9 @@ static i64 steps_split(Steps *s, double t, i64 outside) {
 
 /* plan.CountingProfile._change: add delta on [t, end) (nothing if end == t, as there) */
 static int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) {
-    i64 i = steps_split(s, t, outside);
+    i64 i = steps_split_from(s, t, outside, 0);
     if (i < 0) return -1;
-    i64 j = steps_split(s, end, outside);
+    i64 j = steps_split_from(s, end, outside, i); /* end >= t */
     if (j < 0) return -1;
     for (i64 k = i; k < j; k++) s->v[k] += delta;
     return 0;
