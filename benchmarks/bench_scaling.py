@@ -135,10 +135,6 @@ def show(label: str, res: dict) -> None:
         print(f"  {label:58s} {res['seconds']:8.2f} s  {res['mb']:7.0f} MB  ({res['jobs']:,} jobs, mean wait {res['mean_wait']:.1f})")
 
 
-#: interleaved pairs (EASY, conservative) per case of the conservative group
-PAIRS = 5
-
-
 def conservative() -> None:
     """Each case as PAIRS interleaved pairs of new processes, EASY then conservative; the ratio is taken
     pair by pair on the in-process time (reading the trace and the first simulation) and its median is
@@ -192,7 +188,7 @@ def probes() -> None:
                 print(f"  -> {a:.1f} x flat (kernel), {b:.1f} x flat (general engine); target <= {target}: {verdict(a <= target)} / {verdict(b <= target)}")
 
 
-#: interleaved pairs (with metrics, without) behind the locality ratio, and runs behind each size point
+#: interleaved pairs behind the conservative and locality ratios, and runs behind each size point
 PAIRS = 5
 
 
