@@ -213,6 +213,34 @@ def test_kernel_follows_the_subcube_allocators(data, sched, allocator, dim, reco
 
 
 @st.composite
+def long_queues(draw: st.DrawFn, nodes: int) -> Workload:
+    """Hundreds of jobs arriving faster than they run: queues longer than a word of ranks (64), so that
+    EASY's walk on a layout crosses from word to word."""
+    n = draw(st.integers(65, 400))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    submit = np.sort(rng.integers(0, n // 2, n)).astype(float)
+    run = rng.integers(0, 40, n).astype(float)
+    size = 1 << rng.integers(0, max(1, nodes.bit_length()), n)
+    size = np.minimum(size, nodes)
+    requested = np.where(rng.random(n) < 0.2, -1.0, run * rng.choice([0.5, 1.0, 2.0, 5.0], n))
+    return Workload(job_id=np.arange(1, n + 1), submit=submit, run=run, size=size, requested_time=requested,
+                    header={"MaxProcs": str(nodes)}, source="<hypothesis>")
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), sched=st.sampled_from(["easy", "easy:order=sjf", "easy:order=lpt"]), allocator=st.sampled_from(["buddy", "gray_code"]),
+       dim=st.sampled_from([3, 5, 7]))
+def test_kernel_easy_on_masks_with_long_queues(data, sched, allocator, dim):
+    """EASY's walk on a layout follows one bit set of ranks per window size (passing over the jobs too wide
+    and the sizes refused): with queues of hundreds of jobs the walk crosses words of ranks."""
+    w = data.draw(long_queues(1 << dim))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator)
+    assert_same_placements(a, b)
+
+
+@st.composite
 def mesh_requests(draw: st.DrawFn, dim: int) -> Workload:
     """Jobs asking for X×Y meshes (the subcube allocators give them a ⌈log₂X⌉+⌈log₂Y⌉-cube)."""
     rows = draw(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 20), st.integers(1, 1 << dim), st.integers(1, 1 << dim), st.integers(-1, 30)),

@@ -275,6 +275,84 @@ static void q_remove(Queue *q, i64 j) {
     q->len--;
 }
 
+/* ------------------------------------- queued jobs by window size (layouts) */
+/* EASY on a layout walks the queue for candidates; one bit set over ranks per window size
+ * (2**k) lets the walk pass over every job wider than the free positions, and every job of a
+ * size refused for both kinds of job, without visiting it. */
+
+typedef struct {
+    int levels;
+    u64 *bits[8];      /* as Queue.bits */
+    i64 words[8];
+} Bits;
+
+static int bs_init(Bits *b, i64 n) {
+    memset(b, 0, sizeof *b);
+    i64 m = n ? n : 1;
+    do {
+        i64 w = (m + 63) / 64;
+        b->words[b->levels] = w;
+        b->bits[b->levels] = calloc((size_t)w, sizeof(u64));
+        if (!b->bits[b->levels]) return -1;
+        b->levels++;
+        m = w;
+    } while (m > 1 && b->levels < 8);
+    return 0;
+}
+
+static void bs_free(Bits *b) {
+    for (int l = 0; l < b->levels; l++) free(b->bits[l]);
+}
+
+static void bs_set(Bits *b, i64 r) {
+    for (int l = 0; l < b->levels; l++) {
+        u64 *w = &b->bits[l][r >> 6];
+        int was = *w != 0;
+        *w |= 1ULL << (r & 63);
+        if (was) break;
+        r >>= 6;
+    }
+}
+
+static void bs_clear(Bits *b, i64 r) {
+    for (int l = 0; l < b->levels; l++) {
+        u64 *w = &b->bits[l][r >> 6];
+        *w &= ~(1ULL << (r & 63));
+        if (*w) break;
+        r >>= 6;
+    }
+}
+
+/* the word `wi` of level l of the union of the bit sets b[k], k in `act` */
+static inline u64 bs_word(const Bits *b, u64 act, int l, i64 wi) {
+    u64 w = 0;
+    for (u64 a = act; a; a &= a - 1) w |= b[__builtin_ctzll(a)].bits[l][wi];
+    return w;
+}
+
+/* the smallest rank > r in the union of the bit sets b[k], k in `act`, or -1 (all of the
+ * same shape) */
+static i64 bs_next_any(const Bits *b, u64 act, i64 r) {
+    if (!act) return -1;
+    const Bits *b0 = &b[__builtin_ctzll(act)];
+    int l = 0;
+    i64 x = r + 1; /* the first position to look at, at level l */
+    for (;;) {
+        if (l >= b0->levels) return -1;
+        i64 wi = x >> 6;
+        if (wi >= b0->words[l]) return -1;
+        u64 w = bs_word(b, act, l, wi) & (~0ULL << (x & 63));
+        if (w) { x = (wi << 6) + __builtin_ctzll(w); break; }
+        x = wi + 1; /* the words after wi, one level up */
+        l++;
+    }
+    while (l > 0) {
+        l--;
+        x = (x << 6) + __builtin_ctzll(bs_word(b, act, l, x));
+    }
+    return x;
+}
+
 /* ------------------------------------------ sizes of queued jobs (Fenwick) */
 /* base.WaitingSizes: "could any queued job fit in `free` processors?" */
 
@@ -508,6 +586,7 @@ typedef struct {
     int layout, dim;
     i64 words;
     u64 *busy, *sh, *trial; /* now; at the shadow time; a candidate's trial */
+    Bits *cls;              /* EASY: the queued jobs by window size (cls[k]: windows of 2**k), or NULL */
     i64 *pos;               /* each running job's first position */
     /* conservative on a layout: plan.ReplayPlan on busy masks (see conservative_pass_mask) */
     struct PEv *ev;         /* the plan's events in replay order */
@@ -641,6 +720,7 @@ static int start_job_at(Sim *s, i64 j, i64 p) {
         mark(s, s->busy, p, sz, 1);
     }
     q_remove(&s->q, j);
+    if (s->cls) bs_clear(&s->cls[log2_of(sz)], q_rank(&s->q, j));
     fw_add(&s->waiting, sz, -1);
     s->free -= sz;
     s->serial++;
@@ -667,20 +747,6 @@ static int start_heads(Sim *s) {
     while (s->q.head >= 0 && s->size[s->q.head] <= s->free)
         if (start_job(s, s->q.head) < 0) return -1;
     return 0;
-}
-
-/* Whether, for every window size 2**k no wider than the free positions that some queued job other
- * than the head (whose size is 2**kh) asks for, both kinds of job (ending by the shadow time or not)
- * are refused in this pass.  The queue's sizes are windows (powers of two), counted in `waiting`. */
-static int all_sizes_refused(const Sim *s, const unsigned char *refused, int kh) {
-    i64 below = 0;
-    for (int k = 0; (1LL << k) <= s->free; k++) {
-        i64 upto = fw_at_most(&s->waiting, 1LL << k);
-        i64 here = upto - below - (k == kh);
-        below = upto;
-        if (here > 0 && !(refused[2 * k] && refused[2 * k + 1])) return 0;
-    }
-    return 1;
 }
 
 /* EASY's pass on a layout (EASY._backfill_guarded with _MaskGuard): the shadow time is the
@@ -718,40 +784,54 @@ static int easy_pass_mask(Sim *s) {
     s->head = head;
     s->shadow = t;
     double latest_end = t - s->now;
-    i64 limit = s->free;
     unsigned char refused[128];
     memset(refused, 0, sizeof refused);
-    for (i64 j = q->next[head]; j >= 0;) {
-        i64 nx = q->next[j];
-        i64 sz = s->size[j];
-        if (sz <= s->free) {
-            int kj = log2_of(sz), ends_by = s->est[j] <= latest_end;
-            int code = 2 * kj + ends_by;
-            if (!refused[code]) {
-                i64 p = place(s, s->busy, kj);
-                int ok = p >= 0;
-                if (!ok) refused[2 * kj] = refused[2 * kj + 1] = 1; /* no window now: neither kind of job of this size fits */
-                else if (!ends_by) {
-                    memcpy(s->trial, s->sh, bytes);
-                    mark(s, s->trial, p, sz, 1);
-                    ok = place(s, s->trial, kh) >= 0;
-                    if (ok) mark(s, s->sh, p, sz, 1);
-                }
-                if (!ok) {
-                    refused[code] = 1;
-                    /* every window size that a queued job (the head aside) could use now refused for both kinds
-                     * of job: no later candidate can start in this pass (each would be skipped), so stop here */
-                    if (all_sizes_refused(s, refused, kh)) break;
-                } else {
-                    if (start_job_at(s, j, p) < 0) return -1;
-                    memset(refused, 0, sizeof refused);
-                    if (!s->free) break;
-                }
-            }
+    /* The candidates, in queue order, are the jobs after the head whose window size is not
+     * refused for their kind; a job wider than the free positions, or of a size refused for both
+     * kinds, would only be passed over, so the walk follows the union of the window sizes still
+     * open (`open`: no wider than the free positions, not refused for both kinds) and visits
+     * nothing else. */
+    u64 open = low_bits(63 - __builtin_clzll((u64)s->free) + 1);
+    /* the walk reads the union a word (64 ranks) at a time: `word` holds the ranks after rk in
+     * word `wi` of it, read again whenever `open` changes */
+    i64 rk = q_rank(q, head), wi = -1;
+    u64 word = 0;
+    for (;;) {
+        if (!word) {
+            rk = bs_next_any(s->cls, open, wi < 0 ? rk : (wi << 6) + 63);
+            if (rk < 0) break;
+            wi = rk >> 6;
+            word = bs_word(s->cls, open, 0, wi) & (~0ULL << (rk & 63));
         }
-        /* once every queued job no wider than `limit` was seen, the rest are too wide */
-        if (sz <= limit && --room == 0) break;
-        j = nx;
+        rk = (wi << 6) + __builtin_ctzll(word);
+        word &= word - 1;
+        i64 j = q_job(q, rk);
+        i64 sz = s->size[j];
+        int kj = log2_of(sz), ends_by = s->est[j] <= latest_end;
+        int code = 2 * kj + ends_by;
+        if (refused[code]) continue;
+        i64 p = place(s, s->busy, kj);
+        int ok = p >= 0;
+        if (!ok) refused[2 * kj] = refused[2 * kj + 1] = 1; /* no window now: neither kind of job of this size fits */
+        else if (!ends_by) {
+            memcpy(s->trial, s->sh, bytes);
+            mark(s, s->trial, p, sz, 1);
+            ok = place(s, s->trial, kh) >= 0;
+            if (ok) mark(s, s->sh, p, sz, 1);
+        }
+        if (!ok) {
+            refused[code] = 1;
+            if (refused[2 * kj] && refused[2 * kj + 1]) {
+                open &= ~(1ULL << kj);
+                word &= bs_word(s->cls, open, 0, wi);
+            }
+        } else {
+            if (start_job_at(s, j, p) < 0) return -1;
+            if (!s->free) break;
+            memset(refused, 0, sizeof refused);
+            open = low_bits(63 - __builtin_clzll((u64)s->free) + 1);
+            word = rk == (wi << 6) + 63 ? 0 : bs_word(s->cls, open, 0, wi) & (~0ULL << ((rk & 63) + 1));
+        }
     }
     return 0;
 }
@@ -1352,6 +1432,7 @@ static int simulate(Sim *s) {
         if (t_arr <= now) {
             while (next < n && s->submit[next] <= now) {
                 q_insert(&s->q, next);
+                if (s->cls) bs_set(&s->cls[log2_of(s->size[next])], q_rank(&s->q, next));
                 fw_add(&s->waiting, s->size[next], 1);
                 next++;
             }
@@ -1446,6 +1527,12 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         s.trial = calloc((size_t)s.words, sizeof(u64));
         s.pos = malloc((size_t)(n ? n : 1) * sizeof(i64));
         if (!s.busy || !s.sh || !s.trial || !s.pos) { PyErr_NoMemory(); goto done; }
+        if (kind == K_EASY) {
+            s.cls = calloc((size_t)s.dim + 1, sizeof(Bits));
+            if (!s.cls) { PyErr_NoMemory(); goto done; }
+            for (int k = 0; k <= s.dim; k++)
+                if (bs_init(&s.cls[k], n) < 0) { PyErr_NoMemory(); goto done; }
+        }
     }
     const i64 *rank = o_rank != Py_None ? b[6].buf : NULL;
     if (rank) {
@@ -1489,6 +1576,10 @@ done:
     free(s.waiting.t); free(s.running.a); free(s.res); free(s.starting); free(s.mv); free(s.pmv);
     free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
     free(s.busy); free(s.sh); free(s.trial); free(s.pos);
+    if (s.cls) {
+        for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
+        free(s.cls);
+    }
     free(s.ev); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.fc); free(s.gstart); free(s.gend); free(s.relend); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
     return result;
 }
