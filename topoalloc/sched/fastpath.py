@@ -195,16 +195,18 @@ def _windows(w: "Workload") -> np.ndarray:
     its request (:func:`~topoalloc.alloc.hypercube.allocators._request_dim`; mesh shapes included)."""
     from ..alloc.hypercube.allocators import _request_dim
 
-    sizes = w.size.tolist()
-    shapes = [None] * len(sizes) if w.shape is None else [tuple(int(x) for x in s) for s in w.shape.tolist()]
-    dims: dict[tuple, int] = {}
-    out = np.empty(len(sizes), dtype=np.int64)
-    for j, key in enumerate(zip(sizes, shapes)):
-        k = dims.get(key)
-        if k is None:
-            k = dims[key] = _request_dim(Request._trusted(key[0], key[1], None))
-        out[j] = 1 << k
-    return out
+    # each distinct request (size, and shape if any) once: a log has a few hundred of them
+    size = np.asarray(w.size, dtype=np.int64)
+    if not len(size):
+        return np.empty(0, dtype=np.int64)
+    if w.shape is None:
+        distinct, inverse = np.unique(size, return_inverse=True)
+        requests = [(s, None) for s in distinct.tolist()]
+    else:
+        rows, inverse = np.unique(np.column_stack([size, np.asarray(w.shape, dtype=np.int64)]), axis=0, return_inverse=True)
+        requests = [(r[0], tuple(r[1:])) for r in rows.tolist()]
+    windows = np.array([1 << _request_dim(Request._trusted(s, shape, None)) for s, shape in requests], dtype=np.int64)
+    return windows[inverse.reshape(-1)]
 
 
 def _wants_placement(sim: "Simulation") -> bool:
