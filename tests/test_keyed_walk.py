@@ -91,3 +91,77 @@ def test_no_question_twice_in_one_state(label, factory, seed, load):
         keys_of.setdefault((p, g, stamp), set()).add(key)
     assert max(len(v) for v in passes_of.values()) > 1
     assert max(len(v) for v in keys_of.values()) > 1
+
+
+def test_free_list_trial_state_sees_what_an_allocate_and_release_changed():
+    """``trial_state`` is the lists' content: equal after a pair that left them as they were, different
+    after one that did not (the AFL re-merges a released mesh's pieces differently here)."""
+    from topoalloc.alloc.base import Request
+    from topoalloc.alloc.hypercube import AFLAllocator, FreeListAllocator
+
+    fl = FreeListAllocator(Hypercube(4))
+    fl.allocate(Request(4))
+    before = fl.trial_state()
+    fl.release(fl.allocate(Request(2)))
+    assert fl.trial_state() == before
+
+    afl = AFLAllocator(Hypercube(3))
+    a2, a4 = afl.allocate(Request(2)), afl.allocate(Request(4))
+    afl.release(a2)
+    afl.release(a4)
+    afl.allocate(Request(1))
+    afl.allocate(Request(3))
+    before = afl.trial_state()
+    afl.release(afl.allocate(Request(1)))
+    assert afl.trial_state() != before
+
+
+@pytest.mark.parametrize("allocator", ["free_list", "afl"])
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_easy_remembers_refusals_after_a_trial_that_changed_nothing(allocator, seed):
+    """A candidate the guard refuses is allocated and released; when the allocator's ``trial_state`` shows
+    the pair changed nothing, the refusal stands for its key and kind. The same schedule as when every
+    such candidate is asked again (``trial_state`` None), with fewer allocations."""
+    w = poisson_workload(400, load=1.8, sizes=Uniform(1, 32), machine_nodes=64, estimate_factor=3.0, seed=seed)
+    runs = {}
+    for remember in (True, False):
+        a = topoalloc.make_allocator(allocator, Hypercube(6))
+        cls = type(a)
+        calls = [0]
+        real = cls.allocate
+
+        def allocate(self, request, real=real, calls=calls):
+            calls[0] += 1
+            return real(self, request)
+
+        extra = {"allocate": allocate} if remember else {"allocate": allocate, "trial_state": lambda self: None}
+        a.__class__ = type(f"Counted{cls.__name__}", (cls,), {"__slots__": (), **extra})
+        r = topoalloc.simulate(w, machine=a.topology, allocator=a, scheduler="easy", record_allocations=True)
+        runs[remember] = (r.to_csv(), calls[0])
+    assert runs[True][0] == runs[False][0]
+    assert runs[True][1] < runs[False][1]
+
+
+@pytest.mark.parametrize("dim,seed", [(3, 82), (3, 98), (4, 82)])
+def test_a_trial_state_that_hides_a_change_changes_the_schedule(dim, seed):
+    """Why the refusal is remembered only when the state is shown unchanged: on these workloads an AFL
+    that claimed every allocate-and-release changed nothing would start some job at another time than
+    replay does; the real ``trial_state`` gives replay's schedule."""
+    import numpy as np
+
+    from topoalloc.alloc.hypercube import AFLAllocator
+    from topoalloc.testing.conformance import _schedule_workload, replaying
+
+    class Unchanged(AFLAllocator):
+        __slots__ = ()
+
+        def trial_state(self):
+            return ()
+
+    w = _schedule_workload(1 << dim, 1 << dim, seed, 60)
+    q = Hypercube(dim)
+    ref = topoalloc.simulate(w, machine=q, allocator=replaying(AFLAllocator(q)), scheduler="easy")
+    real = topoalloc.simulate(w, machine=q, allocator=AFLAllocator(q), scheduler="easy")
+    hidden = topoalloc.simulate(w, machine=q, allocator=Unchanged(q), scheduler="easy")
+    assert np.array_equal(real.start, ref.start)
+    assert not np.array_equal(hidden.start, ref.start)

@@ -454,6 +454,20 @@ class Allocator(ABC):
         """
         return None
 
+    def trial_state(self) -> Hashable | None:
+        """What this allocator's answers depend on besides the nodes it holds, as a value compared with
+        ``==``; or ``None`` (the default): not known.
+
+        EASY asks a candidate by allocating it and, if the reservation guard refuses it, releasing it
+        again. For most allocators that pair leaves the state as it was; for some (the free list) the
+        release may merge free cubes differently, and the next candidate of the same :meth:`fit_key` may
+        be placed elsewhere, so it is asked again. When this value is the same before the allocation and
+        after the release, the state is the same (the nodes held are, by :meth:`release`), so by the fit
+        key's contract every later candidate of that key and kind would be refused alike until a job
+        starts: EASY then remembers the refusal instead of asking each of them.
+        """
+        return None
+
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         """A guard for EASY backfilling: may a job start now without delaying ``head``?
 

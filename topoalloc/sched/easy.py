@@ -337,11 +337,15 @@ class EASY(Scheduler):
             else:
                 req = ctx.request(j)
                 if guard.may_admit(req, ends_by):
+                    before = allocator.trial_state()
                     alloc = allocator.allocate(req)
                     if alloc is not None and not guard.admit(alloc, ends_by):
-                        allocator.release(alloc)  # the state may differ in detail: no new refusal
+                        allocator.release(alloc)
                         alloc = None
-                        refuse = 0
+                        # the state may differ in detail (no new refusal), unless the allocator shows it is
+                        # the same (Allocator.trial_state): then the refusal stands for this key and kind
+                        if before is None or allocator.trial_state() != before:
+                            refuse = 0
             if alloc is not None:
                 ctx.start_with(j, alloc)
                 started.append(j)

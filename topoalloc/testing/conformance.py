@@ -687,7 +687,7 @@ def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs"
 
 
 #: the probes an allocator may answer itself; :func:`replaying` answers them as :class:`Allocator` does (by replay)
-PROBES = ("can_allocate", "max_request_now", "earliest_fit", "reservation_guard", "fit_key")
+PROBES = ("can_allocate", "max_request_now", "earliest_fit", "reservation_guard", "fit_key", "trial_state")
 _REPLAYING: dict[type, type] = {}
 
 
@@ -697,8 +697,8 @@ def replaying(allocator: Allocator) -> Allocator:
     Its class is swapped for a subclass that takes :data:`PROBES` from
     :class:`Allocator`: ``can_allocate`` and the reservation guard replay on a
     snapshot, ``earliest_fit`` replays the releases, ``max_request_now`` is the
-    free count and ``fit_key`` is ``None`` (so EASY asks every candidate, in
-    queue order, remembering nothing).  Allocation itself is unchanged.
+    free count and ``fit_key`` and ``trial_state`` are ``None`` (so EASY asks every
+    candidate, in queue order, remembering nothing).  Allocation itself is unchanged.
     """
     if not isinstance(allocator, Allocator):
         raise InvalidArgument("allocator", allocator, "an Allocator instance")

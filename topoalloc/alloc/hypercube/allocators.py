@@ -534,6 +534,10 @@ class FreeListAllocator(Allocator):
                             lists[piece[0].bit_count()][piece] = None
         return cube
 
+    def trial_state(self) -> Hashable:
+        """The free lists, the auxiliary lists and the live meshes' ownership (what placement reads)."""
+        return (tuple(frozenset(d) for d in self._fl), tuple(frozenset(d) for d in self._aux), frozenset(self._live.items()), frozenset(self._owned))
+
     def _cube_dim(self, request: Request) -> int:
         """Dimension of the cube a request takes."""
         return _request_dim(request)
