@@ -669,6 +669,51 @@ def check_fit_keys(factory: Factory, *, examples: int = EXAMPLES) -> None:
     _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
 
 
+def check_trial_state(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """When ``trial_state`` is the same before an allocate and after its release, the allocator behaves
+    as a snapshot taken before the pair: the same grants through a run of allocations and releases
+    after it (what EASY relies on to remember a refusal, see :meth:`Allocator.trial_state`)."""
+    from hypothesis import strategies as st
+
+    a0 = factory()
+    if a0.trial_state() is None:
+        return  # not declared
+
+    def nodes(x: Allocation | None) -> list[int] | None:
+        return None if x is None else sorted(int(v) for v in x.nodes)
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        rng = random.Random(seed)
+        sizes = [s for s in range(1, a.n_nodes + 1) if _fits_empty_machine(a, s)]
+        for s in sizes:
+            before, snap = a.trial_state(), a.snapshot()
+            x = a.allocate(Request(s))
+            if x is None:
+                continue
+            a.release(x)
+            if a.trial_state() != before:
+                continue  # (said changed: nothing is promised)
+            # the same run of operations on both: allocations of random sizes, and releases of what
+            # both hold (the allocations from before the pair are the same objects in both)
+            pairs = list(zip(a.allocations, snap.allocations))
+            for step in range(12):
+                if pairs and rng.random() < 0.35:
+                    mine, theirs = pairs.pop(rng.randrange(len(pairs)))
+                    a.release(mine)
+                    snap.release(theirs)
+                    continue
+                t = rng.choice(sizes)
+                got, ref = a.allocate(Request(t)), snap.allocate(Request(t))
+                if nodes(got) != nodes(ref):
+                    _fail("trial_state", f"allocating and releasing {s} node(s) left trial_state unchanged, but {step} operation(s) "
+                                         f"later a request of {t} gets {nodes(got)}, not {nodes(ref)} as without the pair")
+                if got is not None and ref is not None:
+                    pairs.append((got, ref))
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
 def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs", "easy", "conservative"), jobs: int = 40) -> None:
     """The allocator plugs into every scheduler through its probes, and the schedules are valid.
 
@@ -790,6 +835,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "counting_promise": check_counting_promise,
     "reservation_guard": check_reservation_guard,
     "fit_keys": check_fit_keys,
+    "trial_state": check_trial_state,
     "stateful": check_stateful,
     "in_simulation": check_in_simulation,
     "schedules_equal_replay": check_schedules_equal_replay,
