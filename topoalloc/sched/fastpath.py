@@ -199,6 +199,7 @@ def _windows(w: "Workload") -> np.ndarray:
     size = np.asarray(w.size, dtype=np.int64)
     if not len(size):
         return np.empty(0, dtype=np.int64)
+    requests: list[tuple[int, tuple[int, ...] | None]]
     if w.shape is None:
         distinct, inverse = np.unique(size, return_inverse=True)
         requests = [(s, None) for s in distinct.tolist()]
