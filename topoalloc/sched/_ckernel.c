@@ -157,132 +157,13 @@ static void ts_discard(TimeSet *s, double t) {
     if (i >= 0) { s->used[i] = 2; s->n--; }
 }
 
-/* ------------------------------------------------------------ the wait queue */
-/* Queued jobs in queue order (a permutation rank: the scheduler's queue key),
- * as a doubly linked list over job positions, with a bit set over ranks to
- * find where an arrival goes. */
+/* ------------------------------------------------- bit sets over ranks */
+/* A set of ranks 0..n-1 as bits, with one bit per nonzero word at each level above, so that
+ * the next or previous member is found in a few words whatever the gaps. */
 
 typedef struct {
-    i32 *next, *prev;
-    i32 head, tail;
-    i64 len;
-    const i64 *rank;   /* job -> rank, or NULL: rank = position (FCFS order) */
-    i32 *job_at;       /* rank -> job (NULL with rank NULL) */
     int levels;
     u64 *bits[8];      /* bits[0]: one bit per rank; bits[l+1]: one per nonzero word of bits[l] */
-    i64 words[8];
-} Queue;
-
-static inline i64 q_rank(const Queue *q, i64 j) { return q->rank ? q->rank[j] : j; }
-static inline i64 q_job(const Queue *q, i64 r) { return q->job_at ? q->job_at[r] : r; }
-
-static int q_init(Queue *q, i64 n, const i64 *rank) {
-    memset(q, 0, sizeof *q);
-    q->head = q->tail = -1;
-    q->rank = rank;
-    q->next = malloc((size_t)(n ? n : 1) * sizeof(i32));
-    q->prev = malloc((size_t)(n ? n : 1) * sizeof(i32));
-    if (!q->next || !q->prev) return -1;
-    if (rank) {
-        q->job_at = malloc((size_t)(n ? n : 1) * sizeof(i32));
-        if (!q->job_at) return -1;
-        for (i64 j = 0; j < n; j++) q->job_at[j] = -1;
-        for (i64 j = 0; j < n; j++) {
-            if (q->job_at[rank[j]] >= 0) return -2; /* not a permutation */
-            q->job_at[rank[j]] = (i32)j;
-        }
-    }
-    i64 m = n ? n : 1;
-    do {
-        i64 w = (m + 63) / 64;
-        q->words[q->levels] = w;
-        q->bits[q->levels] = calloc((size_t)w, sizeof(u64));
-        if (!q->bits[q->levels]) return -1;
-        q->levels++;
-        m = w;
-    } while (m > 1 && q->levels < 8);
-    return 0;
-}
-
-static void q_free(Queue *q) {
-    free(q->next); free(q->prev); free(q->job_at);
-    for (int l = 0; l < q->levels; l++) free(q->bits[l]);
-}
-
-static void bits_set(Queue *q, i64 r) {
-    for (int l = 0; l < q->levels; l++) {
-        u64 *w = &q->bits[l][r >> 6];
-        int was = *w != 0;
-        *w |= 1ULL << (r & 63);
-        if (was) break;
-        r >>= 6;
-    }
-}
-
-static void bits_clear(Queue *q, i64 r) {
-    for (int l = 0; l < q->levels; l++) {
-        u64 *w = &q->bits[l][r >> 6];
-        *w &= ~(1ULL << (r & 63));
-        if (*w) break;
-        r >>= 6;
-    }
-}
-
-/* the largest set rank < r, or -1 */
-static i64 bits_prev(const Queue *q, i64 r) {
-    int l = 0;
-    i64 x = r;
-    for (;;) {
-        if (l >= q->levels) return -1;
-        i64 wi = x >> 6;
-        int b = (int)(x & 63);
-        u64 w = q->bits[l][wi] & ((1ULL << b) - 1);
-        if (w) { x = (wi << 6) + 63 - __builtin_clzll(w); break; }
-        if (wi == 0) return -1;
-        x = wi; /* look at the words before wi, one level up */
-        l++;
-    }
-    while (l > 0) {
-        l--;
-        x = (x << 6) + 63 - __builtin_clzll(q->bits[l][x]);
-    }
-    return x;
-}
-
-static void q_insert(Queue *q, i64 j) {
-    i64 r = q_rank(q, j);
-    i64 after = -1;
-    if (q->tail < 0) after = -1;
-    else if (q_rank(q, q->tail) < r) after = q->tail;
-    else {
-        i64 pr = bits_prev(q, r);
-        after = pr < 0 ? -1 : q_job(q, pr);
-    }
-    i32 nx = after < 0 ? q->head : q->next[after];
-    q->prev[j] = (i32)after;
-    q->next[j] = nx;
-    if (after < 0) q->head = (i32)j; else q->next[after] = (i32)j;
-    if (nx < 0) q->tail = (i32)j; else q->prev[nx] = (i32)j;
-    bits_set(q, r);
-    q->len++;
-}
-
-static void q_remove(Queue *q, i64 j) {
-    i32 p = q->prev[j], nx = q->next[j];
-    if (p < 0) q->head = nx; else q->next[p] = nx;
-    if (nx < 0) q->tail = p; else q->prev[nx] = p;
-    bits_clear(q, q_rank(q, j));
-    q->len--;
-}
-
-/* ------------------------------------- queued jobs by window size (layouts) */
-/* EASY on a layout walks the queue for candidates; one bit set over ranks per window size
- * (2**k) lets the walk pass over every job wider than the free positions, and every job of a
- * size refused for both kinds of job, without visiting it. */
-
-typedef struct {
-    int levels;
-    u64 *bits[8];      /* as Queue.bits */
     i64 words[8];
 } Bits;
 
@@ -351,6 +232,94 @@ static i64 bs_next_any(const Bits *b, u64 act, i64 r) {
         x = (x << 6) + __builtin_ctzll(bs_word(b, act, l, x));
     }
     return x;
+}
+
+/* the largest member < r, or -1 */
+static i64 bs_prev(const Bits *b, i64 r) {
+    int l = 0;
+    i64 x = r;
+    for (;;) {
+        if (l >= b->levels) return -1;
+        i64 wi = x >> 6;
+        int bit = (int)(x & 63);
+        u64 w = b->bits[l][wi] & ((1ULL << bit) - 1);
+        if (w) { x = (wi << 6) + 63 - __builtin_clzll(w); break; }
+        if (wi == 0) return -1;
+        x = wi; /* look at the words before wi, one level up */
+        l++;
+    }
+    while (l > 0) {
+        l--;
+        x = (x << 6) + 63 - __builtin_clzll(b->bits[l][x]);
+    }
+    return x;
+}
+
+/* ------------------------------------------------------------ the wait queue */
+/* Queued jobs in queue order (a permutation rank: the scheduler's queue key),
+ * as a doubly linked list over job positions, with a bit set over ranks to
+ * find where an arrival goes. */
+
+typedef struct {
+    i32 *next, *prev;
+    i32 head, tail;
+    i64 len;
+    const i64 *rank;   /* job -> rank, or NULL: rank = position (FCFS order) */
+    i32 *job_at;       /* rank -> job (NULL with rank NULL) */
+    Bits ranks;        /* the queued jobs' ranks */
+} Queue;
+
+static inline i64 q_rank(const Queue *q, i64 j) { return q->rank ? q->rank[j] : j; }
+static inline i64 q_job(const Queue *q, i64 r) { return q->job_at ? q->job_at[r] : r; }
+
+static int q_init(Queue *q, i64 n, const i64 *rank) {
+    memset(q, 0, sizeof *q);
+    q->head = q->tail = -1;
+    q->rank = rank;
+    q->next = malloc((size_t)(n ? n : 1) * sizeof(i32));
+    q->prev = malloc((size_t)(n ? n : 1) * sizeof(i32));
+    if (!q->next || !q->prev) return -1;
+    if (rank) {
+        q->job_at = malloc((size_t)(n ? n : 1) * sizeof(i32));
+        if (!q->job_at) return -1;
+        for (i64 j = 0; j < n; j++) q->job_at[j] = -1;
+        for (i64 j = 0; j < n; j++) {
+            if (q->job_at[rank[j]] >= 0) return -2; /* not a permutation */
+            q->job_at[rank[j]] = (i32)j;
+        }
+    }
+    return bs_init(&q->ranks, n);
+}
+
+static void q_free(Queue *q) {
+    free(q->next); free(q->prev); free(q->job_at);
+    bs_free(&q->ranks);
+}
+
+static void q_insert(Queue *q, i64 j) {
+    i64 r = q_rank(q, j);
+    i64 after = -1;
+    if (q->tail < 0) after = -1;
+    else if (q_rank(q, q->tail) < r) after = q->tail;
+    else {
+        i64 pr = bs_prev(&q->ranks, r);
+        after = pr < 0 ? -1 : q_job(q, pr);
+    }
+    i32 nx = after < 0 ? q->head : q->next[after];
+    q->prev[j] = (i32)after;
+    q->next[j] = nx;
+    if (after < 0) q->head = (i32)j; else q->next[after] = (i32)j;
+    if (nx < 0) q->tail = (i32)j; else q->prev[nx] = (i32)j;
+    bs_set(&q->ranks, r);
+    q->len++;
+}
+
+static void q_remove(Queue *q, i64 j) {
+    i32 p = q->prev[j], nx = q->next[j];
+    if (p < 0) q->head = nx; else q->next[p] = nx;
+    if (nx < 0) q->tail = p; else q->prev[nx] = p;
+    bs_clear(&q->ranks, q_rank(q, j));
+    q->len--;
 }
 
 /* ------------------------------------------ sizes of queued jobs (Fenwick) */
@@ -586,7 +555,8 @@ typedef struct {
     int layout, dim;
     i64 words;
     u64 *busy, *sh, *trial; /* now; at the shadow time; a candidate's trial */
-    Bits *cls;              /* EASY: the queued jobs by window size (cls[k]: windows of 2**k), or NULL */
+    Bits *cls;              /* EASY: the queued jobs' ranks by window size (cls[k]: windows of 2**k), or NULL;
+                             * EASY's walk on a layout follows their union (see easy_pass_mask) */
     i64 *pos;               /* each running job's first position */
     /* conservative on a layout: plan.ReplayPlan on busy masks (see conservative_pass_mask) */
     struct PEv *ev;         /* the plan's events in replay order */
