@@ -536,7 +536,7 @@ class FreeListAllocator(Allocator):
 
     def trial_state(self) -> Hashable:
         """The free lists, the auxiliary lists and the live meshes' ownership (what placement reads)."""
-        return (tuple(frozenset(d) for d in self._fl), tuple(frozenset(d) for d in self._aux), frozenset(self._live.items()), frozenset(self._owned))
+        return tuple(map(frozenset, self._fl)), tuple(map(frozenset, self._aux)), frozenset(self._live.items()), frozenset(self._owned)
 
     def _cube_dim(self, request: Request) -> int:
         """Dimension of the cube a request takes."""
