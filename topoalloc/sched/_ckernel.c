@@ -719,6 +719,9 @@ static int start_heads(Sim *s) {
     return 0;
 }
 
+/* the window sizes 2**k no wider than `free` (> 0) positions, as a mask over k */
+static inline u64 sizes_within(i64 free) { return low_bits(64 - __builtin_clzll((u64)free)); }
+
 /* EASY's pass on a layout (EASY._backfill_guarded with _MaskGuard): the shadow time is the
  * first release after which the head has a window, every running job expected to end then
  * counting as ended; a candidate that fits now starts if it ends by the shadow time, or if
@@ -761,7 +764,7 @@ static int easy_pass_mask(Sim *s) {
      * kinds, would only be passed over, so the walk follows the union of the window sizes still
      * open (`open`: no wider than the free positions, not refused for both kinds) and visits
      * nothing else. */
-    u64 open = low_bits(63 - __builtin_clzll((u64)s->free) + 1);
+    u64 open = sizes_within(s->free);
     /* the walk reads the union a word (64 ranks) at a time: `word` holds the ranks after rk in
      * word `wi` of it, read again whenever `open` changes */
     i64 rk = q_rank(q, head), wi = -1;
@@ -799,7 +802,7 @@ static int easy_pass_mask(Sim *s) {
             if (start_job_at(s, j, p) < 0) return -1;
             if (!s->free) break;
             memset(refused, 0, sizeof refused);
-            open = low_bits(63 - __builtin_clzll((u64)s->free) + 1);
+            open = sizes_within(s->free);
             word = rk == (wi << 6) + 63 ? 0 : bs_word(s->cls, open, 0, wi) & (~0ULL << ((rk & 63) + 1));
         }
     }
