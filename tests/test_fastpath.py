@@ -212,12 +212,8 @@ def test_kernel_follows_the_subcube_allocators(data, sched, allocator, dim, reco
     assert_same_placements(a, b)
 
 
-@st.composite
-def long_queues(draw: st.DrawFn, nodes: int) -> Workload:
-    """Hundreds of jobs arriving faster than they run: queues longer than a word of ranks (64), so that
-    EASY's walk on a layout crosses from word to word."""
-    n = draw(st.integers(65, 400))
-    seed = draw(st.integers(0, 2**32 - 1))
+def long_queue(n: int, seed: int, nodes: int) -> Workload:
+    """``n`` jobs arriving faster than they run (seeded): sizes powers of two, a fifth without estimates."""
     rng = np.random.default_rng(seed)
     submit = np.sort(rng.integers(0, n // 2, n)).astype(float)
     run = rng.integers(0, 40, n).astype(float)
@@ -225,7 +221,14 @@ def long_queues(draw: st.DrawFn, nodes: int) -> Workload:
     size = np.minimum(size, nodes)
     requested = np.where(rng.random(n) < 0.2, -1.0, run * rng.choice([0.5, 1.0, 2.0, 5.0], n))
     return Workload(job_id=np.arange(1, n + 1), submit=submit, run=run, size=size, requested_time=requested,
-                    header={"MaxProcs": str(nodes)}, source="<hypothesis>")
+                    header={"MaxProcs": str(nodes)}, source="<seeded>")
+
+
+@st.composite
+def long_queues(draw: st.DrawFn, nodes: int, longest: int = 400) -> Workload:
+    """Hundreds of jobs arriving faster than they run: queues longer than a word of ranks (64), so that
+    EASY's walk on a layout crosses from word to word."""
+    return long_queue(draw(st.integers(65, longest)), draw(st.integers(0, 2**32 - 1)), nodes)
 
 
 @needs_kernel
@@ -237,6 +240,31 @@ def test_kernel_easy_on_masks_with_long_queues(data, sched, allocator, dim):
     and the sizes refused): with queues of hundreds of jobs the walk crosses words of ranks."""
     w = data.draw(long_queues(1 << dim))
     a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator)
+    assert_same_placements(a, b)
+
+
+@needs_kernel
+@settings(max_examples=8, deadline=None)
+@given(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
+       allocator=st.sampled_from(["buddy", "gray_code"]), dim=st.sampled_from([3, 5]))
+def test_kernel_conservative_on_masks_with_long_queues(data, sched, allocator, dim):
+    """Conservative on a layout with queues of tens of jobs: many reservations per time, moves whose
+    replay stops where the plan becomes what it was, and candidates the free-count profile passes over
+    (the general engine's replay plan is slow on longer queues)."""
+    w = data.draw(long_queues(1 << dim, longest=80))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator)
+    assert_same_placements(a, b)
+
+
+@needs_kernel
+@pytest.mark.parametrize(("allocator", "seed"), [("buddy", 5), ("buddy", 6), ("gray_code", 1), ("gray_code", 5)])
+def test_kernel_conservative_replay_stops_only_where_the_plan_is_what_it_was(allocator, seed):
+    """A move replays the kept masks from the job's new start, and stops once the mask is the one it was
+    with every reservation in the window it held: a mask alone is not enough (two reservations may have
+    swapped windows, and free different positions later).  On these queues of 80 jobs on Q3, a replay
+    stopping on the mask alone gives a broken plan or, for Gray code seed 5, another schedule."""
+    w = long_queue(80, seed, 8)
+    a, b = both(w, "hypercube:3", "conservative", allocator=allocator)
     assert_same_placements(a, b)
 
 

@@ -537,7 +537,8 @@ typedef struct {
     i64 extra;
     /* conservative */
     double *res; /* NaN: no reservation */
-    Steps prof;  /* free processors over time: built at a pass, then kept up to date (see conservative_pass) */
+    Steps prof;  /* free processors over time: built at a pass, then kept up to date (see conservative_pass);
+                  * on a layout, the plan's free positions, built from it every pass (conservative_pass_mask) */
     int prof_kept; /* whether prof is the profile of the last pass, changed since by every early end */
     Steps load;  /* processors reserved over time (built from the reservations when the profile is rebuilt) */
     i64 live;    /* queued jobs holding a reservation */
@@ -561,12 +562,12 @@ typedef struct {
     /* conservative on a layout: plan.ReplayPlan on busy masks (see conservative_pass_mask) */
     struct PEv *ev;         /* the plan's events in replay order */
     i64 ne, cap_ev;
+    struct PEv *ev2;        /* room to build them in */
+    i64 cap_ev2;
     u64 *st;                /* st[i]: the busy mask before event i (ne + 1 masks of `words` words) */
     i64 cap_st;
     u64 *fit_known, *fit_yes; /* per state: the window dimensions asked about, and those that fit */
     i64 cap_fit;
-    i64 *fc;                /* per state: its free positions */
-    i64 cap_fc;
     i64 *gstart, *gend, *relend; /* per event: the first event at its time, the first at a later time, and
                                     the first event at its time that is not a release (or later) */
     i64 cap_grp;
@@ -617,6 +618,11 @@ static int words_clear(const u64 *m, i64 w, i64 nw) {
 
 /* set (on) or clear positions a .. a+len-1, cyclically */
 static void mark(const Sim *s, u64 *m, i64 a, i64 len, int on) {
+    if (a + len <= s->nodes && (a & 63) + len <= 64) { /* within one word, no wrap */
+        u64 mk = low_bits(len) << (a & 63);
+        if (on) m[a >> 6] |= mk; else m[a >> 6] &= ~mk;
+        return;
+    }
     while (len > 0) {
         i64 p = a % s->nodes;
         i64 chunk = len < s->nodes - p ? len : s->nodes - p;
@@ -1122,38 +1128,54 @@ static int plan_reserve(Sim *s, i64 ne) {
         grow((void **)&s->relend, &g3, ne + 1, sizeof(i64)) < 0)
         return -1;
     s->cap_grp = g1;
-    return grow((void **)&s->fc, &s->cap_fc, ne + 1, sizeof(i64));
+    return 0;
 }
 
 /* the kept masks from state `from` on (st[from] given): -1 if every allocation finds a window, else the
- * index of the first that does not */
-static i64 plan_replay(Sim *s, i64 from) {
+ * index of the first that does not.  The events after index `hi` are those the kept masks were last
+ * replayed with, at the same places: once one of them leaves the mask it left before, with every
+ * reservation in the window it held before, the rest of the replay is the same as before, and it
+ * stops there (hi >= ne: no such event). */
+static i64 plan_replay(Sim *s, i64 from, i64 hi) {
     size_t bytes = (size_t)s->words * sizeof(u64);
-    for (i64 i = from; i <= s->ne; i++) s->fit_known[i] = 0;
     /* the events' groups by time (the candidates are their times) */
     const PEv *ev = s->ev;
     i64 ne = s->ne, i0 = from > 0 && from <= ne ? s->gstart[from - 1] : 0; /* events before `from` are unchanged */
-    for (i64 i = i0; i < ne; i++) s->gstart[i] = i > 0 && ev[i - 1].t == ev[i].t ? s->gstart[i - 1] : i;
-    for (i64 i = ne - 1; i >= i0; i--) {
+    for (i64 i = i0; i < ne; i++) {
+        i64 g = i > 0 && ev[i - 1].t == ev[i].t ? s->gstart[i - 1] : i;
+        if (i > hi && g == i) break; /* a group after the changes: the same from here on */
+        s->gstart[i] = g;
+    }
+    for (i64 i = (hi < ne - 1 ? hi : ne - 1); i >= i0; i--) {
         int last = i == ne - 1 || ev[i + 1].t != ev[i].t;
         s->gend[i] = last ? i + 1 : s->gend[i + 1];
         s->relend[i] = ev[i].kind ? i : last ? i + 1 : s->relend[i + 1];
     }
-    for (i64 i = from; i < s->ne; i++) {
-        const PEv *v = &s->ev[i];
-        u64 *m = ST(s, i + 1);
+    u64 *tmp = s->trial;
+    i64 stamp = ++s->trials, displaced = 0; /* reservations holding another window than before (tstamp, disp) */
+    for (i64 i = from; i < ne; i++) {
+        const PEv *v = &ev[i];
+        u64 *m = i > hi ? tmp : ST(s, i + 1);
         memcpy(m, ST(s, i), bytes);
         i64 w = v->who;
         if (v->kind == 0) {
             mark(s, m, v->res ? s->cp[w] : s->pos[w], s->size[w], 0);
-            s->fc[i + 1] = s->fc[i] + s->size[w];
+            if (v->res && s->tstamp[w] == stamp && s->disp[w]) displaced--;
         } else {
             i64 p = place(s, m, log2_of(s->size[w]));
             if (p < 0) return i;
             mark(s, m, p, s->size[w], 1);
+            s->tstamp[w] = stamp;
+            s->disp[w] = p != s->cp[w];
+            displaced += s->disp[w];
             s->cp[w] = p;
-            s->fc[i + 1] = s->fc[i] - s->size[w];
         }
+        if (i > hi) {
+            /* the same mask, every reservation in the same window: as before from here on */
+            if (!displaced && !memcmp(tmp, ST(s, i + 1), bytes)) return -1;
+            memcpy(ST(s, i + 1), tmp, bytes);
+        }
+        s->fit_known[i + 1] = 0;
     }
     return -1;
 }
@@ -1162,26 +1184,59 @@ static i64 plan_replay(Sim *s, i64 from) {
  * every queued job's reservation; 1 if it is feasible, 0 if not, -1 on no memory */
 static int plan_build(Sim *s, int reservations) {
     Running *r = &s->running;
-    i64 ne = r->n;
+    i64 m = 0, nr = r->n;
     if (reservations)
-        for (i64 j = s->q.head; j >= 0; j = s->q.next[j])
-            if (!isnan(s->res[j])) ne += 2;
-    if (plan_reserve(s, ne) < 0) return -1;
-    i64 n = 0;
-    for (i64 k = 0; k < r->n; k++)
-        s->ev[n++] = (PEv){expected_end(r->a[k].ee, s->now), r->a[k].serial, 0, r->a[k].job, 0, 0};
+        for (i64 i = 0; i < s->ne; i++) m += s->ev[i].res && !isnan(s->res[s->ev[i].who]);
+    i64 ne = m + nr;
+    if (plan_reserve(s, ne) < 0 || grow((void **)&s->ev2, &s->cap_ev2, ne, sizeof(PEv)) < 0) return -1;
+    /* the reservations' events, in order, from the last pass's plan (whose events are the live
+     * reservations' and jobs since started or given up): among the queued jobs the queue's order is
+     * unchanged, so renumbering their places keeps the order */
+    PEv *res = s->ev2, *run = s->ev2 + m;
+    m = 0;
     if (reservations)
-        for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) {
-            double t = s->res[j];
-            if (isnan(t)) continue;
-            s->ev[n++] = (PEv){t, s->prio[j], j, j, 1, 1};
-            s->ev[n++] = (PEv){t + span_of(s->est[j]), -1, j, j, 0, 1};
+        for (i64 i = 0; i < s->ne; i++) {
+            PEv e = s->ev[i];
+            if (!e.res || isnan(s->res[e.who])) continue;
+            if (e.kind) e.order = s->prio[e.who];
+            res[m++] = e;
         }
+    /* the running jobs' releases: in the running list's order, unless jobs past their expected ends
+     * (released at the same next instant) are out of start order */
+    int sorted = 1;
+    for (i64 k = 0; k < nr; k++) {
+        run[k] = (PEv){expected_end(r->a[k].ee, s->now), r->a[k].serial, 0, r->a[k].job, 0, 0};
+        if (k && cmp_pev(&run[k - 1], &run[k]) > 0) sorted = 0;
+    }
+    if (!sorted) qsort(run, (size_t)nr, sizeof(PEv), cmp_pev);
+    i64 x = 0, y = 0, n = 0;
+    while (x < m && y < nr) s->ev[n++] = cmp_pev(&res[x], &run[y]) < 0 ? res[x++] : run[y++];
+    while (x < m) s->ev[n++] = res[x++];
+    while (y < nr) s->ev[n++] = run[y++];
     s->ne = n;
-    qsort(s->ev, (size_t)n, sizeof(PEv), cmp_pev);
     memcpy(ST(s, 0), s->busy, (size_t)s->words * sizeof(u64));
-    s->fc[0] = s->free;
-    return plan_replay(s, 0) < 0;
+    s->fit_known[0] = 0;
+    return plan_replay(s, 0, n) < 0;
+}
+
+/* the plan's free positions over time (plan.CountingProfile's profile): at each time, after all its
+ * events; a breakpoint wherever that changes */
+static int prof_from_plan(Sim *s) {
+    Steps *p = &s->prof;
+    if (steps_reserve(p, s->ne + 2) < 0) return -1;
+    const PEv *ev = s->ev;
+    i64 ne = s->ne, i = 0, v = s->free, n = 1;
+    double t = s->now;
+    for (;;) {
+        for (; i < ne && ev[i].t == t; i++) v += ev[i].kind ? -s->size[ev[i].who] : s->size[ev[i].who];
+        if (n == 1 && t == s->now) p->v[0] = v;
+        else if (v != p->v[n - 1]) { p->t[n] = t; p->v[n] = v; n++; }
+        if (i >= ne) break;
+        t = ev[i].t;
+    }
+    p->t[0] = s->now;
+    p->n = n;
+    return 0;
 }
 
 /* whether a window of 2**k positions is free in kept mask i (remembered per mask) */
@@ -1241,65 +1296,102 @@ static i64 pev_lower(const Sim *s, double t, int kind, i64 order, i64 job) {
     return lo;
 }
 
+/* the first start from t0 on (t0 itself, then the profile's breakpoints after it), before `limit`
+ * if `has`, whose whole span the profile holds (the job's own reservation, `old` to `old_end`, counted
+ * free): prof_earliest's scan, from a time that need not be a breakpoint.  If a later time whose
+ * span the profile holds is not a breakpoint, the profile is the same from the last breakpoint (or
+ * t0) before it, whose span it then holds too: so no start the profile holds is passed over.
+ * 0 and the start in *out, or 1 if there is none.  The profile ends with a sentinel. */
+static int prof_first_from(const Steps *p, double t0, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
+    const double *t = p->t;
+    const i64 *v = p->v;
+    i64 n = p->n;
+    i64 i = 0; /* the segment t0 falls in (t[0] = now <= t0) */
+    if (t0 != t[0]) {
+        i = steps_lower(p, t0);
+        if (!(i < n && t[i] == t0)) i--;
+    }
+    double start = t0;
+    for (;;) {
+        if (v[i] < size) {
+            i++;
+            if (has) while (t[i] < limit && v[i] < size) i++;
+            else while (v[i] < size) i++;
+            start = t[i];
+        }
+        if (i >= n || (has && !(start < limit))) return 1;
+        double end = start + span;
+        i64 k = i + 1;
+        if (has) {
+            while (t[k] < end && t[k] < old && v[k] >= size) k++;
+            if (k < n && t[k] < end && !(t[k] < old)) /* the job's own segments: they hold it */
+                while (t[k] < end && t[k] < old_end) k++;
+        }
+        while (t[k] < end && v[k] >= size) k++;
+        if (k >= n || !(t[k] < end)) { *out = start; return 0; }
+        i = k + 1;
+        start = t[i];
+    }
+}
+
+/* the first event at or after time t, from index `from` on (every event before it is before t) */
+static i64 pev_time_lower(const Sim *s, double t, i64 from) {
+    i64 lo = from, hi = s->ne;
+    while (lo < hi) {
+        i64 mid = (lo + hi) / 2;
+        if (s->ev[mid].t < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
 /* ReplayPlan.earliest for queued job j (its old reservation `old` if `has`): 0 and the start in *out,
  * or ST_PLAN_NEVER_FITS.  Candidates in order, each at its turn: the kept mask before the first event
- * after (t, 1, place in the queue, j).  Before a trial, the counts: while the job holds its window,
- * every kept mask must have as many free positions as the window beside what the plan holds there
- * (its old reservation counted free), or some allocation of the trial fails.  A mask short of that
- * (`bad`) fails every candidate whose span reaches it, so the scan goes on from the first candidate
- * at or after it, and masks seen to be sufficient (up to `good`) are not counted again: the
- * plan.CountingProfile scan, as a necessary condition.  Then the mask (the window must fit at the
- * turn), then the trial. */
+ * after (t, 1, place in the queue, j).  Each is tested by necessary conditions first, cheapest first,
+ * and only a candidate passing all of them is given a trial:
+ * - the counts: while the job holds its window, every kept mask must have as many free positions as
+ *   the window beside what the plan holds there (its old reservation counted free), or some
+ *   allocation of the trial fails.  At a time the releases come first and then the allocations, which
+ *   only take positions, so between event times the fewest free positions are those after all of
+ *   them: that is the plan's profile of free positions over time (s->prof, plan.CountingProfile's),
+ *   which must hold the job from t for its span.  The candidates it holds are found by its scan
+ *   (prof_first_from), from the last candidate on, as conservative_pass finds a start;
+ * - the window must fit the mask at the turn.  The masks from the first allocation at t (`rel`) to
+ *   the last shrink, so a window that does not fit at `rel` fits at no turn at t;
+ * - then the turn itself (bisected among the allocations at t), the window at the turn, and the
+ *   trial. */
 static int earliest_mask(Sim *s, i64 j, int has, double old, double *out) {
     int k = log2_of(s->size[j]);
     i64 need = s->size[j];
     double span = span_of(s->est[j]);
-    i64 prio = s->prio[j], ia_old = -1, ie_old = -1, ne = s->ne;
+    i64 prio = s->prio[j], ie_old = -1, ne = s->ne;
     const PEv *ev = s->ev;
-    if (has) { /* its own two events (their times computed as when they were made) */
-        ia_old = pev_lower(s, old, 1, prio, j);
-        ie_old = pev_lower(s, old + span, 0, -1, j);
-    }
     double t = s->now;
     i64 g = 0; /* the first event at or after t (every event is at or after now) */
-    i64 good = 0, bad = -1;
     for (;;) {
-        if (has && t >= old) { *out = old; return 0; }
-        /* the turn: past the releases at t and the allocations at t before (t, 1, prio, j) */
-        i64 e = g;
-        if (e < ne && ev[e].t == t) { /* the allocations at t are in (order, job) order: bisect them */
-            i64 hi = s->gend[e];
-            e = s->relend[e];
+        double c;
+        if (prof_first_from(&s->prof, t, old, need, span, has, old, old + span, &c)) break;
+        if (c != t) { t = c; g = pev_time_lower(s, t, g); } /* a breakpoint: an event's time */
+        int at = g < ne && ev[g].t == t;         /* events at t */
+        i64 rel = at ? s->relend[g] : g, ge = at ? s->gend[g] : g; /* its first allocation; the first event after t */
+        if (plan_fits(s, rel, k)) {
+            i64 e = rel, hi = ge; /* the turn: the allocations at t are in (order, job) order */
             while (e < hi) {
                 i64 mid = (e + hi) / 2;
                 if (ev[mid].order < prio || (ev[mid].order == prio && ev[mid].keyjob < j)) e = mid + 1; else hi = mid;
             }
-        }
-        int ok = e >= bad;
-        if (ok) {
-            /* the masks after the events from e on that come before the job's end, (t + span, 0, -1, j):
-             * those up to `good` are known to hold it (free counts do not depend on t) */
-            double tend = t + span;
-            if (good < e) good = e;
-            while (good < ne && pev_before(&ev[good], tend, 0, -1, j)) {
-                i64 b = good + 1;
-                if (s->fc[b] + (b > ia_old && b <= ie_old ? need : 0) < need) { bad = b; ok = 0; break; }
-                good = b;
+            if (has && ie_old < 0) ie_old = pev_lower(s, old + span, 0, -1, j); /* its own end (its time as when it was made) */
+            if (plan_fits(s, e, k) && trial_mask(s, j, e, t, k, span, has, ie_old)) {
+                *out = t;
+                return 0;
             }
         }
-        if (ok && plan_fits(s, e, k) && trial_mask(s, j, e, t, k, span, has, ie_old)) { *out = t; return 0; }
-        /* the next candidate: the first later time, or the time of the event before the short mask */
-        i64 f;
-        if (bad - 1 > e) f = ev[bad - 1].t > t ? s->gstart[bad - 1] : s->gend[bad - 1];
-        else f = e < ne && ev[e].t == t ? s->gend[e] : e;
-        if (f >= ne) {
-            if (has) { *out = old; return 0; }
-            s->err_job = j;
-            return ST_PLAN_NEVER_FITS;
-        }
-        t = ev[f].t;
-        g = f;
+        if (ge >= ne) break;
+        t = ev[ge].t;
+        g = ge;
     }
+    if (has) { *out = old; return 0; }
+    s->err_job = j;
+    return ST_PLAN_NEVER_FITS;
 }
 
 static void pev_insert(Sim *s, PEv v) {
@@ -1312,19 +1404,25 @@ static void pev_insert(Sim *s, PEv v) {
 /* job j's reservation (if `has`) taken out and put at t (before it, where it was), the kept masks
  * replayed from there: 0, -1 on no memory, or ST_PLAN_BROKEN if the plan no longer replays (the
  * trial said it would) */
-static int plan_move(Sim *s, i64 j, int has, double t) {
-    if (has) {
-        i64 n = 0;
-        for (i64 i = 0; i < s->ne; i++)
-            if (!(s->ev[i].res && s->ev[i].who == j)) s->ev[n++] = s->ev[i];
-        s->ne = n;
+static int plan_move(Sim *s, i64 j, int has, double old, double t) {
+    double span = span_of(s->est[j]);
+    i64 hi = -1;
+    if (has) { /* its two events, found as earliest_mask found them; the end first (it is after) */
+        i64 ia = pev_lower(s, old, 1, s->prio[j], j), ie = pev_lower(s, old + span, 0, -1, j);
+        if (ie >= s->ne || s->ev[ia].who != j || !s->ev[ia].res || s->ev[ie].who != j || !s->ev[ie].res) { s->err_job = j; return ST_PLAN_BROKEN; }
+        memmove(&s->ev[ie], &s->ev[ie + 1], (size_t)(s->ne - ie - 1) * sizeof(PEv));
+        memmove(&s->ev[ia], &s->ev[ia + 1], (size_t)(s->ne - ia - 2) * sizeof(PEv));
+        s->ne -= 2;
+        hi = ie; /* past both, the events are where they were */
     }
     if (plan_reserve(s, s->ne + 2) < 0) return -1;
-    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span_of(s->est[j]), -1, j, j, 0, 1};
+    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span, -1, j, j, 0, 1};
     pev_insert(s, a);
     pev_insert(s, b);
-    i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob);
-    if (plan_replay(s, from) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
+    i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob), ib = pev_lower(s, b.t, b.kind, b.order, b.keyjob);
+    if (ib > hi) hi = ib;
+    if (!has) hi = s->ne; /* two more events: every later one is one place further */
+    if (plan_replay(s, from, hi) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
     return 0;
 }
 
@@ -1346,13 +1444,20 @@ static int conservative_pass_mask(Sim *s) {
         for (i64 j = q->head; j >= 0; j = q->next[j]) s->res[j] = NAN;
         if (plan_build(s, 0) < 0) return -1;
     }
+    /* the plan's free positions over time (see earliest_mask) */
+    if (prof_from_plan(s) < 0) return -1;
+    Steps *p = &s->prof;
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         double old = s->res[j], t;
         int has = !isnan(old);
+        if (with_sentinel(p) < 0) return -1;
         int st = earliest_mask(s, j, has, old, &t);
         if (st) return st;
         if (has && t == old) continue; /* given up and taken again: the same plan */
-        if ((st = plan_move(s, j, has, t))) return st;
+        if ((st = plan_move(s, j, has, old, t))) return st;
+        double span = span_of(s->est[j]);
+        if (has && steps_add(p, old, old + span, s->size[j], p->v[p->n - 1]) < 0) return -1;
+        if (steps_add(p, t, t + span, -s->size[j], p->v[p->n - 1]) < 0) return -1;
         s->res[j] = t;
     }
     /* jobs whose reservation is now start now, in queue order (a refused one loses its reservation) */
@@ -1553,7 +1658,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    free(s.ev); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.fc); free(s.gstart); free(s.gend); free(s.relend); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
+    free(s.ev); free(s.ev2); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.gstart); free(s.gend); free(s.relend); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
     return result;
 }
 
