@@ -562,20 +562,20 @@ typedef struct {
     /* conservative on a layout: plan.ReplayPlan on busy masks (see conservative_pass_mask) */
     struct PEv *ev;         /* the plan's events in replay order */
     i64 ne, cap_ev;
-    struct PEv *ev2;        /* room to build them in */
-    i64 cap_ev2;
+    struct PEv *ev2, *ev3;  /* room to build them in */
+    i64 cap_ev2, cap_ev3;
+    int st_valid;           /* st holds the kept masks of ev (the last replay went to its end) */
+    int plan_same;          /* the plan (events, kept masks) is the last pass's, and still this one's but for now */
     u64 *st;                /* st[i]: the busy mask before event i (ne + 1 masks of `words` words) */
     i64 cap_st;
     u64 *fit_known, *fit_yes; /* per state: the window dimensions asked about, and those that fit */
     i64 cap_fit;
-    i64 *gstart, *gend, *relend; /* per event: the first event at its time, the first at a later time, and
-                                    the first event at its time that is not a release (or later) */
-    i64 cap_grp;
     i64 *prio;              /* a queued job's place in the queue, this pass */
     i64 *cp;                /* a reservation's window in the plan's replay */
     i64 *tp;                /* ... and in the trial replay of the current job */
     i64 *tstamp;            /* the trial a reservation was placed in (tp valid) */
     unsigned char *disp;    /* placed elsewhere than in the plan, in the current trial */
+    unsigned char *blocked; /* every start before its reservation failed on the counts at its last search */
     i64 trials;
     /* error */
     i64 err_job;
@@ -589,8 +589,9 @@ typedef struct Mv { i64 rank; double a, c; } Mv;
 /* an event of conservative's plan on a layout, as plan.ReplayPlan orders them: (t, kind, order, key job);
  * kind 0 releases (a running job's window: order its start number, key job 0; a reservation's end:
  * order -1, key job the job) before kind 1 allocations (a reservation's start: order its place in the
- * queue); `who` is the job whose window it frees or takes, `res` whether it is a reservation's */
-typedef struct PEv { double t; i64 order, keyjob, who; int kind, res; } PEv;
+ * queue); `who` is the job whose window it frees or takes, `res` whether it is a reservation's; the
+ * events at its time from it on: `gn` of them, the first `rl` releases (relative, so they move with it) */
+typedef struct PEv { double t; i64 order, keyjob, who; int kind, res, gn, rl; } PEv;
 
 /* ------------------------------------------------- busy masks (layouts) */
 static inline u64 low_bits(i64 bits) { return bits >= 64 ? ~(u64)0 : (((u64)1 << bits) - 1); }
@@ -691,6 +692,7 @@ static inline int log2_of(i64 size) { return __builtin_ctzll((u64)size); }
 
 static int start_job_at(Sim *s, i64 j, i64 p) {
     i64 sz = s->size[j];
+    s->plan_same = 0;
     if (s->layout) {
         s->pos[j] = p;
         mark(s, s->busy, p, sz, 1);
@@ -1123,36 +1125,31 @@ static int plan_reserve(Sim *s, i64 ne) {
     i64 c1 = cap_fit, c2 = cap_fit;
     if (grow((void **)&s->fit_known, &c1, ne + 1, sizeof(u64)) < 0 || grow((void **)&s->fit_yes, &c2, ne + 1, sizeof(u64)) < 0) return -1;
     s->cap_fit = c1 < c2 ? c1 : c2;
-    i64 g1 = s->cap_grp, g2 = s->cap_grp, g3 = s->cap_grp;
-    if (grow((void **)&s->gstart, &g1, ne + 1, sizeof(i64)) < 0 || grow((void **)&s->gend, &g2, ne + 1, sizeof(i64)) < 0 ||
-        grow((void **)&s->relend, &g3, ne + 1, sizeof(i64)) < 0)
-        return -1;
-    s->cap_grp = g1;
     return 0;
 }
 
+/* the events' groups by time (the candidates are their times), from index a to b (whole groups) */
+static void regroup(PEv *ev, i64 a, i64 b) {
+    for (i64 k = b - 1; k >= a; k--) {
+        int last = k == b - 1 || ev[k + 1].t != ev[k].t;
+        ev[k].gn = last ? 1 : ev[k + 1].gn + 1;
+        ev[k].rl = ev[k].kind ? 0 : last ? 1 : ev[k + 1].rl + 1;
+    }
+}
+
 /* the kept masks from state `from` on (st[from] given): -1 if every allocation finds a window, else the
- * index of the first that does not.  The events after index `hi` are those the kept masks were last
- * replayed with, at the same places: once one of them leaves the mask it left before, with every
- * reservation in the window it held before, the rest of the replay is the same as before, and it
- * stops there (hi >= ne: no such event). */
-static i64 plan_replay(Sim *s, i64 from, i64 hi) {
+ * index of the first that does not.  Each event after index `hi` is the one the kept masks last had at
+ * index i - d (d <= 0: the plan has lost events before them, as jobs ended; `valid`: the kept masks
+ * are there): once one of them leaves the mask it left before, with every reservation in the window it
+ * held before, the rest of the replay is the same as before, so it stops there, and with d < 0 the
+ * rest of the masks move d places (hi >= ne: no such event, a replay to the end). */
+static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
     size_t bytes = (size_t)s->words * sizeof(u64);
-    /* the events' groups by time (the candidates are their times) */
     const PEv *ev = s->ev;
-    i64 ne = s->ne, i0 = from > 0 && from <= ne ? s->gstart[from - 1] : 0; /* events before `from` are unchanged */
-    for (i64 i = i0; i < ne; i++) {
-        i64 g = i > 0 && ev[i - 1].t == ev[i].t ? s->gstart[i - 1] : i;
-        if (i > hi && g == i) break; /* a group after the changes: the same from here on */
-        s->gstart[i] = g;
-    }
-    for (i64 i = (hi < ne - 1 ? hi : ne - 1); i >= i0; i--) {
-        int last = i == ne - 1 || ev[i + 1].t != ev[i].t;
-        s->gend[i] = last ? i + 1 : s->gend[i + 1];
-        s->relend[i] = ev[i].kind ? i : last ? i + 1 : s->relend[i + 1];
-    }
+    i64 ne = s->ne;
     u64 *tmp = s->trial;
     i64 stamp = ++s->trials, displaced = 0; /* reservations holding another window than before (tstamp, disp) */
+    s->st_valid = 0;
     for (i64 i = from; i < ne; i++) {
         const PEv *v = &ev[i];
         u64 *m = i > hi ? tmp : ST(s, i + 1);
@@ -1172,11 +1169,21 @@ static i64 plan_replay(Sim *s, i64 from, i64 hi) {
         }
         if (i > hi) {
             /* the same mask, every reservation in the same window: as before from here on */
-            if (!displaced && !memcmp(tmp, ST(s, i + 1), bytes)) return -1;
+            if (!displaced && !memcmp(tmp, ST(s, i + 1 - d), bytes)) {
+                if (d) { /* the rest of the kept masks, states i+1 .. ne, move d places */
+                    size_t c = (size_t)(ne - i);
+                    memmove(ST(s, i + 1), ST(s, i + 1 - d), c * bytes);
+                    memmove(&s->fit_known[i + 1], &s->fit_known[i + 1 - d], c * sizeof(u64));
+                    memmove(&s->fit_yes[i + 1], &s->fit_yes[i + 1 - d], c * sizeof(u64));
+                }
+                s->st_valid = 1;
+                return -1;
+            }
             memcpy(ST(s, i + 1), tmp, bytes);
         }
         s->fit_known[i + 1] = 0;
     }
+    s->st_valid = 1;
     return -1;
 }
 
@@ -1209,14 +1216,28 @@ static int plan_build(Sim *s, int reservations) {
         if (k && cmp_pev(&run[k - 1], &run[k]) > 0) sorted = 0;
     }
     if (!sorted) qsort(run, (size_t)nr, sizeof(PEv), cmp_pev);
+    if (grow((void **)&s->ev3, &s->cap_ev3, ne, sizeof(PEv)) < 0) return -1;
+    PEv *to = s->ev3;
     i64 x = 0, y = 0, n = 0;
-    while (x < m && y < nr) s->ev[n++] = cmp_pev(&res[x], &run[y]) < 0 ? res[x++] : run[y++];
-    while (x < m) s->ev[n++] = res[x++];
-    while (y < nr) s->ev[n++] = run[y++];
+    while (x < m && y < nr) to[n++] = cmp_pev(&res[x], &run[y]) < 0 ? res[x++] : run[y++];
+    while (x < m) to[n++] = res[x++];
+    while (y < nr) to[n++] = run[y++];
+    /* the events the last plan ended with, in the same order: from there on its kept masks may serve
+     * (jobs ended and started since only took events out, so they are as far or further on) */
+    i64 ne_old = s->ne, same = 0;
+    if (s->st_valid && n <= ne_old)
+        while (same < n) {
+            const PEv *a = &to[n - 1 - same], *b = &s->ev[ne_old - 1 - same];
+            if (a->t != b->t || a->kind != b->kind || a->who != b->who || a->res != b->res) break;
+            same++;
+        }
+    regroup(to, 0, n);
+    s->ev3 = s->ev; s->ev = to;
+    { i64 c = s->cap_ev3; s->cap_ev3 = s->cap_ev; s->cap_ev = c; }
     s->ne = n;
     memcpy(ST(s, 0), s->busy, (size_t)s->words * sizeof(u64));
     s->fit_known[0] = 0;
-    return plan_replay(s, 0, n) < 0;
+    return same ? plan_replay(s, 0, n - 1 - same, n - ne_old) < 0 : plan_replay(s, 0, n, 0) < 0;
 }
 
 /* the plan's free positions over time (plan.CountingProfile's profile): at each time, after all its
@@ -1358,21 +1379,24 @@ static i64 pev_time_lower(const Sim *s, double t, i64 from) {
  * - the window must fit the mask at the turn.  The masks from the first allocation at t (`rel`) to
  *   the last shrink, so a window that does not fit at `rel` fits at no turn at t;
  * - then the turn itself (bisected among the allocations at t), the window at the turn, and the
- *   trial. */
-static int earliest_mask(Sim *s, i64 j, int has, double old, double *out) {
+ *   trial.
+ * The scan starts at t (now, or a breakpoint of the profile) and looks at no start from `limit` (<= old)
+ * on (see conservative_pass_mask for when the others are known to fail).  *blocked: whether every
+ * start it looked at before its answer failed on the counts (none was refused by the masks). */
+static int earliest_mask(Sim *s, i64 j, int has, double old, double t, double limit, double *out, int *blocked) {
     int k = log2_of(s->size[j]);
     i64 need = s->size[j];
     double span = span_of(s->est[j]);
     i64 prio = s->prio[j], ie_old = -1, ne = s->ne;
     const PEv *ev = s->ev;
-    double t = s->now;
-    i64 g = 0; /* the first event at or after t (every event is at or after now) */
+    i64 g = t == s->now ? 0 : pev_time_lower(s, t, 0); /* the first event at or after t */
+    *blocked = 1;
     for (;;) {
         double c;
-        if (prof_first_from(&s->prof, t, old, need, span, has, old, old + span, &c)) break;
+        if (prof_first_from(&s->prof, t, limit, need, span, has, old, old + span, &c)) break;
         if (c != t) { t = c; g = pev_time_lower(s, t, g); } /* a breakpoint: an event's time */
         int at = g < ne && ev[g].t == t;         /* events at t */
-        i64 rel = at ? s->relend[g] : g, ge = at ? s->gend[g] : g; /* its first allocation; the first event after t */
+        i64 rel = at ? g + ev[g].rl : g, ge = at ? g + ev[g].gn : g; /* its first allocation; the first event after t */
         if (plan_fits(s, rel, k)) {
             i64 e = rel, hi = ge; /* the turn: the allocations at t are in (order, job) order */
             while (e < hi) {
@@ -1385,6 +1409,7 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double *out) {
                 return 0;
             }
         }
+        *blocked = 0; /* a start the counts allow, refused by the masks */
         if (ge >= ne) break;
         t = ev[ge].t;
         g = ge;
@@ -1392,6 +1417,13 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double *out) {
     if (has) { *out = old; return 0; }
     s->err_job = j;
     return ST_PLAN_NEVER_FITS;
+}
+
+/* the groups of the events at time T made again (after events at T came or went) */
+static void regroup_at(Sim *s, double T) {
+    i64 a = pev_time_lower(s, T, 0), b = a;
+    while (b < s->ne && s->ev[b].t == T) b++;
+    if (b > a) regroup(s->ev, a, b);
 }
 
 static void pev_insert(Sim *s, PEv v) {
@@ -1407,22 +1439,39 @@ static void pev_insert(Sim *s, PEv v) {
 static int plan_move(Sim *s, i64 j, int has, double old, double t) {
     double span = span_of(s->est[j]);
     i64 hi = -1;
-    if (has) { /* its two events, found as earliest_mask found them; the end first (it is after) */
+    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span, -1, j, j, 0, 1};
+    i64 ib;
+    if (has) { /* its two events, found as earliest_mask found them, each moved to its earlier place */
         i64 ia = pev_lower(s, old, 1, s->prio[j], j), ie = pev_lower(s, old + span, 0, -1, j);
         if (ie >= s->ne || s->ev[ia].who != j || !s->ev[ia].res || s->ev[ie].who != j || !s->ev[ie].res) { s->err_job = j; return ST_PLAN_BROKEN; }
-        memmove(&s->ev[ie], &s->ev[ie + 1], (size_t)(s->ne - ie - 1) * sizeof(PEv));
-        memmove(&s->ev[ia], &s->ev[ia + 1], (size_t)(s->ne - ia - 2) * sizeof(PEv));
-        s->ne -= 2;
-        hi = ie; /* past both, the events are where they were */
+        i64 ya = pev_lower(s, a.t, a.kind, a.order, a.keyjob); /* <= ia: the events from there to ia move up one */
+        memmove(&s->ev[ya + 1], &s->ev[ya], (size_t)(ia - ya) * sizeof(PEv));
+        s->ev[ya] = a;
+        ib = pev_lower(s, b.t, b.kind, b.order, b.keyjob); /* <= ie, likewise */
+        memmove(&s->ev[ib + 1], &s->ev[ib], (size_t)(ie - ib) * sizeof(PEv));
+        s->ev[ib] = b;
+        hi = ie > ib ? ie : ib; /* past the old end, the events are where they were */
+    } else {
+        if (plan_reserve(s, s->ne + 2) < 0) return -1;
+        pev_insert(s, a);
+        pev_insert(s, b);
+        ib = pev_lower(s, b.t, b.kind, b.order, b.keyjob);
     }
-    if (plan_reserve(s, s->ne + 2) < 0) return -1;
-    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span, -1, j, j, 0, 1};
-    pev_insert(s, a);
-    pev_insert(s, b);
-    i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob), ib = pev_lower(s, b.t, b.kind, b.order, b.keyjob);
-    if (ib > hi) hi = ib;
-    if (!has) hi = s->ne; /* two more events: every later one is one place further */
-    if (plan_replay(s, from, hi) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
+    i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob);
+    if (!has) { /* two more events: the kept masks after the end's place move two places on, to be compared there */
+        size_t c = (size_t)(s->ne - ib), bytes = (size_t)s->words * sizeof(u64); /* old states ib-1 .. ne-2 */
+        memmove(ST(s, ib + 1), ST(s, ib - 1), c * bytes);
+        memmove(&s->fit_known[ib + 1], &s->fit_known[ib - 1], c * sizeof(u64));
+        memmove(&s->fit_yes[ib + 1], &s->fit_yes[ib - 1], c * sizeof(u64));
+        hi = ib;
+    }
+    regroup_at(s, a.t);
+    regroup_at(s, b.t);
+    if (has) {
+        regroup_at(s, old);
+        regroup_at(s, old + span);
+    }
+    if (plan_replay(s, from, hi, 0) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
     return 0;
 }
 
@@ -1438,35 +1487,98 @@ static int conservative_pass_mask(Sim *s) {
         if (stale) s->res[j] = NAN;
         s->prio[j] = n++;
     }
-    int ok = plan_build(s, 1);
-    if (ok < 0) return -1;
-    if (!ok) { /* remake every reservation from scratch, in queue order */
-        for (i64 j = q->head; j >= 0; j = q->next[j]) s->res[j] = NAN;
-        if (plan_build(s, 0) < 0) return -1;
+    int overrun = s->running.n > 0 && s->running.a[0].ee <= now;
+    if (s->plan_same && !stale && !overrun) {
+        /* nothing ended or started since the last pass, and no release depends on now: its plan is this
+         * one's (jobs that arrived since have no reservation yet); the places in the queue renumbered */
+        for (i64 i = 0; i < s->ne; i++)
+            if (s->ev[i].kind) s->ev[i].order = s->prio[s->ev[i].who];
+    } else {
+        int ok = plan_build(s, 1);
+        if (ok < 0) return -1;
+        if (!ok) { /* remake every reservation from scratch, in queue order */
+            for (i64 j = q->head; j >= 0; j = q->next[j]) s->res[j] = NAN;
+            if (plan_build(s, 0) < 0) return -1;
+        }
     }
     /* the plan's free positions over time (see earliest_mask) */
     if (prof_from_plan(s) < 0) return -1;
     Steps *p = &s->prof;
+    /* Compression.  A job whose last search found every start before its reservation short on the
+     * counts (`blocked`: no start there refused by the masks alone) is in conservative_pass's case:
+     * the counts are monotone, so such a start b can pass them now only if the profile grew since,
+     * somewhere b's span reaches, before the growth ends; growth is tracked as there (early ends,
+     * moves, dropped reservations, zero-length starts).  Its search then looks only at those starts,
+     * and with none it keeps its reservation.  A job some start of which the masks refused, or a pass
+     * with a job past its expected end (releases then move with now), searches from now. */
+    int full = stale || overrun;
+    double grown = s->grown, grown_end = s->grown_end;
+    s->grown = INFINITY;
+    s->grown_end = -INFINITY;
+    { Mv *x = s->pmv; s->pmv = s->mv; s->mv = x; i64 c = s->cap_pmv; s->cap_pmv = s->cap_mv; s->cap_mv = c; }
+    s->npmv = s->nmv;
+    s->nmv = 0;
+    for (i64 k = s->npmv - 2; k >= 0; k--) {
+        if (s->pmv[k + 1].a < s->pmv[k].a) s->pmv[k].a = s->pmv[k + 1].a;
+        if (s->pmv[k + 1].c > s->pmv[k].c) s->pmv[k].c = s->pmv[k + 1].c;
+    }
+    i64 km = 0;
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         double old = s->res[j], t;
-        int has = !isnan(old);
+        int has = !isnan(old), blocked;
+        double span = span_of(s->est[j]);
+        double from = now, limit = old;
+        i64 r = q_rank(q, j);
+        if (has && s->blocked[j] && !full) {
+            /* where the profile may have grown: since the last pass, in this pass before j, and
+             * through the last pass's moves of the jobs after j */
+            while (km < s->npmv && s->pmv[km].rank <= r) km++;
+            double a = grown, c = grown_end;
+            if (km < s->npmv) {
+                if (s->pmv[km].a < a) a = s->pmv[km].a;
+                if (s->pmv[km].c > c) c = s->pmv[km].c;
+            }
+            if (!(a < INFINITY)) continue;
+            if (c < limit) limit = c;
+            /* the first breakpoint whose span reaches past a */
+            i64 lo = 0, hi = p->n;
+            if (!(p->t[0] + span > a))
+                while (lo < hi) {
+                    i64 mid = (lo + hi) / 2;
+                    if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
+                }
+            if (lo >= p->n || !(p->t[lo] < limit)) continue;
+            from = p->t[lo];
+        }
         if (with_sentinel(p) < 0) return -1;
-        int st = earliest_mask(s, j, has, old, &t);
+        int st = earliest_mask(s, j, has, old, from, limit, &t, &blocked);
         if (st) return st;
+        s->blocked[j] = (unsigned char)blocked;
         if (has && t == old) continue; /* given up and taken again: the same plan */
         if ((st = plan_move(s, j, has, old, t))) return st;
-        double span = span_of(s->est[j]);
-        if (has && steps_add(p, old, old + span, s->size[j], p->v[p->n - 1]) < 0) return -1;
+        if (has) {
+            if (steps_add(p, old, old + span, s->size[j], p->v[p->n - 1]) < 0) return -1;
+            if (grow((void **)&s->mv, &s->cap_mv, s->nmv + 1, sizeof(Mv)) < 0) return -1;
+            s->mv[s->nmv++] = (Mv){r, old, old + span};
+            if (old < grown) grown = old;
+            if (old + span > grown_end) grown_end = old + span;
+        }
         if (steps_add(p, t, t + span, -s->size[j], p->v[p->n - 1]) < 0) return -1;
         s->res[j] = t;
     }
     /* jobs whose reservation is now start now, in queue order (a refused one loses its reservation) */
+    s->plan_same = 1;
     for (i64 j = q->head; j >= 0;) {
         i64 nx = q->next[j];
         if (s->res[j] <= now) {
+            double t = s->res[j];
             s->res[j] = NAN;
+            s->plan_same = 0;
             i64 p = s->size[j] <= s->free ? place(s, s->busy, log2_of(s->size[j])) : -1;
             if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
+            /* refused: its reservation is dropped; a zero-length job is expected to end at the next
+             * instant, before its reservation did */
+            if (p < 0 || !(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
         }
         j = nx;
     }
@@ -1496,6 +1608,7 @@ static int simulate(Sim *s) {
                 if (s->log) s->log[s->nlog++] = -1 - j;
                 double ee = s->start[j] + s->est[j];
                 s->free += s->size[j];
+                s->plan_same = 0;
                 if (s->layout) mark(s, s->busy, s->pos[j], s->size[j], 0);
                 run_remove(&s->running, ee, j);
                 s->released = 1;
@@ -1637,7 +1750,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.tp = malloc(m * sizeof(i64));
             s.tstamp = calloc(m, sizeof(i64));
             s.disp = calloc(m, 1);
-            if (!s.prio || !s.cp || !s.tp || !s.tstamp || !s.disp) { PyErr_NoMemory(); goto done; }
+            s.blocked = calloc(m, 1);
+            if (!s.prio || !s.cp || !s.tp || !s.tstamp || !s.disp || !s.blocked) { PyErr_NoMemory(); goto done; }
         }
     }
     int st = simulate(&s);
@@ -1658,7 +1772,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    free(s.ev); free(s.ev2); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.gstart); free(s.gend); free(s.relend); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp);
+    free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }
 
