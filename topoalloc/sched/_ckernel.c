@@ -589,9 +589,8 @@ typedef struct Mv { i64 rank; double a, c; } Mv;
 /* an event of conservative's plan on a layout, as plan.ReplayPlan orders them: (t, kind, order, key job);
  * kind 0 releases (a running job's window: order its start number, key job 0; a reservation's end:
  * order -1, key job the job) before kind 1 allocations (a reservation's start: order its place in the
- * queue); `who` is the job whose window it frees or takes, `res` whether it is a reservation's; the
- * events at its time from it on: `gn` of them, the first `rl` releases (relative, so they move with it) */
-typedef struct PEv { double t; i64 order, keyjob, who; int kind, res, gn, rl; } PEv;
+ * queue); `who` is the job whose window it frees or takes, `res` whether it is a reservation's */
+typedef struct PEv { double t; i64 order, keyjob, who; int kind, res; } PEv;
 
 /* ------------------------------------------------- busy masks (layouts) */
 static inline u64 low_bits(i64 bits) { return bits >= 64 ? ~(u64)0 : (((u64)1 << bits) - 1); }
@@ -624,6 +623,10 @@ static void mark(const Sim *s, u64 *m, i64 a, i64 len, int on) {
         if (on) m[a >> 6] |= mk; else m[a >> 6] &= ~mk;
         return;
     }
+    if (a + len <= s->nodes && !(a & 63) && !(len & 63)) { /* whole words, no wrap */
+        memset(&m[a >> 6], on ? 0xff : 0, (size_t)(len >> 6) * sizeof(u64));
+        return;
+    }
     while (len > 0) {
         i64 p = a % s->nodes;
         i64 chunk = len < s->nodes - p ? len : s->nodes - p;
@@ -644,6 +647,7 @@ static void mark(const Sim *s, u64 *m, i64 a, i64 len, int on) {
 static i64 buddy_place(const Sim *s, const u64 *m, int k) {
     if (k <= 6) {
         for (i64 w = 0; w < s->words; w++) {
+            if (!~m[w]) continue; /* all busy */
             u64 f = aligned_runs(free_word(s, m, w), k);
             if (f) return w * 64 + __builtin_ctzll(f);
         }
@@ -1128,15 +1132,6 @@ static int plan_reserve(Sim *s, i64 ne) {
     return 0;
 }
 
-/* the events' groups by time (the candidates are their times), from index a to b (whole groups) */
-static void regroup(PEv *ev, i64 a, i64 b) {
-    for (i64 k = b - 1; k >= a; k--) {
-        int last = k == b - 1 || ev[k + 1].t != ev[k].t;
-        ev[k].gn = last ? 1 : ev[k + 1].gn + 1;
-        ev[k].rl = ev[k].kind ? 0 : last ? 1 : ev[k + 1].rl + 1;
-    }
-}
-
 /* the kept masks from state `from` on (st[from] given): -1 if every allocation finds a window, else the
  * index of the first that does not.  Each event after index `hi` is the one the kept masks last had at
  * index i - d (d <= 0: the plan has lost events before them, as jobs ended; `valid`: the kept masks
@@ -1231,7 +1226,6 @@ static int plan_build(Sim *s, int reservations) {
             if (a->t != b->t || a->kind != b->kind || a->who != b->who || a->res != b->res) break;
             same++;
         }
-    regroup(to, 0, n);
     s->ev3 = s->ev; s->ev = to;
     { i64 c = s->cap_ev3; s->cap_ev3 = s->cap_ev; s->cap_ev = c; }
     s->ne = n;
@@ -1308,14 +1302,17 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
     return 1;
 }
 
-static i64 pev_lower(const Sim *s, double t, int kind, i64 order, i64 job) {
-    i64 lo = 0, hi = s->ne;
+/* the first event not before the key (t, kind, order, job), among events lo .. hi-1 (those before lo are before it,
+ * those from hi on are not) */
+static i64 pev_lower_in(const Sim *s, i64 lo, i64 hi, double t, int kind, i64 order, i64 job) {
     while (lo < hi) {
         i64 mid = (lo + hi) / 2;
         if (pev_before(&s->ev[mid], t, kind, order, job)) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
+
+static inline i64 pev_lower(const Sim *s, double t, int kind, i64 order, i64 job) { return pev_lower_in(s, 0, s->ne, t, kind, order, job); }
 
 /* the first start from t0 on (t0 itself, then the profile's breakpoints after it), before `limit`
  * if `has`, whose whole span the profile holds (the job's own reservation, `old` to `old_end`, counted
@@ -1395,8 +1392,12 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double t, double li
         double c;
         if (prof_first_from(&s->prof, t, limit, need, span, has, old, old + span, &c)) break;
         if (c != t) { t = c; g = pev_time_lower(s, t, g); } /* a breakpoint: an event's time */
-        int at = g < ne && ev[g].t == t;         /* events at t */
-        i64 rel = at ? g + ev[g].rl : g, ge = at ? g + ev[g].gn : g; /* its first allocation; the first event after t */
+        /* the first allocation at t and the first event after t (releases come first at a time) */
+        i64 rel = g, ge = g;
+        if (g < ne && ev[g].t == t) {
+            ge = pev_lower_in(s, g, ne, t, 2, 0, 0);
+            rel = pev_lower_in(s, g, ge, t, 1, INT64_MIN, INT64_MIN);
+        }
         if (plan_fits(s, rel, k)) {
             i64 e = rel, hi = ge; /* the turn: the allocations at t are in (order, job) order */
             while (e < hi) {
@@ -1419,13 +1420,6 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double t, double li
     return ST_PLAN_NEVER_FITS;
 }
 
-/* the groups of the events at time T made again (after events at T came or went) */
-static void regroup_at(Sim *s, double T) {
-    i64 a = pev_time_lower(s, T, 0), b = a;
-    while (b < s->ne && s->ev[b].t == T) b++;
-    if (b > a) regroup(s->ev, a, b);
-}
-
 static void pev_insert(Sim *s, PEv v) {
     i64 i = pev_lower(s, v.t, v.kind, v.order, v.keyjob);
     memmove(&s->ev[i + 1], &s->ev[i], (size_t)(s->ne - i) * sizeof(PEv));
@@ -1442,12 +1436,12 @@ static int plan_move(Sim *s, i64 j, int has, double old, double t) {
     PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span, -1, j, j, 0, 1};
     i64 ib;
     if (has) { /* its two events, found as earliest_mask found them, each moved to its earlier place */
-        i64 ia = pev_lower(s, old, 1, s->prio[j], j), ie = pev_lower(s, old + span, 0, -1, j);
+        i64 ia = pev_lower(s, old, 1, s->prio[j], j), ie = pev_lower_in(s, ia, s->ne, old + span, 0, -1, j);
         if (ie >= s->ne || s->ev[ia].who != j || !s->ev[ia].res || s->ev[ie].who != j || !s->ev[ie].res) { s->err_job = j; return ST_PLAN_BROKEN; }
-        i64 ya = pev_lower(s, a.t, a.kind, a.order, a.keyjob); /* <= ia: the events from there to ia move up one */
+        i64 ya = pev_lower_in(s, 0, ia, a.t, a.kind, a.order, a.keyjob); /* <= ia: the events from there to ia move up one */
         memmove(&s->ev[ya + 1], &s->ev[ya], (size_t)(ia - ya) * sizeof(PEv));
         s->ev[ya] = a;
-        ib = pev_lower(s, b.t, b.kind, b.order, b.keyjob); /* <= ie, likewise */
+        ib = pev_lower_in(s, 0, ie, b.t, b.kind, b.order, b.keyjob); /* <= ie, likewise */
         memmove(&s->ev[ib + 1], &s->ev[ib], (size_t)(ie - ib) * sizeof(PEv));
         s->ev[ib] = b;
         hi = ie > ib ? ie : ib; /* past the old end, the events are where they were */
@@ -1464,12 +1458,6 @@ static int plan_move(Sim *s, i64 j, int has, double old, double t) {
         memmove(&s->fit_known[ib + 1], &s->fit_known[ib - 1], c * sizeof(u64));
         memmove(&s->fit_yes[ib + 1], &s->fit_yes[ib - 1], c * sizeof(u64));
         hi = ib;
-    }
-    regroup_at(s, a.t);
-    regroup_at(s, b.t);
-    if (has) {
-        regroup_at(s, old);
-        regroup_at(s, old + span);
     }
     if (plan_replay(s, from, hi, 0) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
     return 0;
