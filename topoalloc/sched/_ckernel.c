@@ -882,6 +882,58 @@ static inline void grew(Sim *s, double a, double c) {
     if (c > s->grown_end) s->grown_end = c;
 }
 
+/* Where the free processors may have grown since each queued job's earliest start was last found
+ * (see conservative_pass; the mask pass uses it alike): from `grown` to `grown_end` between the last
+ * pass and this one, and in this pass before the job; and through the last pass's moves of the jobs
+ * after it (pmv: those moves in queue order, as suffix extremes from `km` on). */
+typedef struct { double grown, grown_end; i64 km; } Growth;
+
+static Growth growth_begin(Sim *s) {
+    Growth g = {s->grown, s->grown_end, 0};
+    s->grown = INFINITY;
+    s->grown_end = -INFINITY;
+    { Mv *x = s->pmv; s->pmv = s->mv; s->mv = x; i64 c = s->cap_pmv; s->cap_pmv = s->cap_mv; s->cap_mv = c; }
+    s->npmv = s->nmv;
+    s->nmv = 0;
+    for (i64 k = s->npmv - 2; k >= 0; k--) {
+        if (s->pmv[k + 1].a < s->pmv[k].a) s->pmv[k].a = s->pmv[k + 1].a;
+        if (s->pmv[k + 1].c > s->pmv[k].c) s->pmv[k].c = s->pmv[k + 1].c;
+    }
+    return g;
+}
+
+/* where it may have grown for the job of queue rank r (asked in queue order): a to c (a = +inf: nowhere) */
+static inline void growth_for(const Sim *s, Growth *g, i64 r, double *a, double *c) {
+    while (g->km < s->npmv && s->pmv[g->km].rank <= r) g->km++;
+    *a = g->grown;
+    *c = g->grown_end;
+    if (g->km < s->npmv) {
+        if (s->pmv[g->km].a < *a) *a = s->pmv[g->km].a;
+        if (s->pmv[g->km].c > *c) *c = s->pmv[g->km].c;
+    }
+}
+
+/* the job of rank r moved away from [old, old_end): growth for the jobs after it now, and before it next pass */
+static inline int growth_moved(Sim *s, Growth *g, i64 r, double old, double old_end) {
+    if (grow((void **)&s->mv, &s->cap_mv, s->nmv + 1, sizeof(Mv)) < 0) return -1;
+    s->mv[s->nmv++] = (Mv){r, old, old_end};
+    if (old < g->grown) g->grown = old;
+    if (old_end > g->grown_end) g->grown_end = old_end;
+    return 0;
+}
+
+/* the first breakpoint whose span reaches past a (t + span is monotone in t; usually the first: growth
+ * most often starts now) */
+static inline i64 steps_first_reaching(const Steps *p, double span, double a) {
+    i64 lo = 0, hi = p->n;
+    if (!(p->t[0] + span > a))
+        while (lo < hi) {
+            i64 mid = (lo + hi) / 2;
+            if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
+        }
+    return lo;
+}
+
 /* res.clear(): every reservation dropped (every job then looks from now on) */
 static void drop_reservations(Sim *s) {
     for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) s->res[j] = NAN;
@@ -996,18 +1048,8 @@ static int conservative_pass(Sim *s) {
      * span reaches past such an `a` and it starts before that growth ends (`c`); so the
      * candidates are the breakpoints from the first whose span reaches past the least `a`
      * to the greatest `c` (none: the job keeps `old`). */
-    double grown = s->grown, grown_end = s->grown_end;
-    s->grown = INFINITY;
-    s->grown_end = -INFINITY;
-    /* the moves of the last pass, as suffix extremes: pmv[k] covers the moves from k on */
-    { Mv *x = s->pmv; s->pmv = s->mv; s->mv = x; i64 c = s->cap_pmv; s->cap_pmv = s->cap_mv; s->cap_mv = c; }
-    s->npmv = s->nmv;
-    s->nmv = 0;
-    for (i64 k = s->npmv - 2; k >= 0; k--) {
-        if (s->pmv[k + 1].a < s->pmv[k].a) s->pmv[k].a = s->pmv[k + 1].a;
-        if (s->pmv[k + 1].c > s->pmv[k].c) s->pmv[k].c = s->pmv[k + 1].c;
-    }
-    i64 km = 0, nstart = 0;
+    Growth gr = growth_begin(s);
+    i64 nstart = 0;
     double min_res = INFINITY;
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         double old = s->res[j];
@@ -1016,25 +1058,14 @@ static int conservative_pass(Sim *s) {
             /* where it may have grown: since the last pass, in this pass before j, and through the
              * last pass's moves of the jobs after j */
             i64 r = q_rank(q, j);
-            while (km < s->npmv && s->pmv[km].rank <= r) km++;
-            double a = grown, c = grown_end;
-            if (km < s->npmv) {
-                if (s->pmv[km].a < a) a = s->pmv[km].a;
-                if (s->pmv[km].c > c) c = s->pmv[km].c;
-            }
+            double a, c;
+            growth_for(s, &gr, r, &a, &c);
             if (!(a < INFINITY)) goto kept;
             i64 sz = s->size[j];
             double span = span_of(s->est[j]);
             double old_end = old + span;
             double limit = c < old ? c : old;
-            /* the first breakpoint whose span reaches past a (t + span is monotone in t; usually
-             * the first: growth most often starts now) */
-            i64 lo = 0, hi = p->n;
-            if (!(p->t[0] + span > a))
-                while (lo < hi) {
-                    i64 mid = (lo + hi) / 2;
-                    if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
-                }
+            i64 lo = steps_first_reaching(p, span, a);
             if (lo >= p->n || !(p->t[lo] < limit)) goto kept;
             double t;
             if (with_sentinel(p) < 0) return -1;
@@ -1042,10 +1073,7 @@ static int conservative_pass(Sim *s) {
             if (t == old) goto kept; /* given up and taken again: the same profile */
             if (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0) return -1;
             if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
-            if (grow((void **)&s->mv, &s->cap_mv, s->nmv + 1, sizeof(Mv)) < 0) return -1;
-            s->mv[s->nmv++] = (Mv){r, old, old_end};
-            if (old < grown) grown = old;
-            if (old_end > grown_end) grown_end = old_end;
+            if (growth_moved(s, &gr, r, old, old_end) < 0) return -1;
             s->res[j] = t;
         } else {
             i64 sz = s->size[j];
@@ -1500,17 +1528,7 @@ static int conservative_pass_mask(Sim *s) {
      * and with none it keeps its reservation.  A job some start of which the masks refused, or a pass
      * with a job past its expected end (releases then move with now), searches from now. */
     int full = stale || overrun;
-    double grown = s->grown, grown_end = s->grown_end;
-    s->grown = INFINITY;
-    s->grown_end = -INFINITY;
-    { Mv *x = s->pmv; s->pmv = s->mv; s->mv = x; i64 c = s->cap_pmv; s->cap_pmv = s->cap_mv; s->cap_mv = c; }
-    s->npmv = s->nmv;
-    s->nmv = 0;
-    for (i64 k = s->npmv - 2; k >= 0; k--) {
-        if (s->pmv[k + 1].a < s->pmv[k].a) s->pmv[k].a = s->pmv[k + 1].a;
-        if (s->pmv[k + 1].c > s->pmv[k].c) s->pmv[k].c = s->pmv[k + 1].c;
-    }
-    i64 km = 0;
+    Growth gr = growth_begin(s);
     for (i64 j = q->head; j >= 0; j = q->next[j]) {
         double old = s->res[j], t;
         int has = !isnan(old), blocked;
@@ -1518,23 +1536,11 @@ static int conservative_pass_mask(Sim *s) {
         double from = now, limit = old;
         i64 r = q_rank(q, j);
         if (has && s->blocked[j] && !full) {
-            /* where the profile may have grown: since the last pass, in this pass before j, and
-             * through the last pass's moves of the jobs after j */
-            while (km < s->npmv && s->pmv[km].rank <= r) km++;
-            double a = grown, c = grown_end;
-            if (km < s->npmv) {
-                if (s->pmv[km].a < a) a = s->pmv[km].a;
-                if (s->pmv[km].c > c) c = s->pmv[km].c;
-            }
+            double a, c;
+            growth_for(s, &gr, r, &a, &c);
             if (!(a < INFINITY)) continue;
             if (c < limit) limit = c;
-            /* the first breakpoint whose span reaches past a */
-            i64 lo = 0, hi = p->n;
-            if (!(p->t[0] + span > a))
-                while (lo < hi) {
-                    i64 mid = (lo + hi) / 2;
-                    if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
-                }
+            i64 lo = steps_first_reaching(p, span, a);
             if (lo >= p->n || !(p->t[lo] < limit)) continue;
             from = p->t[lo];
         }
@@ -1546,10 +1552,7 @@ static int conservative_pass_mask(Sim *s) {
         if ((st = plan_move(s, j, has, old, t))) return st;
         if (has) {
             if (steps_add(p, old, old + span, s->size[j], p->v[p->n - 1]) < 0) return -1;
-            if (grow((void **)&s->mv, &s->cap_mv, s->nmv + 1, sizeof(Mv)) < 0) return -1;
-            s->mv[s->nmv++] = (Mv){r, old, old + span};
-            if (old < grown) grown = old;
-            if (old + span > grown_end) grown_end = old + span;
+            if (growth_moved(s, &gr, r, old, old + span) < 0) return -1;
         }
         if (steps_add(p, t, t + span, -s->size[j], p->v[p->n - 1]) < 0) return -1;
         s->res[j] = t;
