@@ -1480,13 +1480,13 @@ static int plan_move(Sim *s, i64 j, int has, double old, double t) {
         ib = pev_lower(s, b.t, b.kind, b.order, b.keyjob);
     }
     i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob);
-    if (!has) { /* two more events: the kept masks after the end's place move two places on, to be compared there */
+    if (!has && ib > from) { /* two more events: the kept masks after the end's place move two places on, to be compared there */
         size_t c = (size_t)(s->ne - ib), bytes = (size_t)s->words * sizeof(u64); /* old states ib-1 .. ne-2 */
         memmove(ST(s, ib + 1), ST(s, ib - 1), c * bytes);
         memmove(&s->fit_known[ib + 1], &s->fit_known[ib - 1], c * sizeof(u64));
         memmove(&s->fit_yes[ib + 1], &s->fit_yes[ib - 1], c * sizeof(u64));
         hi = ib;
-    }
+    } else if (!has) hi = s->ne; /* the end first (t + span rounds to t): a replay to the end, nothing compared */
     if (plan_replay(s, from, hi, 0) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
     return 0;
 }
