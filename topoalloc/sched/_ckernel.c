@@ -466,6 +466,22 @@ static int prof_build(Steps *p, double now, i64 free_now, const Running *r, cons
     return ok;
 }
 
+/* the first segment from index k on, before `end`, short of `size` processors (the job's own
+ * reservation, `old` to `old_end`, if `has`, counted free: its segments hold it), or n if the
+ * profile holds the span (the sentinel stops the scans) */
+static inline i64 span_short(const Steps *p, i64 k, double end, i64 size, int has, double old, double old_end) {
+    const double *t = p->t;
+    const i64 *v = p->v;
+    i64 n = p->n;
+    if (has) {
+        while (t[k] < end && t[k] < old && v[k] >= size) k++;
+        if (k < n && t[k] < end && !(t[k] < old))
+            while (t[k] < end && t[k] < old_end) k++;
+    }
+    while (t[k] < end && v[k] >= size) k++;
+    return k < n && t[k] < end ? k : n;
+}
+
 /* plan.CountingProfile.earliest for a job whose own reservation, if it has one
  * (`old` to `old_end`), is taken out first.  It is read as taken out rather than
  * removed and added back, so a job that keeps its time changes nothing: the plan is
@@ -486,15 +502,8 @@ static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, doubl
         if (has) while (t[i] < limit && v[i] < size) i++;
         else while (v[i] < size) i++;
         if (i >= n || (has && !(t[i] < limit))) break;
-        double end = t[i] + span;
-        i64 k = i + 1;
-        if (has) {
-            while (t[k] < end && t[k] < old && v[k] >= size) k++;
-            if (k < n && t[k] < end && !(t[k] < old))      /* the job's own segments: they hold it */
-                while (t[k] < end && t[k] < old_end) k++;
-        }
-        while (t[k] < end && v[k] >= size) k++;
-        if (k >= n || !(t[k] < end)) { *out = t[i]; return 0; }
+        i64 k = span_short(p, i + 1, t[i] + span, size, has, old, old_end);
+        if (k >= n) { *out = t[i]; return 0; }
         i = k + 1;
     }
     if (has) { *out = old; return 0; }
@@ -1366,15 +1375,8 @@ static int prof_first_from(const Steps *p, double t0, double limit, i64 size, do
             start = t[i];
         }
         if (i >= n || (has && !(start < limit))) return 1;
-        double end = start + span;
-        i64 k = i + 1;
-        if (has) {
-            while (t[k] < end && t[k] < old && v[k] >= size) k++;
-            if (k < n && t[k] < end && !(t[k] < old)) /* the job's own segments: they hold it */
-                while (t[k] < end && t[k] < old_end) k++;
-        }
-        while (t[k] < end && v[k] >= size) k++;
-        if (k >= n || !(t[k] < end)) { *out = start; return 0; }
+        i64 k = span_short(p, i + 1, start + span, size, has, old, old_end);
+        if (k >= n) { *out = start; return 0; }
         i = k + 1;
         start = t[i];
     }
