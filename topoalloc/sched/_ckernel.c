@@ -943,6 +943,9 @@ static inline i64 steps_first_reaching(const Steps *p, double span, double a) {
     return lo;
 }
 
+/* a running job is past its expected end (released at the next instant: a time that depends on now) */
+static inline int overrunning(const Sim *s) { return s->running.n > 0 && s->running.a[0].ee <= s->now; }
+
 /* res.clear(): every reservation dropped (every job then looks from now on) */
 static void drop_reservations(Sim *s) {
     for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) s->res[j] = NAN;
@@ -992,8 +995,7 @@ static int reservations_stale(const Sim *s) {
 
 /* Conservative.schedule's wake-up: the next reservation, unless a job overruns (its end remakes the plan) */
 static void wake_at_next_reservation(Sim *s) {
-    int overrunning = s->running.n > 0 && s->running.a[0].ee <= s->now;
-    if (overrunning) return;
+    if (overrunning(s)) return;
     double m = INFINITY;
     int any = 0;
     for (i64 j = s->q.head; j >= 0; j = s->q.next[j]) {
@@ -1034,7 +1036,7 @@ static int conservative_pass(Sim *s) {
      * (simulate).  A job past its expected end (released at the next instant: a time that
      * depends on now), a stale reservation or the first pass rebuild it, as plan.CountingProfile
      * is built: then the load is built from the live reservations. */
-    int overrun = s->running.n > 0 && s->running.a[0].ee <= now;
+    int overrun = overrunning(s);
     int stale = s->min_res < now; /* a reservation whose time passed without a start (a job overran) */
     if (stale) drop_reservations(s); /* remake them all */
     if (s->prof_kept && !overrun && !stale) steps_advance(p, now);
@@ -1118,7 +1120,7 @@ static int conservative_pass(Sim *s) {
     }
     /* kept for the next pass unless a running job is past its expected end (a job started now
      * with a zero or rounded-away estimate is one) */
-    s->prof_kept = !(s->running.n > 0 && s->running.a[0].ee <= now);
+    s->prof_kept = !overrunning(s);
     /* Conservative.schedule's wake-up: the next reservation, unless a job overruns (its end remakes the plan) */
     if (s->prof_kept && min_res < INFINITY) s->wake = min_res;
     return 0;
@@ -1169,12 +1171,19 @@ static int plan_reserve(Sim *s, i64 ne) {
     return 0;
 }
 
+/* kept masks `count` states from state `from` to state `to`, with what is known of their windows */
+static void st_move(Sim *s, i64 to, i64 from, i64 count) {
+    memmove(ST(s, to), ST(s, from), (size_t)count * (size_t)s->words * sizeof(u64));
+    memmove(&s->fit_known[to], &s->fit_known[from], (size_t)count * sizeof(u64));
+    memmove(&s->fit_yes[to], &s->fit_yes[from], (size_t)count * sizeof(u64));
+}
+
 /* the kept masks from state `from` on (st[from] given): -1 if every allocation finds a window, else the
  * index of the first that does not.  Each event after index `hi` is the one the kept masks last had at
- * index i - d (d <= 0: the plan has lost events before them, as jobs ended; `valid`: the kept masks
- * are there): once one of them leaves the mask it left before, with every reservation in the window it
- * held before, the rest of the replay is the same as before, so it stops there, and with d < 0 the
- * rest of the masks move d places (hi >= ne: no such event, a replay to the end). */
+ * index i - d (d <= 0: the plan has lost events before them, as jobs ended): once one of them leaves
+ * the mask it left before, with every reservation in the window it held before, the rest of the replay
+ * is the same as before, so it stops there, and with d < 0 the rest of the masks move d places
+ * (hi >= ne: no such event, a replay to the end). */
 static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
     size_t bytes = (size_t)s->words * sizeof(u64);
     const PEv *ev = s->ev;
@@ -1202,12 +1211,7 @@ static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
         if (i > hi) {
             /* the same mask, every reservation in the same window: as before from here on */
             if (!displaced && !memcmp(tmp, ST(s, i + 1 - d), bytes)) {
-                if (d) { /* the rest of the kept masks, states i+1 .. ne, move d places */
-                    size_t c = (size_t)(ne - i);
-                    memmove(ST(s, i + 1), ST(s, i + 1 - d), c * bytes);
-                    memmove(&s->fit_known[i + 1], &s->fit_known[i + 1 - d], c * sizeof(u64));
-                    memmove(&s->fit_yes[i + 1], &s->fit_yes[i + 1 - d], c * sizeof(u64));
-                }
+                if (d) st_move(s, i + 1, i + 1 - d, ne - i); /* the rest of the kept masks, states i+1 .. ne, move d places */
                 s->st_valid = 1;
                 return -1;
             }
@@ -1224,15 +1228,11 @@ static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
 static int plan_build(Sim *s, int reservations) {
     Running *r = &s->running;
     i64 m = 0, nr = r->n;
-    if (reservations)
-        for (i64 i = 0; i < s->ne; i++) m += s->ev[i].res && !isnan(s->res[s->ev[i].who]);
-    i64 ne = m + nr;
-    if (plan_reserve(s, ne) < 0 || grow((void **)&s->ev2, &s->cap_ev2, ne, sizeof(PEv)) < 0) return -1;
+    if (grow((void **)&s->ev2, &s->cap_ev2, s->ne + nr, sizeof(PEv)) < 0) return -1;
     /* the reservations' events, in order, from the last pass's plan (whose events are the live
      * reservations' and jobs since started or given up): among the queued jobs the queue's order is
      * unchanged, so renumbering their places keeps the order */
-    PEv *res = s->ev2, *run = s->ev2 + m;
-    m = 0;
+    PEv *res = s->ev2;
     if (reservations)
         for (i64 i = 0; i < s->ne; i++) {
             PEv e = s->ev[i];
@@ -1240,6 +1240,9 @@ static int plan_build(Sim *s, int reservations) {
             if (e.kind) e.order = s->prio[e.who];
             res[m++] = e;
         }
+    i64 ne = m + nr;
+    PEv *run = s->ev2 + m;
+    if (plan_reserve(s, ne) < 0) return -1;
     /* the running jobs' releases: in the running list's order, unless jobs past their expected ends
      * (released at the same next instant) are out of start order */
     int sorted = 1;
@@ -1483,10 +1486,7 @@ static int plan_move(Sim *s, i64 j, int has, double old, double t) {
     }
     i64 from = pev_lower(s, a.t, a.kind, a.order, a.keyjob);
     if (!has && ib > from) { /* two more events: the kept masks after the end's place move two places on, to be compared there */
-        size_t c = (size_t)(s->ne - ib), bytes = (size_t)s->words * sizeof(u64); /* old states ib-1 .. ne-2 */
-        memmove(ST(s, ib + 1), ST(s, ib - 1), c * bytes);
-        memmove(&s->fit_known[ib + 1], &s->fit_known[ib - 1], c * sizeof(u64));
-        memmove(&s->fit_yes[ib + 1], &s->fit_yes[ib - 1], c * sizeof(u64));
+        st_move(s, ib + 1, ib - 1, s->ne - ib); /* old states ib-1 .. ne-2 */
         hi = ib;
     } else if (!has) hi = s->ne; /* the end first (t + span rounds to t): a replay to the end, nothing compared */
     if (plan_replay(s, from, hi, 0) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
@@ -1505,7 +1505,7 @@ static int conservative_pass_mask(Sim *s) {
         if (stale) s->res[j] = NAN;
         s->prio[j] = n++;
     }
-    int overrun = s->running.n > 0 && s->running.a[0].ee <= now;
+    int overrun = overrunning(s);
     if (s->plan_same && !stale && !overrun) {
         /* nothing ended or started since the last pass, and no release depends on now: its plan is this
          * one's (jobs that arrived since have no reservation yet); the places in the queue renumbered */
