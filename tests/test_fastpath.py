@@ -268,6 +268,77 @@ def test_kernel_conservative_replay_stops_only_where_the_plan_is_what_it_was(all
     assert_same_placements(a, b)
 
 
+#: the schedulers the kernel runs on the free list's lists (conservative's plan would replay them: not compiled)
+LIST_SCHEDULERS = [x for x in SCHEDULERS if not x.startswith("conservative")]
+
+
+@st.composite
+def pow2_workloads(draw: st.DrawFn, nodes: int) -> Workload:
+    """:func:`workloads` with every size rounded up to a power of two (the AFL's meshes then fill their cubes)."""
+    w = draw(workloads(nodes))
+    size = np.array([1 << (int(x) - 1).bit_length() for x in w.size], dtype=np.int64)
+    return Workload(job_id=w.job_id, submit=w.submit, run=w.run, size=size, requested_time=w.requested_time, header=dict(w.header), source="<hypothesis>")
+
+
+@needs_kernel
+@settings(max_examples=250)
+@given(data=st.data(), sched=st.sampled_from(LIST_SCHEDULERS), allocator=st.sampled_from(["free_list", "afl"]),
+       dim=st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 10]), record=st.booleans(), locality=st.booleans())
+def test_kernel_follows_the_free_list(data, sched, allocator, dim, record, locality):
+    """The free list (and the AFL on power-of-two sizes) on the kernel's own lists, against the general engine
+    (its mask probes and _FreeSubcubeGuard): cubes below a word, of one, of several (Q10: cubes whose free bits
+    span words), sizes that are not powers of two for the free list (the cube is larger); nodes, locality
+    metrics and allocated sizes from the replay, which checks every cube against the kernel's."""
+    w = data.draw(pow2_workloads(1 << dim) if allocator == "afl" else workloads(1 << dim))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=record, locality=locality)
+    assert_same_placements(a, b)
+
+
+@needs_kernel
+@settings(max_examples=30, deadline=None)
+@given(data=st.data(), sched=st.sampled_from(["easy", "easy:order=sjf", "easy:order=lpt"]), allocator=st.sampled_from(["free_list", "afl"]),
+       dim=st.sampled_from([3, 5, 7]))
+def test_kernel_easy_on_the_free_list_with_long_queues(data, sched, allocator, dim):
+    """Hundreds of queued jobs: EASY's candidates allocated and released again, some of them leaving the
+    lists otherwise than they were (then the refusals the guard made are asked again)."""
+    w = data.draw(long_queues(1 << dim))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=True)
+    assert_same_placements(a, b)
+
+
+@needs_kernel
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
+@pytest.mark.parametrize("allocator", ["free_list", "afl"])
+def test_kernel_follows_the_free_list_on_a_real_trace(sched, allocator, monkeypatch):
+    """SDSC-SP2's first 5,000 jobs, sizes rounded to powers of two, on Q7 with nodes and locality metrics.
+    Under EASY some refused candidates' allocate-and-release merge a cube with another mate than the one
+    it was split from: the kernel repeats them on its lists and the replay repeats them on the allocator
+    (counted here: a kernel that dropped them would give later jobs other cubes, which the replay catches)."""
+    seen: list[int] = []
+    replay = fastpath._replay
+
+    def counting(sim, log, tried=None, placed=None):
+        seen.append(len(tried or b"") // 16)
+        return replay(sim, log, tried, placed)
+
+    monkeypatch.setattr(fastpath, "_replay", counting)
+    w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(5000))
+    a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, record_allocations=True)
+    assert_same_placements(a, b)
+    assert seen and (seen[0] > 0) == sched.startswith("easy")
+
+
+@pytest.mark.slow
+@needs_kernel
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
+@pytest.mark.parametrize("allocator", ["free_list", "afl"])
+def test_kernel_follows_the_free_list_on_full_sdsc_sp2(sched, allocator):
+    """The whole SDSC-SP2 log, sizes rounded to powers of two, on Q7: per-job CSVs identical (the issue's benchmark run)."""
+    a, b = both(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"), "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
+    assert a.to_csv() == b.to_csv()
+    assert a.to_json() == b.to_json()
+
+
 @st.composite
 def mesh_requests(draw: st.DrawFn, dim: int) -> Workload:
     """Jobs asking for X×Y meshes (the subcube allocators give them a ⌈log₂X⌉+⌈log₂Y⌉-cube)."""
@@ -349,7 +420,6 @@ def test_kernel_layouts_are_exact_types_and_schedulers():
     assert fastpath.layout_of(BuddyAllocator(Hypercube(3))) == 1
     assert fastpath.layout_of(topoalloc.make_allocator("gray_code", "hypercube:3")) == 2
     assert fastpath.layout_of(MyBuddy(Hypercube(3))) == 0
-    assert fastpath.layout_of(topoalloc.make_allocator("free_list", "hypercube:3")) == 0
     sim = Simulation(w, MyBuddy(Hypercube(4)), EASY(), np.maximum(w.requested_time, 1.0))
     assert "nor one whose busy mask" in fastpath.why_not(sim)
     sim = Simulation(w, MyBuddy(Hypercube(4)), Conservative(), np.maximum(w.requested_time, 1.0))
@@ -357,6 +427,39 @@ def test_kernel_layouts_are_exact_types_and_schedulers():
     if fastpath.compiled_available():
         for sched in (EASY(), Conservative()):
             assert fastpath.why_not(Simulation(w, BuddyAllocator(Hypercube(4)), sched, np.maximum(w.requested_time, 1.0))) is None
+
+
+def test_kernel_follows_the_free_list_only_where_fitting_is_a_function_of_the_mask():
+    """The free list with complete recognition up to Q12 under FCFS and EASY; the AFL too when every request fills
+    its cube (no mesh leaves leftovers on the auxiliary lists); never a subclass, nor conservative backfilling."""
+    from topoalloc.alloc.hypercube.allocators import AFLAllocator, FreeListAllocator
+    from topoalloc.sched import FCFS, Conservative
+    from topoalloc.topology import Hypercube
+
+    class MyList(FreeListAllocator):
+        pass
+
+    pow2 = Workload(job_id=[1, 2], submit=[0.0, 1.0], run=[5.0, 5.0], size=[4, 8], requested_time=[9.0, 9.0], header={}, source="<t>")
+    odd = Workload(job_id=[1, 2], submit=[0.0, 1.0], run=[5.0, 5.0], size=[4, 6], requested_time=[9.0, 9.0], header={}, source="<t>")
+    meshes = Workload(job_id=[1], submit=[0.0], run=[5.0], size=[6], shape=[[2, 3]], requested_time=[9.0], header={}, source="<t>")
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(3))) == 3
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(12))) == 3
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(13))) == 0  # (no complete recognition there)
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(5), recognition="lists")) == 0
+    assert fastpath.layout_of(MyList(Hypercube(3))) == 0
+    assert fastpath.layout_of(AFLAllocator(Hypercube(4))) == 0  # (no workload: its meshes are unknown)
+    assert fastpath.layout_of(AFLAllocator(Hypercube(4)), pow2) == 3
+    assert fastpath.layout_of(AFLAllocator(Hypercube(4)), odd) == 0
+    assert fastpath.layout_of(AFLAllocator(Hypercube(4)), meshes) == 0
+    busy = FreeListAllocator(Hypercube(3))
+    busy.allocate(topoalloc.alloc.base.Request(2))
+    assert fastpath.layout_of(busy) == 0  # (the kernel starts from the fresh lists)
+    est = np.array([9.0, 9.0])
+    assert "replays its lists" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4)), Conservative(), est))
+    assert "nor one whose busy mask" in fastpath.why_not(Simulation(odd, AFLAllocator(Hypercube(4)), EASY(), est))
+    if fastpath.compiled_available():
+        for sched in (FCFS(), EASY()):
+            assert fastpath.why_not(Simulation(pow2, AFLAllocator(Hypercube(4)), sched, est)) is None
 
 
 @needs_kernel
@@ -370,7 +473,13 @@ def test_kernel_refuses_bad_layout_arguments():
     with pytest.raises(ValueError, match="nodes must be a power of two"):
         _ckernel.run(1, 12, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 2)
     with pytest.raises(ValueError, match="layout: expected"):
-        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 4)
+    with pytest.raises(ValueError, match="FCFS and EASY only"):
+        _ckernel.run(2, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
+    with pytest.raises(ValueError, match="at most 4096 nodes"):
+        _ckernel.run(1, 8192, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
+    with pytest.raises(ValueError, match="a layout's"):
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 0, np.zeros(2, dtype=np.int64))
     with pytest.raises(ValueError, match="arrivals-only"):
         _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, True, np.zeros(2), np.zeros(2), None, 1)
 

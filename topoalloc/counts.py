@@ -147,7 +147,7 @@ def run(args: "argparse.Namespace", plugins: Sequence[str], progress: Callable[[
     spec, kind = SCHEDULER_SPECS[name]
     start = array("d", [math.nan]) * jobs
     end = array("d", [math.nan]) * jobs
-    status, _ = _ckernel.run(kind, n, w.submit, w.run, w.estimate, w.size, None, kind == 1, start, end, None, 0)
+    status, _, _ = _ckernel.run(kind, n, w.submit, w.run, w.estimate, w.size, None, kind == 1, start, end, None, 0)
     if status:
         return None  # (the general path raises what the kernel found)
     if progress is not None:

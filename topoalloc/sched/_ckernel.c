@@ -24,6 +24,12 @@
  * snapshots of the allocator.  Positions are addresses for the
  * buddy and places in the Gray order for Gray code; the nodes themselves
  * come from replaying the log through the allocator when they are wanted.
+ * Layout 3 is the free list (and the AFL while every mesh fills its cube),
+ * under FCFS and EASY: it places by its lists of free cubes, which the
+ * kernel keeps as the allocator does (fl_alloc, fl_release); whether a
+ * cube fits a mask is complete recognition (recognisable), and a refused
+ * backfill candidate is allocated and released again, as EASY does, since
+ * that may rearrange the lists (fl_trial).
  *
  * The Python side owns every array; this file keeps no state between calls.
  */
@@ -40,7 +46,7 @@ typedef uint64_t u64;
 
 enum { K_FCFS = 0, K_EASY = 1, K_CONSERVATIVE = 2 };
 /* status codes returned to Python (with one job position) */
-enum { ST_OK = 0, ST_NEVER_STARTED = 1, ST_HEAD_NEVER_FITS = 2, ST_PROFILE_NEVER_FITS = 3, ST_PLAN_NEVER_FITS = 4, ST_PLAN_BROKEN = 5 };
+enum { ST_OK = 0, ST_NEVER_STARTED = 1, ST_HEAD_NEVER_FITS = 2, ST_PROFILE_NEVER_FITS = 3, ST_PLAN_NEVER_FITS = 4, ST_PLAN_BROKEN = 5, ST_LISTS_BROKEN = 6 };
 
 /* plan.ZERO_LENGTH: a reservation holds its processors for at least this long */
 #define ZERO_LENGTH 1e-6
@@ -586,11 +592,20 @@ typedef struct {
     unsigned char *disp;    /* placed elsewhere than in the plan, in the current trial */
     unsigned char *blocked; /* every start before its reservation failed on the counts at its last search */
     i64 trials;
+    /* the free list (layout 3: FreeListAllocator, and the AFL while every mesh fills its cube): the
+     * listed free cubes, per dimension, as keys free << dim | value; each node's listed cube */
+    i32 *fl[13];
+    i64 fl_n[13];
+    i32 *owner;             /* the key of the listed cube holding a node, or -1 */
+    u64 *g;                 /* scratch: a mask's free subcubes (subcube_first) */
+    i32 *snap, *snap2;      /* scratch: the lists before and after a refused candidate's trial */
+    i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
+    i64 ntried, cap_tried;
     /* error */
     i64 err_job;
 } Sim;
 
-enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2 };
+enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2, L_FREE = 3 };
 
 /* a reservation that moved in a pass: the job's place in the queue, where it was */
 typedef struct Mv { i64 rank; double a, c; } Mv;
@@ -703,12 +718,241 @@ static inline i64 place(const Sim *s, const u64 *m, int k) {
 
 static inline int log2_of(i64 size) { return __builtin_ctzll((u64)size); }
 
+/* ------------------------------------------------- the free list (layout 3) */
+
+/* FreeListAllocator (alloc/hypercube/allocators.py) with complete recognition while no mesh is live
+ * and nothing is on the auxiliary lists (its _mask_exact: so also the AFL when every mesh fills its
+ * cube): its free lists, split, merge and recognition, the same operations in the same order.  A cube
+ * is (free, value) (the free bits vary, the others are value's), kept as the key free << dim | value;
+ * a job's position is its cube's key.  The lists are sets (a list yields its least (value, free)
+ * cube), so each is an unordered array; `owner` gives each free node the listed cube holding it,
+ * which finds a merge's mate and the cubes a recognised one is carved out of. */
+
+static inline i64 cube_key(const Sim *s, u64 f, u64 v) { return (i64)((f << s->dim) | v); }
+static inline u64 key_free(const Sim *s, i64 key) { return (u64)key >> s->dim; }
+static inline u64 key_value(const Sim *s, i64 key) { return (u64)key & (((u64)1 << s->dim) - 1); }
+
+/* bit i (0 <= i < 64) set iff i & f == 0: the low six bits of a subcube's base values (f < 64) */
+static u64 LOWPAT[64];
+
+static void fl_own(Sim *s, u64 f, u64 v, i32 key) {
+    u64 sub = 0;
+    do {
+        s->owner[v | sub] = key;
+        sub = (sub - f) & f;
+    } while (sub);
+}
+
+static void fl_add(Sim *s, u64 f, u64 v) {
+    int d = __builtin_popcountll(f);
+    i32 key = (i32)cube_key(s, f, v);
+    s->fl[d][s->fl_n[d]++] = key;
+    fl_own(s, f, v, key);
+}
+
+static void fl_del(Sim *s, i32 key) {
+    u64 f = key_free(s, key), v = key_value(s, key);
+    int d = __builtin_popcountll(f);
+    i32 *a = s->fl[d];
+    i64 i = 0;
+    while (a[i] != key) i++;
+    a[i] = a[--s->fl_n[d]];
+    fl_own(s, f, v, -1);
+}
+
+/* the fresh state: the whole machine, one free cube (FreeListAllocator._reset_lists) */
+static void fl_reset(Sim *s) {
+    for (int d = 0; d <= s->dim; d++) s->fl_n[d] = 0;
+    fl_add(s, (u64)s->nodes - 1, 0);
+}
+
+/* the least (value, free) cube of the lowest nonempty list of dimension >= k, or -1 (its list in *at) */
+static i64 fl_least(const Sim *s, int k, int *at) {
+    int i = k;
+    while (i <= s->dim && !s->fl_n[i]) i++;
+    if (i > s->dim) return -1;
+    const i32 *a = s->fl[i];
+    i32 best = a[0];
+    for (i64 x = 1; x < s->fl_n[i]; x++) {
+        u64 vb = key_value(s, best), vx = key_value(s, a[x]);
+        if (vx < vb || (vx == vb && key_free(s, a[x]) < key_free(s, best))) best = a[x];
+    }
+    *at = i;
+    return best;
+}
+
+/* the lowest base value of a free subcube with free bits F in mask m, or -1 */
+static i64 subcube_first(const Sim *s, const u64 *m, u64 F) {
+    i64 W = s->words;
+    u64 *g = s->g;
+    for (i64 w = 0; w < W; w++) g[w] = free_word(s, m, w);
+    for (u64 rest = F; rest; rest &= rest - 1) {
+        int p = __builtin_ctzll(rest);
+        if (p < 6) { /* a node and its neighbour across bit p share a word */
+            int sh = 1 << p;
+            for (i64 w = 0; w < W; w++) g[w] &= g[w] >> sh;
+        } else {
+            i64 st = (i64)1 << (p - 6);
+            for (i64 w = 0; w < W; w++)
+                if (!(w & st)) g[w] &= g[w + st];
+        }
+    }
+    u64 low = LOWPAT[F & 63];
+    i64 hi = (i64)(F >> 6);
+    for (i64 w = 0; w < W; w++) {
+        if (w & hi) continue;
+        u64 x = g[w] & low;
+        if (x) return w * 64 + __builtin_ctzll(x);
+    }
+    return -1;
+}
+
+/* complete recognition (_recognisable): the first free k-subcube of mask m, free masks in the order of
+ * combinations(range(dim), k) and then by value (_all_subcubes); its key, or -1 */
+static i64 recognisable(const Sim *s, const u64 *m, int k) {
+    i64 have = 0;
+    for (i64 w = 0; w < s->words; w++) have += __builtin_popcountll(free_word(s, m, w));
+    if (have < ((i64)1 << k)) return -1;
+    int c[64];
+    for (int i = 0; i < k; i++) c[i] = i;
+    for (;;) {
+        u64 F = 0;
+        for (int i = 0; i < k; i++) F |= (u64)1 << c[i];
+        i64 v = subcube_first(s, m, F);
+        if (v >= 0) return cube_key(s, F, (u64)v);
+        int i = k - 1;
+        while (i >= 0 && c[i] == s->dim - k + i) i--;
+        if (i < 0) return -1;
+        c[i]++;
+        for (int x = i + 1; x < k; x++) c[x] = c[x - 1] + 1;
+    }
+}
+
+/* carve a recognised cube out of the listed cubes it meets (_recognise, with _difference) */
+static void fl_carve(Sim *s, i64 key) {
+    u64 bf = key_free(s, key), bv = key_value(s, key), sub = 0;
+    do {
+        i32 o = s->owner[bv | sub];
+        if (o >= 0) {
+            u64 cf = key_free(s, o), cv = key_value(s, o);
+            fl_del(s, o);
+            u64 inv = cv | bv, split = cf & ~(cf & bf), f = cf, v = cv;
+            while (split) {
+                u64 p = split & -split;
+                split ^= p;
+                f ^= p;
+                fl_add(s, f, v | ((inv & p) ^ p));
+                v |= inv & p;
+            }
+        }
+        sub = (sub - bf) & bf;
+    } while (sub);
+}
+
+/* the cube FreeListAllocator._allocate would give a k-cube request now, without taking it (-1: none) */
+static i64 fl_peek(const Sim *s, int k) {
+    if (k > s->dim || ((i64)1 << k) > s->free) return -1;
+    int i;
+    i64 c = fl_least(s, k, &i);
+    if (c < 0) return recognisable(s, s->busy, k);
+    u64 f = key_free(s, c);
+    for (; i > k; i--) f ^= (u64)1 << (63 - __builtin_clzll(f)); /* split at the highest free bit, keep the 0 half */
+    return cube_key(s, f, key_value(s, c));
+}
+
+/* _allocate: the least listed cube of the lowest dimension >= k, split down to k (_take_list), else
+ * complete recognition; -1: none */
+static i64 fl_alloc(Sim *s, int k) {
+    if (k > s->dim || ((i64)1 << k) > s->free) return -1;
+    int i;
+    i64 c = fl_least(s, k, &i);
+    if (c < 0) {
+        c = recognisable(s, s->busy, k);
+        if (c >= 0) fl_carve(s, c);
+        return c;
+    }
+    fl_del(s, (i32)c);
+    u64 f = key_free(s, c), v = key_value(s, c);
+    for (; i > k; i--) {
+        u64 b = (u64)1 << (63 - __builtin_clzll(f));
+        f ^= b;
+        fl_add(s, f, v | b);
+    }
+    return cube_key(s, f, v);
+}
+
+/* _release once the job left the running jobs: the fresh state if nothing is held, else free-list
+ * deallocation (_merge_into_fl: merge with a listed complementary cube, lowest bit first, repeatedly) */
+static void fl_release(Sim *s, i64 key) {
+    if (!s->running.n) { fl_reset(s); return; }
+    u64 f = key_free(s, key), v = key_value(s, key), all = (u64)s->nodes - 1;
+    for (;;) {
+        u64 fixed = all ^ f;
+        int merged = 0;
+        while (fixed) {
+            u64 b = fixed & -fixed;
+            fixed ^= b;
+            u64 mv = v ^ b;
+            i32 mate = (i32)cube_key(s, f, mv);
+            if (s->owner[mv] == mate) {
+                fl_del(s, mate);
+                f |= b;
+                v &= ~b;
+                merged = 1;
+                break;
+            }
+        }
+        if (!merged) break;
+    }
+    fl_add(s, f, v);
+}
+
+/* the listed cubes, sorted, into out (their number) */
+static int cmp_i32(const void *a, const void *b) { i32 x = *(const i32 *)a, y = *(const i32 *)b; return (x > y) - (x < y); }
+static i64 fl_state(const Sim *s, i32 *out) {
+    i64 n = 0;
+    for (int d = 0; d <= s->dim; d++) {
+        memcpy(out + n, s->fl[d], (size_t)s->fl_n[d] * sizeof(i32));
+        n += s->fl_n[d];
+    }
+    qsort(out, (size_t)n, sizeof(i32), cmp_i32);
+    return n;
+}
+
+/* set (on) or clear a cube's nodes */
+static void mark_cube(const Sim *s, u64 *m, i64 key, int on) {
+    u64 f = key_free(s, key), v = key_value(s, key);
+    u64 fl6 = f & 63, vl = v & 63, pat = 0, sub = 0;
+    do {
+        pat |= (u64)1 << (vl | sub);
+        sub = (sub - fl6) & fl6;
+    } while (sub);
+    u64 fh = f >> 6, vh = v >> 6;
+    sub = 0;
+    do {
+        u64 w = vh | sub;
+        if (on) m[w] |= pat; else m[w] &= ~pat;
+        sub = (sub - fh) & fh;
+    } while (sub);
+}
+
+/* a job's window (a cube on the free list) set or cleared in mask m */
+static inline void mark_job(const Sim *s, u64 *m, i64 j, int on) {
+    if (s->layout == L_FREE) mark_cube(s, m, s->pos[j], on);
+    else mark(s, m, s->pos[j], s->size[j], on);
+}
+
+/* whether a window of 2**k positions fits mask m (the free list: a free k-subcube, which it recognises) */
+static inline int fits_mask(const Sim *s, const u64 *m, int k) {
+    return s->layout == L_FREE ? recognisable(s, m, k) >= 0 : place(s, m, k) >= 0;
+}
+
 static int start_job_at(Sim *s, i64 j, i64 p) {
     i64 sz = s->size[j];
     s->plan_same = 0;
     if (s->layout) {
         s->pos[j] = p;
-        mark(s, s->busy, p, sz, 1);
+        mark_job(s, s->busy, j, 1);
     }
     q_remove(&s->q, j);
     if (s->cls) bs_clear(&s->cls[log2_of(sz)], q_rank(&s->q, j));
@@ -729,7 +973,8 @@ static inline int start_job(Sim *s, i64 j) { return start_job_at(s, j, -1); }
 static int start_heads(Sim *s) {
     if (s->layout) {
         while (s->q.head >= 0 && s->size[s->q.head] <= s->free) {
-            i64 p = place(s, s->busy, log2_of(s->size[s->q.head]));
+            int k = log2_of(s->size[s->q.head]);
+            i64 p = s->layout == L_FREE ? fl_alloc(s, k) : place(s, s->busy, k);
             if (p < 0) break;
             if (start_job_at(s, s->q.head, p) < 0) return -1;
         }
@@ -742,6 +987,24 @@ static int start_heads(Sim *s) {
 
 /* the window sizes 2**k no wider than `free` (> 0) positions, as a mask over k */
 static inline u64 sizes_within(i64 free) { return low_bits(64 - __builtin_clzll((u64)free)); }
+
+/* a backfill candidate the guard refuses on the free list: EASY allocates it, then releases it, and that
+ * may rearrange the lists (a merge with another mate than the split's); so do the same, and say whether
+ * the lists are what they were (1), or not (0: the candidate is kept for the replay of the log, `tried`,
+ * which repeats it); -1: no memory */
+static int fl_trial(Sim *s, i64 j, int k) {
+    i64 n0 = fl_state(s, s->snap);
+    i64 c = fl_alloc(s, k);
+    fl_release(s, c);
+    i64 n1 = fl_state(s, s->snap2);
+    if (n0 == n1 && !memcmp(s->snap, s->snap2, (size_t)n0 * sizeof(i32))) return 1;
+    if (s->log) {
+        if (grow((void **)&s->tried, &s->cap_tried, s->ntried + 2, sizeof(i64)) < 0) return -1;
+        s->tried[s->ntried++] = s->nlog;
+        s->tried[s->ntried++] = j;
+    }
+    return 0;
+}
 
 /* EASY's pass on a layout (EASY._backfill_guarded with _MaskGuard): the shadow time is the
  * first release after which the head has a window, every running job expected to end then
@@ -764,16 +1027,16 @@ static int easy_pass_mask(Sim *s) {
     int fits = 0;
     while (k < r->n && !fits) {
         i64 j = r->a[k++].job;
-        mark(s, s->sh, s->pos[j], s->size[j], 0);
+        mark_job(s, s->sh, j, 0);
         avail += s->size[j];
-        /* a window as large as the head's holds one of the head's (both layouts' windows nest) */
-        fits = avail >= need && (s->size[j] >= need || place(s, s->sh, kh) >= 0);
+        /* a window as large as the head's holds one of the head's (every layout's windows nest) */
+        fits = avail >= need && (s->size[j] >= need || fits_mask(s, s->sh, kh));
     }
     if (!fits) { s->err_job = head; return ST_HEAD_NEVER_FITS; }
     double t = expected_end(r->a[k - 1].ee, s->now);
     for (; k < r->n && expected_end(r->a[k].ee, s->now) <= t; k++) {
         i64 j = r->a[k].job;
-        mark(s, s->sh, s->pos[j], s->size[j], 0);
+        mark_job(s, s->sh, j, 0);
     }
     s->head = head;
     s->shadow = t;
@@ -804,16 +1067,27 @@ static int easy_pass_mask(Sim *s) {
         int kj = log2_of(sz), ends_by = s->est[j] <= latest_end;
         int code = 2 * kj + ends_by;
         if (refused[code]) continue;
-        i64 p = place(s, s->busy, kj);
-        int ok = p >= 0;
+        int fl = s->layout == L_FREE;
+        i64 p = fl ? fl_peek(s, kj) : place(s, s->busy, kj);
+        int ok = p >= 0, remember = 1;
         if (!ok) refused[2 * kj] = refused[2 * kj + 1] = 1; /* no window now: neither kind of job of this size fits */
         else if (!ends_by) {
             memcpy(s->trial, s->sh, bytes);
-            mark(s, s->trial, p, sz, 1);
-            ok = place(s, s->trial, kh) >= 0;
-            if (ok) mark(s, s->sh, p, sz, 1);
+            if (fl) mark_cube(s, s->trial, p, 1); else mark(s, s->trial, p, sz, 1);
+            ok = fits_mask(s, s->trial, kh);
+            if (ok) {
+                if (fl) mark_cube(s, s->sh, p, 1); else mark(s, s->sh, p, sz, 1);
+            } else if (fl && (remember = fl_trial(s, j, kj)) < 0) return -1;
         }
+        if (ok && fl && fl_alloc(s, kj) != p) { s->err_job = j; return ST_LISTS_BROKEN; }
         if (!ok) {
+            if (!remember) {
+                /* the refused candidate's allocate-and-release changed the lists: the refusals made by
+                 * the guard in the old lists are forgotten (those for want of a window stand) */
+                for (int c = 0; c < 2 * (s->dim + 1); c += 2)
+                    if (!refused[c + 1]) refused[c] = 0;
+                continue;
+            }
             refused[code] = 1;
             if (refused[2 * kj] && refused[2 * kj + 1]) {
                 open &= ~(1ULL << kj);
@@ -1602,8 +1876,9 @@ static int simulate(Sim *s) {
                 double ee = s->start[j] + s->est[j];
                 s->free += s->size[j];
                 s->plan_same = 0;
-                if (s->layout) mark(s, s->busy, s->pos[j], s->size[j], 0);
+                if (s->layout) mark_job(s, s->busy, j, 0);
                 run_remove(&s->running, ee, j);
+                if (s->layout == L_FREE) fl_release(s, s->pos[j]);
                 s->released = 1;
                 if (ee > now) { /* ended before its expected end */
                     grew(s, now, ee);
@@ -1650,7 +1925,7 @@ static int get_buf(PyObject *obj, Py_buffer *v, int itemsize, i64 n, int writabl
 }
 
 PyDoc_STRVAR(run_doc,
-"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout]]) -> (status, job)\n\n"
+"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout[, placed]]]) -> (status, job, tried)\n\n"
 "Simulate every job on a counting allocator of `nodes` processors: kind 0 FCFS,\n"
 "1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
 "is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
@@ -1660,20 +1935,29 @@ PyDoc_STRVAR(run_doc,
 "(job: the first such job position).  `log` (int64, 2n items, optional)\n"
 "receives every start (j) and every end (-1 - j) in the order the simulation applied them.\n"
 "`layout` 1 (buddy) or 2 (Gray code): every scheduler on the busy mask of a hypercube of\n"
-"`nodes` (a power of two) positions; `size` is then each job's window (a power of two).");
+"`nodes` (a power of two) positions; `size` is then each job's window (a power of two).\n"
+"`layout` 3 (the free list with complete recognition, dimension at most 12): FCFS and EASY.\n"
+"`placed` (int64, n items, optional) receives each job's position (layout 3: its cube,\n"
+"free << dim | value).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
+"int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
+"than they were (the replay repeats them); else None.\n"
+"status 6: the free list's lists disagreed with a peek at them (a defect of the kernel).");
 
 static PyObject *py_run(PyObject *self, PyObject *args) {
     (void)self;
     int kind, incremental, layout = L_COUNT;
     long long nodes;
-    PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end, *o_log = Py_None;
-    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|Oi", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout))
+    PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end, *o_log = Py_None, *o_placed = Py_None;
+    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|OiO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout, &o_placed))
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
-    if (layout < L_COUNT || layout > L_GRAY) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1 or 2, got %d", layout);
+    if (layout < L_COUNT || layout > L_FREE) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2 or 3, got %d", layout);
+    if (layout == L_FREE && kind == K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "layout 3: FCFS and EASY only");
+    if (layout == L_FREE && nodes > 4096) return PyErr_Format(PyExc_ValueError, "layout 3: at most 4096 nodes (complete recognition), got %lld", nodes);
+    if (o_placed != Py_None && !layout) return PyErr_Format(PyExc_ValueError, "placed: positions are a layout's");
     if (layout && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
     if (incremental && layout) return PyErr_Format(PyExc_ValueError, "layout %d: the arrivals-only pass is for counts", layout);
-    Py_buffer b[8];
+    Py_buffer b[9];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
     Sim s;
@@ -1685,7 +1969,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         get_buf(o_est, &b[2], 8, n, 0, "estimate") < 0 || get_buf(o_size, &b[3], 8, n, 0, "size") < 0 ||
         get_buf(o_start, &b[4], 8, n, 1, "start") < 0 || get_buf(o_end, &b[5], 8, n, 1, "end") < 0 ||
         (o_rank != Py_None && get_buf(o_rank, &b[6], 8, n, 0, "rank") < 0) ||
-        (o_log != Py_None && get_buf(o_log, &b[7], 8, 2 * n, 1, "log") < 0))
+        (o_log != Py_None && get_buf(o_log, &b[7], 8, 2 * n, 1, "log") < 0) ||
+        (o_placed != Py_None && get_buf(o_placed, &b[8], 8, n, 1, "placed") < 0))
         goto done;
     s.log = o_log != Py_None ? b[7].buf : NULL;
     s.nlog = 0;
@@ -1716,6 +2001,17 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             if (!s.cls) { PyErr_NoMemory(); goto done; }
             for (int k = 0; k <= s.dim; k++)
                 if (bs_init(&s.cls[k], n) < 0) { PyErr_NoMemory(); goto done; }
+        }
+        if (layout == L_FREE) {
+            s.owner = malloc((size_t)nodes * sizeof(i32));
+            s.g = malloc((size_t)s.words * sizeof(u64));
+            s.snap = malloc((size_t)nodes * sizeof(i32));
+            s.snap2 = malloc((size_t)nodes * sizeof(i32));
+            if (!s.owner || !s.g || !s.snap || !s.snap2) { PyErr_NoMemory(); goto done; }
+            for (int d = 0; d <= s.dim; d++) /* at most 2**(dim - d) disjoint d-cubes */
+                if (!(s.fl[d] = malloc(((size_t)nodes >> d) * sizeof(i32)))) { PyErr_NoMemory(); goto done; }
+            for (i64 v = 0; v < nodes; v++) s.owner[v] = -1;
+            fl_reset(&s);
         }
     }
     const i64 *rank = o_rank != Py_None ? b[6].buf : NULL;
@@ -1752,9 +2048,16 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
-    result = Py_BuildValue("(iL)", st, (long long)(st ? s.err_job : -1));
+    if (o_placed != Py_None) {
+        i64 *placed = b[8].buf;
+        for (i64 j = 0; j < n; j++) placed[j] = isnan(s.start[j]) ? -1 : s.pos[j];
+    }
+    if (layout == L_FREE && s.log)
+        result = Py_BuildValue("(iLy#)", st, (long long)(st ? s.err_job : -1), s.tried ? (const char *)s.tried : "", (Py_ssize_t)(s.ntried * (i64)sizeof(i64)));
+    else
+        result = Py_BuildValue("(iLO)", st, (long long)(st ? s.err_job : -1), Py_None);
 done:
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         if (b[i].obj) PyBuffer_Release(&b[i]);
     free(s.heap.a); free(s.pending.t); free(s.pending.used);
     q_free(&s.q);
@@ -1765,6 +2068,8 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
+    for (int d = 0; d < 13; d++) free(s.fl[d]);
+    free(s.owner); free(s.g); free(s.snap); free(s.snap2); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }
@@ -1776,4 +2081,11 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "Compiled counting-allocator simulation (see fastpath.py).", -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__ckernel(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__ckernel(void) {
+    for (int f = 0; f < 64; f++) {
+        LOWPAT[f] = 0;
+        for (int i = 0; i < 64; i++)
+            if (!(i & f)) LOWPAT[f] |= (u64)1 << i;
+    }
+    return PyModule_Create(&module);
+}

@@ -11,7 +11,10 @@ snapshots).  When nothing
 that depends on the placement feeds back into the schedule — no run-time
 model or network that reads the nodes, no reservation log — the compiled
 kernel (``_ckernel``, built at install time if a C compiler is there) runs
-the whole simulation on arrays of counts.  If the run also wants the
+the whole simulation on arrays of counts.  The hypercube's free list (and
+the AFL while its meshes fill their cubes) places by its lists, not by the
+mask alone; whether a request fits is the mask's question, so the kernel
+keeps the lists themselves (FCFS and EASY, :func:`layout_of`).  If the run also wants the
 placement (per-job nodes recorded, locality metrics, the allocator's blocks
 or slice networks), the kernel logs every start and end in the order it
 applied them, and the allocator is then driven through exactly that sequence
@@ -38,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..alloc.base import Request
-from ..errors import InternalError, SimulationError
+from ..errors import InternalError, InvalidArgument, SimulationError
 from .conservative import Conservative
 from .easy import EASY
 from .fcfs import FCFS
@@ -54,13 +57,43 @@ __all__ = ["compiled_available", "why_not", "run", "queue_ranks", "layout_of"]
 _KINDS: dict[type, int] = {FCFS: 0, EASY: 1, Conservative: 2}
 
 
-def layout_of(allocator: object) -> int:
+def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     """The kernel's layout code for ``allocator``: 1 the buddy (aligned blocks in address order), 2 Gray code
-    (windows in the Gray order), 0 neither.  By exact type: a subclass may place differently."""
-    from ..alloc.hypercube.allocators import BuddyAllocator, GrayCodeAllocator
+    (windows in the Gray order), 3 the free list, 0 none.  By exact type: a subclass may place differently.
+
+    The free list (:class:`~topoalloc.alloc.hypercube.allocators.FreeListAllocator`) is followed with
+    complete recognition up to its largest dimension, when whether a request fits is a function of the
+    busy mask (its ``_mask_exact``), under FCFS and EASY; the kernel keeps its lists.  So is the AFL on a
+    ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
+    leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
+    """
+    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM, AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
 
     layouts: dict[type, int] = {BuddyAllocator: 1, GrayCodeAllocator: 2}
-    return layouts.get(type(allocator), 0)
+    kind = type(allocator)
+    if kind in (FreeListAllocator, AFLAllocator):
+        assert isinstance(allocator, FreeListAllocator)
+        if allocator.recognition != "complete" or allocator.dim > MAX_COMPLETE_DIM or not allocator._mask_exact() or allocator._held:
+            return 0
+        if kind is AFLAllocator and (workload is None or not _fills_cubes(allocator, workload)):
+            return 0
+        return 3
+    return layouts.get(kind, 0)
+
+
+def _fills_cubes(allocator: Any, w: "Workload") -> bool:
+    """Whether the AFL places every request of ``w`` as a mesh filling its whole cube (no leftovers)."""
+    from ..alloc.hypercube.embedding import mesh_dims
+
+    for req in _distinct_requests(w)[0]:
+        try:
+            x, y = allocator._shape(req)
+        except InvalidArgument:
+            return False
+        t, m = mesh_dims(x, y)
+        if x * y != 1 << (t + m):
+            return False
+    return True
 
 
 def compiled_available() -> bool:
@@ -77,7 +110,8 @@ def why_not(sim: "Simulation") -> str | None:
 
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
-    size, or the buddy or Gray code allocator; and nothing
+    size, or the buddy or Gray code allocator, or (FCFS and EASY) the free
+    list and the AFL as :func:`layout_of` says; and nothing
     that feeds the nodes back into the schedule or needs the scheduler's
     inner decisions (recorded reservations, a run-time model, a network).  Recorded allocations and locality metrics are served by
     replaying the kernel's log through the allocator.
@@ -85,7 +119,10 @@ def why_not(sim: "Simulation") -> str | None:
     allocator = sim.allocator
     if type(sim.scheduler) not in _KINDS:
         return f"scheduler {type(sim.scheduler).__name__} is not one of the built-in FCFS, EASY, conservative"
-    if not layout_of(allocator):  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
+    layout = layout_of(allocator, sim.workload)
+    if layout == 3 and type(sim.scheduler) is Conservative:
+        return f"conservative backfilling on {allocator.describe()} replays its lists in the plan, which the kernel does not"
+    if not layout:  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
         if not allocator.counting:
             return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
         if "exact_size" not in allocator.claims:
@@ -154,13 +191,14 @@ def run(sim: "Simulation") -> SimulationResult:
     est = np.ascontiguousarray(sim.estimates, dtype=np.float64)
     size = np.ascontiguousarray(w.size, dtype=np.int64)
     rank = queue_ranks(sched.order, submit, est, size)
-    layout = layout_of(sim.allocator)
+    layout = layout_of(sim.allocator, w)
     incremental = isinstance(sched, EASY) and sched.incremental and sched.order == "fcfs" and not layout
     granted = _windows(w) if layout else size
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
     log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
-    status, job = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, granted, rank, incremental, start, end, log, layout)
+    placed = np.empty(n, dtype=np.int64) if log is not None and layout == 3 else None
+    status, job, tried = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, granted, rank, incremental, start, end, log, layout, placed)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
     if status == 2:
@@ -171,7 +209,7 @@ def run(sim: "Simulation") -> SimulationResult:
         raise SimulationError(f"job position {job} (size {int(size[job])}) never fits the plan")
     if status:
         raise InternalError(f"the compiled kernel returned status {status}")
-    placed = _replay(sim, log) if log is not None else {}
+    fields = _replay(sim, log, tried, placed) if log is not None else {}
     if sim.progress is not None:
         sim.progress(n, n)
     return SimulationResult(
@@ -186,7 +224,7 @@ def run(sim: "Simulation") -> SimulationResult:
         reservations=None,
         actual_run=None,
         network=None,
-        **placed,
+        **fields,
     )
 
 
@@ -195,19 +233,24 @@ def _windows(w: "Workload") -> np.ndarray:
     its request (:func:`~topoalloc.alloc.hypercube.allocators._request_dim`; mesh shapes included)."""
     from ..alloc.hypercube.allocators import _request_dim
 
-    # each distinct request (size, and shape if any) once: a log has a few hundred of them
-    size = np.asarray(w.size, dtype=np.int64)
-    if not len(size):
+    if not len(w.size):
         return np.empty(0, dtype=np.int64)
-    requests: list[tuple[int, tuple[int, ...] | None]]
+    requests, inverse = _distinct_requests(w)
+    windows = np.array([1 << _request_dim(r) for r in requests], dtype=np.int64)
+    return windows[inverse]
+
+
+def _distinct_requests(w: "Workload") -> tuple[list[Request], np.ndarray]:
+    """Each distinct request of ``w`` (size, and shape if any) once (a log has a few hundred of them), and
+    the index of each job's among them."""
+    size = np.asarray(w.size, dtype=np.int64)
     if w.shape is None:
         distinct, inverse = np.unique(size, return_inverse=True)
-        requests = [(s, None) for s in distinct.tolist()]
+        requests = [Request._trusted(s, None, None) for s in distinct.tolist()]
     else:
         rows, inverse = np.unique(np.column_stack([size, np.asarray(w.shape, dtype=np.int64)]), axis=0, return_inverse=True)
-        requests = [(r[0], tuple(r[1:])) for r in rows.tolist()]
-    windows = np.array([1 << _request_dim(Request._trusted(s, shape, None)) for s, shape in requests], dtype=np.int64)
-    return windows[inverse.reshape(-1)]
+        requests = [Request._trusted(r[0], tuple(r[1:]), None) for r in rows.tolist()]
+    return requests, inverse.reshape(-1)
 
 
 def _wants_placement(sim: "Simulation") -> bool:
@@ -216,9 +259,14 @@ def _wants_placement(sim: "Simulation") -> bool:
     return sim.record_allocations or sim.locality is not None or "blocks" in sim.allocator.claims
 
 
-def _replay(sim: "Simulation", log: np.ndarray) -> dict:
+def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, placed: np.ndarray | None = None) -> dict:
     """Drive the allocator through the kernel's starts and ends, in the kernel's order; keep what the
-    general engine keeps from the grants (:class:`~.simulation.GrantRecords`) and return its result fields."""
+    general engine keeps from the grants (:class:`~.simulation.GrantRecords`) and return its result fields.
+
+    On the free list (layout 3) ``tried`` holds the backfill candidates EASY allocated and released
+    again, by the log position they came before (their allocate-and-release may rearrange the lists,
+    so the replay repeats them), and ``placed`` each job's cube as the kernel kept it: every grant is
+    checked against it."""
     from .simulation import GrantRecords
 
     w = sim.workload
@@ -235,11 +283,24 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
     progress = sim.progress
     tick = max(1, n // 200)
     done = 0
-    for e in log.tolist():
+    trials = np.frombuffer(tried, dtype=np.int64).reshape(-1, 2).tolist() if tried else []
+    trials.append([-1, -1])  # (a sentinel: no position)
+    nt = 0
+    dim = getattr(allocator, "dim", 0)
+    for i, e in enumerate(log.tolist()):
+        while trials[nt][0] == i:
+            j = trials[nt][1]
+            nt += 1
+            alloc = allocator.allocate(Request._trusted(sizes[j], None if shapes is None else shapes[j], ids[j]))
+            if alloc is None:
+                raise InternalError(f"{allocator.describe()} refused job position {j}, which the kernel's EASY allocated as a candidate")
+            allocator.release(alloc)
         if e >= 0:
             alloc = allocator.allocate(Request._trusted(sizes[e], None if shapes is None else shapes[e], ids[e]))
             if alloc is None:
                 raise InternalError(f"{allocator.describe()} refused job position {e} when the counting kernel started it: not a counting allocator")
+            if placed is not None and alloc.info["cube"] != (int(placed[e]) >> dim, int(placed[e]) & ((1 << dim) - 1)):
+                raise InternalError(f"{allocator.describe()} gave job position {e} the cube {alloc.info['cube']}, the kernel's lists another ({int(placed[e])})")
             held[e] = alloc
             grants.started(e, alloc)
         else:
@@ -251,6 +312,8 @@ def _replay(sim: "Simulation", log: np.ndarray) -> dict:
             done += 1
             if progress is not None and done % tick == 0:
                 progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
+    if trials[nt][0] >= 0:
+        raise InternalError(f"the kernel tried {len(trials) - 1 - nt} candidates after its last start or end")
     return grants.fields()
 
 

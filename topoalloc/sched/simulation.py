@@ -72,7 +72,8 @@ class Simulation:
         Called now and then while the simulation runs.
     engine : {"auto", "python", "compiled"}
         ``"auto"`` runs the compiled kernel when it applies (a counting
-        allocator, or the buddy or Gray code allocator under FCFS or EASY;
+        allocator, the buddy or Gray code allocator under every built-in
+        scheduler, the free list and the AFL under FCFS and EASY;
         a built-in scheduler; nothing fed back from the nodes: see
         :func:`topoalloc.sched.fastpath.why_not`) and the general engine
         otherwise; ``"python"`` always runs the general engine (the
