@@ -278,7 +278,14 @@ class EASY(Scheduler):
         After a start only the keys whose next job depends on refusals of the
         old state are looked up again: a key whose next job was found asking
         for any job keeps it, and a key that is too wide, or has no job left
-        at all, stays so (free processors only shrink during a pass).
+        at all, stays so (free processors only shrink during a pass).  A
+        guard's refusal is remembered only while the refused job's
+        allocate-and-release left :meth:`Allocator.trial_state` unchanged;
+        when a later refused job's pair changes it (the free list may merge
+        a cube with another mate than its split's), the guard's earlier
+        refusals are forgotten and their keys looked up again from there,
+        keeping the refusals the plain scan keeps too (``may_admit``, no
+        allocation).
 
         ``settled`` = (lo, hi), with a kept guard (:meth:`_guard_kept`): the
         jobs ranked above lo and at most hi were refused in this very state
@@ -297,6 +304,10 @@ class EASY(Scheduler):
         classes = index.classes
         # per key (absent: 0): 0 ask any; 1 only jobs ending by the shadow; 2 only the others; 3 none (both refused)
         mode: dict[int, int] = {}
+        # per key, the part of its mode the plain scan remembers too (refused by may_admit, or no allocation):
+        # a guard's refusal is remembered only while allocating and releasing changed nothing, and once a
+        # refused job's allocate-and-release does change the state, it is forgotten (the plain scan asks again)
+        hard: dict[int, int] = {}
         # key -> index of its next job to ask (keys whose first job is too wide now never are: as mode 4 below)
         start = index.rank[head]
         if settled is not None and settled[0] <= start:  # nothing to ask before the jump: start after it
@@ -332,6 +343,8 @@ class EASY(Scheduler):
             ends_by = est[j] <= latest_end
             alloc: Allocation | None = None
             refuse = 1 if not ends_by else 2  # the code refused if j is: mode 1 asks only jobs ending by the shadow
+            firm = True  # a refusal the plain scan remembers
+            changed = False  # a refused job's allocate-and-release changed the state
             if size[j] > free:
                 refuse = 3  # too wide now: so is every job of this key
             else:
@@ -342,10 +355,12 @@ class EASY(Scheduler):
                     if alloc is not None and not guard.admit(alloc, ends_by):
                         allocator.release(alloc)
                         alloc = None
+                        firm = False
                         # the state may differ in detail (no new refusal), unless the allocator shows it is
                         # the same (Allocator.trial_state): then the refusal stands for this key and kind
                         if before is None or allocator.trial_state() != before:
                             refuse = 0
+                            changed = before is not None
             if alloc is not None:
                 ctx.start_with(j, alloc)
                 started.append(j)
@@ -363,6 +378,7 @@ class EASY(Scheduler):
                     if m2 and m2 != 4 and c2 in cur:
                         stale.append(c2)
                 mode.clear()
+                hard.clear()
                 for c2 in stale:
                     i2 = nxt(classes[c2], r, 0)
                     if i2 >= 0:
@@ -373,12 +389,33 @@ class EASY(Scheduler):
                 heap = [(classes[c2].ranks[i2], c2) for c2, i2 in cur.items()]
                 heapq.heapify(heap)
                 continue
+            if changed:
+                # the guard's refusals were made in the state before: each key holding one asks again from
+                # here, as the plain scan does, with only its firm refusals (those stand: see above)
+                soft = [c2 for c2, m2 in mode.items() if m2 != 4 and m2 != hard.get(c2, 0)]
+                for c2 in soft:
+                    m2 = mode[c2] = hard.get(c2, 0)
+                    i2 = nxt(classes[c2], r, m2)
+                    if i2 >= 0:
+                        cur[c2] = i2
+                    else:
+                        cur.pop(c2, None)
+                        if m2:
+                            stale.append(c2)
+                if soft:
+                    heap = [(classes[c2].ranks[i2], c2) for c2, i2 in cur.items()]
+                    heapq.heapify(heap)
+                    if c not in cur or cur[c] != i:
+                        continue  # (this job's key was looked up again: past this job)
             # refused: mode 1 = the jobs ending after the shadow are refused, ask only those ending by it
             m = mode.get(c, 0)
             if refuse == 3:
                 m = 4  # too wide: for the rest of the pass
             elif refuse:
                 m = refuse if m in (0, refuse) else 3
+                if firm:
+                    h = hard.get(c, 0)
+                    hard[c] = refuse if h in (0, refuse) else 3
             mode[c] = m
             if m >= 3:
                 heapq.heappop(heap)
