@@ -307,6 +307,17 @@ def test_kernel_easy_on_the_free_list_with_long_queues(data, sched, allocator, d
 
 
 @needs_kernel
+@pytest.mark.parametrize("allocator", ["free_list", "afl"])
+def test_kernel_follows_the_free_list_on_ctc_sp2(allocator):
+    """CTC-SP2's first 4,000 jobs, sizes rounded to powers of two, on Q9 under EASY in FCFS order (the general
+    engine's keyed walk): 427 jobs started otherwise when the walk kept the guard's refusals after a refused
+    candidate's allocate-and-release had changed the lists."""
+    w = read_swf(shared_trace("CTC-SP2-1996-3.1-cln.swf.gz")).take(np.arange(4000))
+    a, b = both(w, "hypercube:9", "easy", allocator=allocator, clean=True, round_pow2=True, locality=False)
+    assert a.to_csv() == b.to_csv()
+
+
+@needs_kernel
 @pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
 @pytest.mark.parametrize("allocator", ["free_list", "afl"])
 def test_kernel_follows_the_free_list_on_a_real_trace(sched, allocator, monkeypatch):

@@ -1006,12 +1006,16 @@ static int fl_trial(Sim *s, i64 j, int k) {
     return 0;
 }
 
-/* EASY's pass on a layout (EASY._backfill_guarded with _MaskGuard): the shadow time is the
+/* EASY's pass on a layout (EASY._backfill_guarded, and _backfill_indexed which makes the same
+ * decisions, with _MaskGuard; on the free list _FreeSubcubeGuard): the shadow time is the
  * first release after which the head has a window, every running job expected to end then
  * counting as ended; a candidate that fits now starts if it ends by the shadow time, or if
  * the head still has a window in the shadow mask with the candidate's window added.  A
  * refusal depends only on the masks, the window size and whether the job ends by the
- * shadow, so it is remembered under those until a job starts. */
+ * shadow, so it is remembered under those until a job starts.  On the free list the window
+ * a candidate gets depends on the lists too: a refusal by the guard stands while the refused
+ * candidate's allocate-and-release leaves the lists as they were, and is forgotten once one
+ * changes them (fl_trial); a refusal for want of any window (a function of the mask) stands. */
 static int easy_pass_mask(Sim *s) {
     Queue *q = &s->q;
     if (start_heads(s) < 0) return -1;
