@@ -339,17 +339,6 @@ def test_kernel_follows_the_free_list_on_a_real_trace(sched, allocator, monkeypa
     assert seen and (seen[0] > 0) == sched.startswith("easy")
 
 
-@pytest.mark.slow
-@needs_kernel
-@pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
-@pytest.mark.parametrize("allocator", ["free_list", "afl"])
-def test_kernel_follows_the_free_list_on_full_sdsc_sp2(sched, allocator):
-    """The whole SDSC-SP2 log, sizes rounded to powers of two, on Q7: per-job CSVs identical (the issue's benchmark run)."""
-    a, b = both(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"), "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
-    assert a.to_csv() == b.to_csv()
-    assert a.to_json() == b.to_json()
-
-
 @st.composite
 def mesh_requests(draw: st.DrawFn, dim: int) -> Workload:
     """Jobs asking for X×Y meshes (the subcube allocators give them a ⌈log₂X⌉+⌈log₂Y⌉-cube)."""
@@ -409,9 +398,10 @@ def test_kernel_conservative_follows_the_subcube_allocators_on_sdsc_sp2(sched, a
 @pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize("sched", ["fcfs", "easy", "easy:order=sjf"])
-@pytest.mark.parametrize("allocator", ["buddy", "gray_code"])
+@pytest.mark.parametrize("allocator", ["buddy", "gray_code", "free_list", "afl"])
 def test_kernel_follows_the_subcube_allocators_on_full_sdsc_sp2(sched, allocator):
-    """The whole SDSC-SP2 log, sizes rounded to powers of two, on Q7: per-job CSVs identical (the issue's benchmark run)."""
+    """The whole SDSC-SP2 log, sizes rounded to powers of two, on Q7: per-job CSVs identical (the issue's benchmark run;
+    the free list and the AFL on the kernel's own lists)."""
     a, b = both(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz"), "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
     assert a.to_csv() == b.to_csv()
     assert a.to_json() == b.to_json()
