@@ -457,7 +457,10 @@ def test_kernel_follows_the_free_list_only_where_fitting_is_a_function_of_the_ma
     assert fastpath.layout_of(busy) == 0  # (the kernel starts from the fresh lists)
     est = np.array([9.0, 9.0])
     assert "replays its lists" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4)), Conservative(), est))
-    assert "nor one whose busy mask" in fastpath.why_not(Simulation(odd, AFLAllocator(Hypercube(4)), EASY(), est))
+    assert "does not fill its cube" in fastpath.why_not(Simulation(odd, AFLAllocator(Hypercube(4)), EASY(), est))
+    assert "stops at Q12" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), EASY(), est))
+    assert "recognition=lists" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), EASY(), est))
+    assert "nor one whose busy mask" in fastpath.why_not(Simulation(pow2, MyList(Hypercube(4)), EASY(), est))
     if fastpath.compiled_available():
         for sched in (FCFS(), EASY()):
             assert fastpath.why_not(Simulation(pow2, AFLAllocator(Hypercube(4)), sched, est)) is None

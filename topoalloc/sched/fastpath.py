@@ -72,13 +72,24 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     layouts: dict[type, int] = {BuddyAllocator: 1, GrayCodeAllocator: 2}
     kind = type(allocator)
     if kind in (FreeListAllocator, AFLAllocator):
-        assert isinstance(allocator, FreeListAllocator)
-        if allocator.recognition != "complete" or allocator.dim > MAX_COMPLETE_DIM or not allocator._mask_exact() or allocator._held:
-            return 0
-        if kind is AFLAllocator and (workload is None or not _fills_cubes(allocator, workload)):
-            return 0
-        return 3
+        return 0 if _lists_why_not(allocator, workload) else 3
     return layouts.get(kind, 0)
+
+
+def _lists_why_not(allocator: Any, workload: "Workload | None") -> str | None:
+    """Why the kernel cannot follow the free list or the AFL ``allocator`` on ``workload`` (see :func:`layout_of`), or None."""
+    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM, AFLAllocator
+
+    name = allocator.describe()
+    if allocator.recognition != "complete":
+        return f"allocator {name} looks at its lists only (recognition=lists): the kernel follows complete recognition"
+    if allocator.dim > MAX_COMPLETE_DIM:
+        return f"allocator {name} on Q{allocator.dim}: complete recognition, which the kernel follows, stops at Q{MAX_COMPLETE_DIM}"
+    if allocator._held or not allocator._mask_exact():
+        return f"allocator {name} already holds allocations: the kernel starts from the fresh lists"
+    if type(allocator) is AFLAllocator and (workload is None or not _fills_cubes(allocator, workload)):
+        return f"allocator {name}: some request's mesh does not fill its cube (a size that is not a power of two), and its leftover cubes go on the auxiliary lists, which the kernel does not keep"
+    return None
 
 
 def _fills_cubes(allocator: Any, w: "Workload") -> bool:
@@ -123,6 +134,10 @@ def why_not(sim: "Simulation") -> str | None:
     if layout == 3 and type(sim.scheduler) is Conservative:
         return f"conservative backfilling on {allocator.describe()} replays its lists in the plan, which the kernel does not"
     if not layout:  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
+        from ..alloc.hypercube.allocators import AFLAllocator, FreeListAllocator
+
+        if type(allocator) in (FreeListAllocator, AFLAllocator):
+            return _lists_why_not(allocator, sim.workload)
         if not allocator.counting:
             return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
         if "exact_size" not in allocator.claims:
