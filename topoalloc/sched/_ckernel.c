@@ -571,6 +571,7 @@ typedef struct {
     int layout, dim;
     i64 words;
     u64 *busy, *sh, *trial; /* now; at the shadow time; a candidate's trial */
+    u64 *sh2;               /* the free list: a third mask (fl_first_fit) */
     Bits *cls;              /* EASY: the queued jobs' ranks by window size (cls[k]: windows of 2**k), or NULL;
                              * EASY's walk on a layout follows their union (see easy_pass_mask) */
     i64 *pos;               /* each running job's first position */
@@ -597,7 +598,7 @@ typedef struct {
     i32 *fl[13];
     i64 fl_n[13];
     i32 *owner;             /* the key of the listed cube holding a node, or -1 */
-    u64 *g;                 /* scratch: a mask's free subcubes (subcube_first) */
+    u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
     i32 *snap, *snap2;      /* scratch: the lists before and after a refused candidate's trial */
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
     i64 ntried, cap_tried;
@@ -729,11 +730,16 @@ static inline int log2_of(i64 size) { return __builtin_ctzll((u64)size); }
  * which finds a merge's mate and the cubes a recognised one is carved out of. */
 
 static inline i64 cube_key(const Sim *s, u64 f, u64 v) { return (i64)((f << s->dim) | v); }
+
+/* the set bits of x (without the popcnt instruction the build does not ask for, the builtin is a call) */
+static inline i64 popc(u64 x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (i64)((x * 0x0101010101010101ULL) >> 56);
+}
 static inline u64 key_free(const Sim *s, i64 key) { return (u64)key >> s->dim; }
 static inline u64 key_value(const Sim *s, i64 key) { return (u64)key & (((u64)1 << s->dim) - 1); }
-
-/* bit i (0 <= i < 64) set iff i & f == 0: the low six bits of a subcube's base values (f < 64) */
-static u64 LOWPAT[64];
 
 static void fl_own(Sim *s, u64 f, u64 v, i32 key) {
     u64 sub = 0;
@@ -781,28 +787,36 @@ static i64 fl_least(const Sim *s, int k, int *at) {
     return best;
 }
 
-/* the lowest base value of a free subcube with free bits F in mask m, or -1 */
-static i64 subcube_first(const Sim *s, const u64 *m, u64 F) {
+/* bit i (0 <= i < 64) set iff bit p of i is 0 (p < 6) */
+static const u64 BIT0[6] = {0x5555555555555555ULL, 0x3333333333333333ULL, 0x0F0F0F0F0F0F0F0FULL,
+                            0x00FF00FF00FF00FFULL, 0x0000FFFF0000FFFFULL, 0x00000000FFFFFFFFULL};
+
+/* Depth first over the free masks F of `depth` bits, each bit above the last (so in the order of
+ * combinations): level `depth` of s->g holds the base values of F's free subcubes (bit v set iff
+ * the cube (F, v) is free; v has F's bits clear).  Adding bit p keeps a base v iff v and v | 2**p
+ * both were bases.  No base for F: none for any F' containing it, so that branch ends.  The first
+ * k-bit F with a base, and its lowest base, as a key; -1 if none. */
+static i64 subcube_search(const Sim *s, int depth, int k, int from, u64 F) {
     i64 W = s->words;
-    u64 *g = s->g;
-    for (i64 w = 0; w < W; w++) g[w] = free_word(s, m, w);
-    for (u64 rest = F; rest; rest &= rest - 1) {
-        int p = __builtin_ctzll(rest);
-        if (p < 6) { /* a node and its neighbour across bit p share a word */
+    const u64 *G = s->g + (size_t)depth * (size_t)W;
+    if (depth == k) {
+        for (i64 w = 0; w < W; w++)
+            if (G[w]) return cube_key(s, F, (u64)(w * 64 + __builtin_ctzll(G[w])));
+        return -1;
+    }
+    u64 *H = s->g + (size_t)(depth + 1) * (size_t)W;
+    for (int p = from; p <= s->dim - (k - depth); p++) {
+        u64 any = 0;
+        if (p < 6) {
             int sh = 1 << p;
-            for (i64 w = 0; w < W; w++) g[w] &= g[w] >> sh;
+            for (i64 w = 0; w < W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
         } else {
             i64 st = (i64)1 << (p - 6);
-            for (i64 w = 0; w < W; w++)
-                if (!(w & st)) g[w] &= g[w + st];
+            for (i64 w = 0; w < W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
         }
-    }
-    u64 low = LOWPAT[F & 63];
-    i64 hi = (i64)(F >> 6);
-    for (i64 w = 0; w < W; w++) {
-        if (w & hi) continue;
-        u64 x = g[w] & low;
-        if (x) return w * 64 + __builtin_ctzll(x);
+        if (!any) continue;
+        i64 c = subcube_search(s, depth + 1, k, p + 1, F | ((u64)1 << p));
+        if (c >= 0) return c;
     }
     return -1;
 }
@@ -811,21 +825,9 @@ static i64 subcube_first(const Sim *s, const u64 *m, u64 F) {
  * combinations(range(dim), k) and then by value (_all_subcubes); its key, or -1 */
 static i64 recognisable(const Sim *s, const u64 *m, int k) {
     i64 have = 0;
-    for (i64 w = 0; w < s->words; w++) have += __builtin_popcountll(free_word(s, m, w));
+    for (i64 w = 0; w < s->words; w++) have += popc(s->g[w] = free_word(s, m, w));
     if (have < ((i64)1 << k)) return -1;
-    int c[64];
-    for (int i = 0; i < k; i++) c[i] = i;
-    for (;;) {
-        u64 F = 0;
-        for (int i = 0; i < k; i++) F |= (u64)1 << c[i];
-        i64 v = subcube_first(s, m, F);
-        if (v >= 0) return cube_key(s, F, (u64)v);
-        int i = k - 1;
-        while (i >= 0 && c[i] == s->dim - k + i) i--;
-        if (i < 0) return -1;
-        c[i]++;
-        for (int x = i + 1; x < k; x++) c[x] = c[x - 1] + 1;
-    }
+    return subcube_search(s, 0, k, 0, 0);
 }
 
 /* carve a recognised cube out of the listed cubes it meets (_recognise, with _difference) */
@@ -988,6 +990,50 @@ static int start_heads(Sim *s) {
 /* the window sizes 2**k no wider than `free` (> 0) positions, as a mask over k */
 static inline u64 sizes_within(i64 free) { return low_bits(64 - __builtin_clzll((u64)free)); }
 
+/* the least k >= 1 such that the head (a cube of 2**kh = need nodes) has a free cube once the first k
+ * running jobs (by expected end) are released, with s->sh left at that mask; 0: not even after all.
+ * (_SubcubeBase.earliest_fit asks after each release.)  Having a free cube only grows with the
+ * releases, so the answer is found by galloping and then bisection, with fewer recognitions than
+ * one per release; s->sh holds busy on entry. */
+static i64 fl_first_fit(Sim *s, i64 need, int kh) {
+    const Running *r = &s->running;
+    size_t bytes = (size_t)s->words * sizeof(u64);
+    u64 *lo_m = s->trial, *hi_m = s->sh, *mid_m = s->sh2; /* the masks after lo, hi and mid releases */
+    i64 lo = 0, avail = s->free, step = 1, hi = -1;
+    while (lo < r->n) { /* lo releases: no free cube (or lo = 0) */
+        i64 end = lo + step < r->n ? lo + step : r->n, av = avail;
+        int big = 0;
+        memcpy(lo_m, hi_m, bytes);
+        for (i64 x = lo; x < end; x++) {
+            i64 j = r->a[x].job;
+            mark_job(s, hi_m, j, 0);
+            av += s->size[j];
+            big |= s->size[j] >= need; /* a window as large as the head's holds one of the head's */
+        }
+        if (av >= need && (big || fits_mask(s, hi_m, kh))) { hi = end; break; }
+        lo = end;
+        avail = av;
+        step *= 2;
+    }
+    if (hi < 0) return 0;
+    while (hi - lo > 1) { /* a free cube after hi releases, none after lo (or lo = 0) */
+        i64 mid = lo + (hi - lo) / 2, av = avail;
+        int big = 0;
+        memcpy(mid_m, lo_m, bytes);
+        for (i64 x = lo; x < mid; x++) {
+            i64 j = r->a[x].job;
+            mark_job(s, mid_m, j, 0);
+            av += s->size[j];
+            big |= s->size[j] >= need;
+        }
+        u64 *tmp;
+        if (av >= need && (big || fits_mask(s, mid_m, kh))) { hi = mid; tmp = hi_m; hi_m = mid_m; mid_m = tmp; }
+        else { lo = mid; avail = av; tmp = lo_m; lo_m = mid_m; mid_m = tmp; }
+    }
+    if (hi_m != s->sh) memcpy(s->sh, hi_m, bytes);
+    return hi;
+}
+
 /* a backfill candidate the guard refuses on the free list: EASY allocates it, then releases it, and that
  * may rearrange the lists (a merge with another mate than the split's); so do the same, and say whether
  * the lists are what they were (1), or not (0: the candidate is kept for the replay of the log, `tried`,
@@ -1029,7 +1075,11 @@ static int easy_pass_mask(Sim *s) {
     memcpy(s->sh, s->busy, bytes);
     i64 avail = s->free, k = 0;
     int fits = 0;
-    while (k < r->n && !fits) {
+    if (s->layout == L_FREE) {
+        k = fl_first_fit(s, need, kh);
+        fits = k > 0;
+    }
+    while (s->layout != L_FREE && k < r->n && !fits) {
         i64 j = r->a[k++].job;
         mark_job(s, s->sh, j, 0);
         avail += s->size[j];
@@ -2008,10 +2058,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         }
         if (layout == L_FREE) {
             s.owner = malloc((size_t)nodes * sizeof(i32));
-            s.g = malloc((size_t)s.words * sizeof(u64));
+            s.g = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(u64));
+            s.sh2 = malloc((size_t)s.words * sizeof(u64));
             s.snap = malloc((size_t)nodes * sizeof(i32));
             s.snap2 = malloc((size_t)nodes * sizeof(i32));
-            if (!s.owner || !s.g || !s.snap || !s.snap2) { PyErr_NoMemory(); goto done; }
+            if (!s.owner || !s.g || !s.snap || !s.snap2 || !s.sh2) { PyErr_NoMemory(); goto done; }
             for (int d = 0; d <= s.dim; d++) /* at most 2**(dim - d) disjoint d-cubes */
                 if (!(s.fl[d] = malloc(((size_t)nodes >> d) * sizeof(i32)))) { PyErr_NoMemory(); goto done; }
             for (i64 v = 0; v < nodes; v++) s.owner[v] = -1;
@@ -2073,7 +2124,7 @@ done:
         free(s.cls);
     }
     for (int d = 0; d < 13; d++) free(s.fl[d]);
-    free(s.owner); free(s.g); free(s.snap); free(s.snap2); free(s.tried);
+    free(s.owner); free(s.g); free(s.sh2); free(s.snap); free(s.snap2); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }
@@ -2085,11 +2136,4 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ckernel", "Compiled counting-allocator simulation (see fastpath.py).", -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__ckernel(void) {
-    for (int f = 0; f < 64; f++) {
-        LOWPAT[f] = 0;
-        for (int i = 0; i < 64; i++)
-            if (!(i & f)) LOWPAT[f] |= (u64)1 << i;
-    }
-    return PyModule_Create(&module);
-}
+PyMODINIT_FUNC PyInit__ckernel(void) { return PyModule_Create(&module); }
