@@ -990,6 +990,19 @@ static int start_heads(Sim *s) {
 /* the window sizes 2**k no wider than `free` (> 0) positions, as a mask over k */
 static inline u64 sizes_within(i64 free) { return low_bits(64 - __builtin_clzll((u64)free)); }
 
+/* the running jobs from..to-1 (by expected end) released in mask m (*avail: the free positions, counted
+ * on): whether the head, a cube of 2**kh = need positions, then has a free cube */
+static int fl_release_until(Sim *s, u64 *m, i64 from, i64 to, i64 *avail, i64 need, int kh) {
+    int big = 0;
+    for (i64 x = from; x < to; x++) {
+        i64 j = s->running.a[x].job;
+        mark_job(s, m, j, 0);
+        *avail += s->size[j];
+        big |= s->size[j] >= need; /* a window as large as the head's holds one of the head's */
+    }
+    return *avail >= need && (big || fits_mask(s, m, kh));
+}
+
 /* the least k >= 1 such that the head (a cube of 2**kh = need nodes) has a free cube once the first k
  * running jobs (by expected end) are released, with s->sh left at that mask; 0: not even after all.
  * (_SubcubeBase.earliest_fit asks after each release.)  Having a free cube only grows with the
@@ -1002,15 +1015,8 @@ static i64 fl_first_fit(Sim *s, i64 need, int kh) {
     i64 lo = 0, avail = s->free, step = 1, hi = -1;
     while (lo < r->n) { /* lo releases: no free cube (or lo = 0) */
         i64 end = lo + step < r->n ? lo + step : r->n, av = avail;
-        int big = 0;
         memcpy(lo_m, hi_m, bytes);
-        for (i64 x = lo; x < end; x++) {
-            i64 j = r->a[x].job;
-            mark_job(s, hi_m, j, 0);
-            av += s->size[j];
-            big |= s->size[j] >= need; /* a window as large as the head's holds one of the head's */
-        }
-        if (av >= need && (big || fits_mask(s, hi_m, kh))) { hi = end; break; }
+        if (fl_release_until(s, hi_m, lo, end, &av, need, kh)) { hi = end; break; }
         lo = end;
         avail = av;
         step *= 2;
@@ -1018,16 +1024,9 @@ static i64 fl_first_fit(Sim *s, i64 need, int kh) {
     if (hi < 0) return 0;
     while (hi - lo > 1) { /* a free cube after hi releases, none after lo (or lo = 0) */
         i64 mid = lo + (hi - lo) / 2, av = avail;
-        int big = 0;
         memcpy(mid_m, lo_m, bytes);
-        for (i64 x = lo; x < mid; x++) {
-            i64 j = r->a[x].job;
-            mark_job(s, mid_m, j, 0);
-            av += s->size[j];
-            big |= s->size[j] >= need;
-        }
         u64 *tmp;
-        if (av >= need && (big || fits_mask(s, mid_m, kh))) { hi = mid; tmp = hi_m; hi_m = mid_m; mid_m = tmp; }
+        if (fl_release_until(s, mid_m, lo, mid, &av, need, kh)) { hi = mid; tmp = hi_m; hi_m = mid_m; mid_m = tmp; }
         else { lo = mid; avail = av; tmp = lo_m; lo_m = mid_m; mid_m = tmp; }
     }
     if (hi_m != s->sh) memcpy(s->sh, hi_m, bytes);
