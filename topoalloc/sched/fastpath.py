@@ -67,7 +67,7 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
     """
-    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM, AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
+    from ..alloc.hypercube.allocators import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
 
     layouts: dict[type, int] = {BuddyAllocator: 1, GrayCodeAllocator: 2}
     kind = type(allocator)
@@ -130,14 +130,15 @@ def why_not(sim: "Simulation") -> str | None:
     allocator = sim.allocator
     if type(sim.scheduler) not in _KINDS:
         return f"scheduler {type(sim.scheduler).__name__} is not one of the built-in FCFS, EASY, conservative"
-    layout = layout_of(allocator, sim.workload)
-    if layout == 3 and type(sim.scheduler) is Conservative:
-        return f"conservative backfilling on {allocator.describe()} replays its lists in the plan, which the kernel does not"
-    if not layout:  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
-        from ..alloc.hypercube.allocators import AFLAllocator, FreeListAllocator
+    from ..alloc.hypercube.allocators import AFLAllocator, FreeListAllocator
 
-        if type(allocator) in (FreeListAllocator, AFLAllocator):
-            return _lists_why_not(allocator, sim.workload)
+    if type(allocator) in (FreeListAllocator, AFLAllocator):  # (layout_of's question, with its reason)
+        why = _lists_why_not(allocator, sim.workload)
+        if why:
+            return why
+        if type(sim.scheduler) is Conservative:
+            return f"conservative backfilling on {allocator.describe()} replays its lists in the plan, which the kernel does not"
+    elif not layout_of(allocator):  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
         if not allocator.counting:
             return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
         if "exact_size" not in allocator.claims:
