@@ -527,6 +527,11 @@ static inline int with_sentinel(Steps *p) {
 
 /* ------------------------------------------------------------- the kernel */
 
+/* the free list's lists (layout 3), as a view of one record: each node's listed cube (the key of the
+ * listed cube holding it, or -1), the listed cubes per dimension (unordered: a set), their numbers, and
+ * the allocations the state holds (a plan's replay resets the lists when that falls to 0) */
+typedef struct Lists { i32 *owner; i32 *fl[13]; i64 *fl_n; i64 *held; } Lists;
+
 typedef struct {
     /* inputs */
     i64 n, nodes;
@@ -586,6 +591,12 @@ typedef struct {
     i64 cap_st;
     u64 *fit_known, *fit_yes; /* per state: the window dimensions asked about, and those that fit */
     i64 cap_fit;
+    /* ... and on the free list, each kept state's lists too: state i's is record lslot[i] of lsbuf (so
+     * states move by their slots); two more records are scratch (ls_tmp: plan_replay, ls_trial) */
+    char *lsbuf;
+    i64 cap_ls, nslot, cap_lslot;
+    i32 *lslot;
+    i32 ls_tmp, ls_trial;
     i64 *prio;              /* a queued job's place in the queue, this pass */
     i64 *cp;                /* a reservation's window in the plan's replay */
     i64 *tp;                /* ... and in the trial replay of the current job */
@@ -595,9 +606,10 @@ typedef struct {
     i64 trials;
     /* the free list (layout 3: FreeListAllocator, and the AFL while every mesh fills its cube): the
      * listed free cubes, per dimension, as keys free << dim | value; each node's listed cube */
-    i32 *fl[13];
-    i64 fl_n[13];
-    i32 *owner;             /* the key of the listed cube holding a node, or -1 */
+    Lists L;                /* the allocator's lists now (a view of `real`) */
+    char *real;
+    i64 recsize;            /* bytes of one record of lists (lists_view) */
+    i64 ls_off[14];         /* where in a record each dimension's list starts (i32 units), then the counts (bytes) */
     u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
     i32 *snap, *snap2;      /* scratch: the lists before and after a refused candidate's trial */
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
@@ -741,45 +753,67 @@ static inline i64 popc(u64 x) {
 static inline u64 key_free(const Sim *s, i64 key) { return (u64)key >> s->dim; }
 static inline u64 key_value(const Sim *s, i64 key) { return (u64)key & (((u64)1 << s->dim) - 1); }
 
-static void fl_own(Sim *s, u64 f, u64 v, i32 key) {
+/* a record of lists: the owners (nodes i32), the lists of each dimension d (room for the 2**(dim - d)
+ * disjoint d-cubes there can be), their numbers and the count held (i64), as one block of bytes; its
+ * size, with the offsets kept in s->ls_off */
+static i64 lists_bytes(Sim *s) {
+    i64 n = s->nodes;
+    for (int d = 0; d <= s->dim; d++) {
+        s->ls_off[d] = n;
+        n += s->nodes >> d;
+    }
+    n = (n * (i64)sizeof(i32) + 7) / 8 * 8;
+    s->ls_off[s->dim + 1] = n;
+    return n + (i64)(s->dim + 2) * (i64)sizeof(i64);
+}
+
+static inline void lists_view(const Sim *s, char *rec, Lists *L) {
+    i32 *p = (i32 *)rec;
+    L->owner = p;
+    for (int d = 0; d <= s->dim; d++) L->fl[d] = p + s->ls_off[d];
+    L->fl_n = (i64 *)(rec + s->ls_off[s->dim + 1]);
+    L->held = L->fl_n + s->dim + 1;
+}
+
+static void fl_own(Lists *L, u64 f, u64 v, i32 key) {
     u64 sub = 0;
     do {
-        s->owner[v | sub] = key;
+        L->owner[v | sub] = key;
         sub = (sub - f) & f;
     } while (sub);
 }
 
-static void fl_add(Sim *s, u64 f, u64 v) {
-    int d = __builtin_popcountll(f);
+static void fl_add(const Sim *s, Lists *L, u64 f, u64 v) {
+    int d = (int)popc(f);
     i32 key = (i32)cube_key(s, f, v);
-    s->fl[d][s->fl_n[d]++] = key;
-    fl_own(s, f, v, key);
+    L->fl[d][L->fl_n[d]++] = key;
+    fl_own(L, f, v, key);
 }
 
-static void fl_del(Sim *s, i32 key) {
+static void fl_del(const Sim *s, Lists *L, i32 key) {
     u64 f = key_free(s, key), v = key_value(s, key);
-    int d = __builtin_popcountll(f);
-    i32 *a = s->fl[d];
+    int d = (int)popc(f);
+    i32 *a = L->fl[d];
     i64 i = 0;
     while (a[i] != key) i++;
-    a[i] = a[--s->fl_n[d]];
-    fl_own(s, f, v, -1);
+    a[i] = a[--L->fl_n[d]];
+    fl_own(L, f, v, -1);
 }
 
 /* the fresh state: the whole machine, one free cube (FreeListAllocator._reset_lists) */
-static void fl_reset(Sim *s) {
-    for (int d = 0; d <= s->dim; d++) s->fl_n[d] = 0;
-    fl_add(s, (u64)s->nodes - 1, 0);
+static void fl_reset(const Sim *s, Lists *L) {
+    for (int d = 0; d <= s->dim; d++) L->fl_n[d] = 0;
+    fl_add(s, L, (u64)s->nodes - 1, 0);
 }
 
 /* the least (value, free) cube of the lowest nonempty list of dimension >= k, or -1 (its list in *at) */
-static i64 fl_least(const Sim *s, int k, int *at) {
+static i64 fl_least(const Sim *s, const Lists *L, int k, int *at) {
     int i = k;
-    while (i <= s->dim && !s->fl_n[i]) i++;
+    while (i <= s->dim && !L->fl_n[i]) i++;
     if (i > s->dim) return -1;
-    const i32 *a = s->fl[i];
+    const i32 *a = L->fl[i];
     i32 best = a[0];
-    for (i64 x = 1; x < s->fl_n[i]; x++) {
+    for (i64 x = 1; x < L->fl_n[i]; x++) {
         u64 vb = key_value(s, best), vx = key_value(s, a[x]);
         if (vx < vb || (vx == vb && key_free(s, a[x]) < key_free(s, best))) best = a[x];
     }
@@ -831,19 +865,19 @@ static i64 recognisable(const Sim *s, const u64 *m, int k) {
 }
 
 /* carve a recognised cube out of the listed cubes it meets (_recognise, with _difference) */
-static void fl_carve(Sim *s, i64 key) {
+static void fl_carve(const Sim *s, Lists *L, i64 key) {
     u64 bf = key_free(s, key), bv = key_value(s, key), sub = 0;
     do {
-        i32 o = s->owner[bv | sub];
+        i32 o = L->owner[bv | sub];
         if (o >= 0) {
             u64 cf = key_free(s, o), cv = key_value(s, o);
-            fl_del(s, o);
+            fl_del(s, L, o);
             u64 inv = cv | bv, split = cf & ~(cf & bf), f = cf, v = cv;
             while (split) {
                 u64 p = split & -split;
                 split ^= p;
                 f ^= p;
-                fl_add(s, f, v | ((inv & p) ^ p));
+                fl_add(s, L, f, v | ((inv & p) ^ p));
                 v |= inv & p;
             }
         }
@@ -855,38 +889,46 @@ static void fl_carve(Sim *s, i64 key) {
 static i64 fl_peek(const Sim *s, int k) {
     if (k > s->dim || ((i64)1 << k) > s->free) return -1;
     int i;
-    i64 c = fl_least(s, k, &i);
+    i64 c = fl_least(s, &s->L, k, &i);
     if (c < 0) return recognisable(s, s->busy, k);
     u64 f = key_free(s, c);
     for (; i > k; i--) f ^= (u64)1 << (63 - __builtin_clzll(f)); /* split at the highest free bit, keep the 0 half */
     return cube_key(s, f, key_value(s, c));
 }
 
-/* _allocate: the least listed cube of the lowest dimension >= k, split down to k (_take_list), else
- * complete recognition; -1: none */
-static i64 fl_alloc(Sim *s, int k) {
-    if (k > s->dim || ((i64)1 << k) > s->free) return -1;
+/* _allocate on lists L and busy mask m: the least listed cube of the lowest dimension >= k, split down
+ * to k (_take_list), else complete recognition; -1: none.  (_allocate first refuses a cube wider than
+ * the free nodes: then no listed cube is that wide and recognition finds none, so the answer is the same
+ * without that test, which fl_alloc makes for speed.) */
+static i64 fl_alloc_on(const Sim *s, Lists *L, const u64 *m, int k) {
     int i;
-    i64 c = fl_least(s, k, &i);
+    i64 c = fl_least(s, L, k, &i);
     if (c < 0) {
-        c = recognisable(s, s->busy, k);
-        if (c >= 0) fl_carve(s, c);
+        c = recognisable(s, m, k);
+        if (c >= 0) fl_carve(s, L, c);
         return c;
     }
-    fl_del(s, (i32)c);
+    fl_del(s, L, (i32)c);
     u64 f = key_free(s, c), v = key_value(s, c);
     for (; i > k; i--) {
         u64 b = (u64)1 << (63 - __builtin_clzll(f));
         f ^= b;
-        fl_add(s, f, v | b);
+        fl_add(s, L, f, v | b);
     }
     return cube_key(s, f, v);
 }
 
-/* _release once the job left the running jobs: the fresh state if nothing is held, else free-list
- * deallocation (_merge_into_fl: merge with a listed complementary cube, lowest bit first, repeatedly) */
-static void fl_release(Sim *s, i64 key) {
-    if (!s->running.n) { fl_reset(s); return; }
+/* _allocate now */
+static i64 fl_alloc(Sim *s, int k) {
+    if (k > s->dim || ((i64)1 << k) > s->free) return -1;
+    return fl_alloc_on(s, &s->L, s->busy, k);
+}
+
+/* _release on lists L, the allocation already out of those held (none held: `empty`): the fresh state if
+ * nothing is held, else free-list deallocation (_merge_into_fl: merge with a listed complementary cube,
+ * lowest bit first, repeatedly) */
+static void fl_release_on(const Sim *s, Lists *L, i64 key, int empty) {
+    if (empty) { fl_reset(s, L); return; }
     u64 f = key_free(s, key), v = key_value(s, key), all = (u64)s->nodes - 1;
     for (;;) {
         u64 fixed = all ^ f;
@@ -896,8 +938,8 @@ static void fl_release(Sim *s, i64 key) {
             fixed ^= b;
             u64 mv = v ^ b;
             i32 mate = (i32)cube_key(s, f, mv);
-            if (s->owner[mv] == mate) {
-                fl_del(s, mate);
+            if (L->owner[mv] == mate) {
+                fl_del(s, L, mate);
                 f |= b;
                 v &= ~b;
                 merged = 1;
@@ -906,16 +948,19 @@ static void fl_release(Sim *s, i64 key) {
         }
         if (!merged) break;
     }
-    fl_add(s, f, v);
+    fl_add(s, L, f, v);
 }
+
+/* _release now, once the job left the running jobs */
+static inline void fl_release(Sim *s, i64 key) { fl_release_on(s, &s->L, key, !s->running.n); }
 
 /* the listed cubes, sorted, into out (their number) */
 static int cmp_i32(const void *a, const void *b) { i32 x = *(const i32 *)a, y = *(const i32 *)b; return (x > y) - (x < y); }
 static i64 fl_state(const Sim *s, i32 *out) {
     i64 n = 0;
     for (int d = 0; d <= s->dim; d++) {
-        memcpy(out + n, s->fl[d], (size_t)s->fl_n[d] * sizeof(i32));
-        n += s->fl_n[d];
+        memcpy(out + n, s->L.fl[d], (size_t)s->L.fl_n[d] * sizeof(i32));
+        n += s->L.fl_n[d];
     }
     qsort(out, (size_t)n, sizeof(i32), cmp_i32);
     return n;
@@ -924,13 +969,9 @@ static i64 fl_state(const Sim *s, i32 *out) {
 /* set (on) or clear a cube's nodes */
 static void mark_cube(const Sim *s, u64 *m, i64 key, int on) {
     u64 f = key_free(s, key), v = key_value(s, key);
-    u64 fl6 = f & 63, vl = v & 63, pat = 0, sub = 0;
-    do {
-        pat |= (u64)1 << (vl | sub);
-        sub = (sub - fl6) & fl6;
-    } while (sub);
+    u64 fl6 = f & 63, pat = (u64)1 << (v & 63), sub = 0;
+    for (u64 b = fl6; b; b &= b - 1) pat |= pat << (1 << __builtin_ctzll(b)); /* each free bit doubles the pattern */
     u64 fh = f >> 6, vh = v >> 6;
-    sub = 0;
     do {
         u64 w = vh | sub;
         if (on) m[w] |= pat; else m[w] &= ~pat;
@@ -1495,7 +1536,59 @@ static int plan_reserve(Sim *s, i64 ne) {
     i64 c1 = cap_fit, c2 = cap_fit;
     if (grow((void **)&s->fit_known, &c1, ne + 1, sizeof(u64)) < 0 || grow((void **)&s->fit_yes, &c2, ne + 1, sizeof(u64)) < 0) return -1;
     s->cap_fit = c1 < c2 ? c1 : c2;
+    if (s->layout == L_FREE && s->nslot < ne + 1) { /* a record for each new state, each its own */
+        i64 rec = s->nslot + 2; /* records in use: the states' and the two scratch ones */
+        if (grow((void **)&s->lsbuf, &s->cap_ls, rec + (ne + 1 - s->nslot), (size_t)s->recsize) < 0) return -1;
+        if (grow((void **)&s->lslot, &s->cap_lslot, ne + 1, sizeof(i32)) < 0) return -1;
+        if (!s->nslot) { s->ls_tmp = 0; s->ls_trial = 1; }
+        while (s->nslot < ne + 1) s->lslot[s->nslot++] = (i32)rec++;
+    }
     return 0;
+}
+
+/* the lists of record `slot` */
+static inline Lists ls_at(const Sim *s, i32 slot) {
+    Lists L;
+    lists_view(s, s->lsbuf + (size_t)slot * (size_t)s->recsize, &L);
+    return L;
+}
+
+static inline void ls_copy(const Sim *s, i32 to, i32 from) {
+    memcpy(s->lsbuf + (size_t)to * (size_t)s->recsize, s->lsbuf + (size_t)from * (size_t)s->recsize, (size_t)s->recsize);
+}
+
+/* whether two records hold the same lists (the owners say which cubes are listed) and count as many held */
+static inline int ls_same(const Sim *s, i32 a, i32 b) {
+    Lists x = ls_at(s, a), y = ls_at(s, b);
+    return *x.held == *y.held && !memcmp(x.owner, y.owner, (size_t)s->nodes * sizeof(i32));
+}
+
+static void slots_reverse(i32 *a, i64 lo, i64 hi) {
+    for (hi--; lo < hi; lo++, hi--) { i32 t = a[lo]; a[lo] = a[hi]; a[hi] = t; }
+}
+
+/* a window's release from a replay's state (mask m, lists L on the free list) */
+static inline void st_release(const Sim *s, u64 *m, Lists *L, i64 p, i64 size) {
+    if (s->layout == L_FREE) {
+        mark_cube(s, m, p, 0);
+        (*L->held)--;
+        fl_release_on(s, L, p, !*L->held);
+    } else mark(s, m, p, size, 0);
+}
+
+/* an allocation of 2**k positions in a replay's state: its window, or -1 (nothing changed) */
+static inline i64 st_alloc(const Sim *s, u64 *m, Lists *L, int k) {
+    if (s->layout != L_FREE) {
+        i64 p = place(s, m, k);
+        if (p >= 0) mark(s, m, p, (i64)1 << k, 1);
+        return p;
+    }
+    i64 p = fl_alloc_on(s, L, m, k);
+    if (p >= 0) {
+        mark_cube(s, m, p, 1);
+        (*L->held)++;
+    }
+    return p;
 }
 
 /* kept masks `count` states from state `from` to state `to`, with what is known of their windows */
@@ -1503,6 +1596,16 @@ static void st_move(Sim *s, i64 to, i64 from, i64 count) {
     memmove(ST(s, to), ST(s, from), (size_t)count * (size_t)s->words * sizeof(u64));
     memmove(&s->fit_known[to], &s->fit_known[from], (size_t)count * sizeof(u64));
     memmove(&s->fit_yes[to], &s->fit_yes[from], (size_t)count * sizeof(u64));
+    if (s->layout == L_FREE && to != from && count) {
+        /* the lists' slots rotate, so each record stays some state's; the states moved from and not moved
+         * onto keep their lists, as the masks do (a copy from where they went) */
+        i64 lo = to < from ? to : from, hi = (to < from ? from : to) + count, r = to < from ? from - to : hi - lo - (to - from);
+        slots_reverse(s->lslot, lo, lo + r);
+        slots_reverse(s->lslot, lo + r, hi);
+        slots_reverse(s->lslot, lo, hi);
+        i64 a = to > from ? from : (to + count > from ? to + count : from), b = to > from ? (to < from + count ? to : from + count) : from + count;
+        for (i64 i = a; i < b; i++) ls_copy(s, s->lslot[i], s->lslot[i + to - from]);
+    }
 }
 
 /* the kept masks from state `from` on (st[from] given): -1 if every allocation finds a window, else the
@@ -1517,19 +1620,25 @@ static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
     i64 ne = s->ne;
     u64 *tmp = s->trial;
     i64 stamp = ++s->trials, displaced = 0; /* reservations holding another window than before (tstamp, disp) */
+    int fl = s->layout == L_FREE;
+    Lists L;
     s->st_valid = 0;
     for (i64 i = from; i < ne; i++) {
         const PEv *v = &ev[i];
         u64 *m = i > hi ? tmp : ST(s, i + 1);
         memcpy(m, ST(s, i), bytes);
+        if (fl) {
+            i32 to = i > hi ? s->ls_tmp : s->lslot[i + 1];
+            ls_copy(s, to, s->lslot[i]);
+            L = ls_at(s, to);
+        }
         i64 w = v->who;
         if (v->kind == 0) {
-            mark(s, m, v->res ? s->cp[w] : s->pos[w], s->size[w], 0);
+            st_release(s, m, &L, v->res ? s->cp[w] : s->pos[w], s->size[w]);
             if (v->res && s->tstamp[w] == stamp && s->disp[w]) displaced--;
         } else {
-            i64 p = place(s, m, log2_of(s->size[w]));
+            i64 p = st_alloc(s, m, &L, log2_of(s->size[w]));
             if (p < 0) return i;
-            mark(s, m, p, s->size[w], 1);
             s->tstamp[w] = stamp;
             s->disp[w] = p != s->cp[w];
             displaced += s->disp[w];
@@ -1537,12 +1646,13 @@ static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
         }
         if (i > hi) {
             /* the same mask, every reservation in the same window: as before from here on */
-            if (!displaced && !memcmp(tmp, ST(s, i + 1 - d), bytes)) {
+            if (!displaced && !memcmp(tmp, ST(s, i + 1 - d), bytes) && (!fl || ls_same(s, s->ls_tmp, s->lslot[i + 1 - d]))) {
                 if (d) st_move(s, i + 1, i + 1 - d, ne - i); /* the rest of the kept masks, states i+1 .. ne, move d places */
                 s->st_valid = 1;
                 return -1;
             }
             memcpy(ST(s, i + 1), tmp, bytes);
+            if (fl) { i32 x = s->lslot[i + 1]; s->lslot[i + 1] = s->ls_tmp; s->ls_tmp = x; }
         }
         s->fit_known[i + 1] = 0;
     }
@@ -1597,6 +1707,11 @@ static int plan_build(Sim *s, int reservations) {
     { i64 c = s->cap_ev3; s->cap_ev3 = s->cap_ev; s->cap_ev = c; }
     s->ne = n;
     memcpy(ST(s, 0), s->busy, (size_t)s->words * sizeof(u64));
+    if (s->layout == L_FREE) { /* the allocator's lists now, holding the running jobs */
+        Lists L = ls_at(s, s->lslot[0]);
+        memcpy(L.owner, s->L.owner, (size_t)s->recsize);
+        *L.held = r->n;
+    }
     s->fit_known[0] = 0;
     return same ? plan_replay(s, 0, n - 1 - same, n - ne_old) < 0 : plan_replay(s, 0, n, 0) < 0;
 }
@@ -1626,7 +1741,7 @@ static inline int plan_fits(Sim *s, i64 i, int k) {
     u64 b = (u64)1 << k;
     if (!(s->fit_known[i] & b)) {
         s->fit_known[i] |= b;
-        if (place(s, ST(s, i), k) >= 0) s->fit_yes[i] |= b;
+        if (fits_mask(s, ST(s, i), k)) s->fit_yes[i] |= b;
         else s->fit_yes[i] &= ~b;
     }
     return (s->fit_yes[i] & b) != 0;
@@ -1637,8 +1752,13 @@ static inline int plan_fits(Sim *s, i64 i, int k) {
 static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int has, i64 ie_old) {
     u64 *T = s->trial;
     memcpy(T, ST(s, e), (size_t)s->words * sizeof(u64));
-    i64 p = place(s, T, k), size = s->size[j];
-    mark(s, T, p, size, 1);
+    int fl = s->layout == L_FREE;
+    Lists L;
+    if (fl) {
+        ls_copy(s, s->ls_trial, s->lslot[e]);
+        L = ls_at(s, s->ls_trial);
+    }
+    i64 p = st_alloc(s, T, &L, k), size = s->size[j];
     i64 stamp = ++s->trials;
     double tend = t + span;
     int live = 1;
@@ -1648,23 +1768,23 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
         i64 w = v->who;
         if (v->res && w == j) continue; /* its old reservation: taken out */
         if (live && !pev_before(v, tend, 0, -1, j)) { /* the job's end, (t + span, 0, -1, j), comes first */
-            mark(s, T, p, size, 0);
+            st_release(s, T, &L, p, size);
             live = 0;
         }
         if (v->kind == 0) {
             int mine = v->res && s->tstamp[w] == stamp;
-            mark(s, T, !v->res ? s->pos[w] : mine ? s->tp[w] : s->cp[w], s->size[w], 0);
+            st_release(s, T, &L, !v->res ? s->pos[w] : mine ? s->tp[w] : s->cp[w], s->size[w]);
             if (mine && s->disp[w]) displaced--;
         } else {
-            i64 q = place(s, T, log2_of(s->size[w]));
+            i64 q = st_alloc(s, T, &L, log2_of(s->size[w]));
             if (q < 0) return 0;
-            mark(s, T, q, s->size[w], 1);
             s->tp[w] = q;
             s->tstamp[w] = stamp;
             s->disp[w] = q != s->cp[w];
             displaced += s->disp[w];
         }
-        if (!live && !displaced && (!has || i >= ie_old)) return 1; /* the plan's own state from here on */
+        /* the plan's own state from here on (on the free list, the lists too) */
+        if (!live && !displaced && (!has || i >= ie_old) && (!fl || ls_same(s, s->ls_trial, s->lslot[i + 1]))) return 1;
     }
     return 1;
 }
@@ -1894,7 +2014,8 @@ static int conservative_pass_mask(Sim *s) {
             double t = s->res[j];
             s->res[j] = NAN;
             s->plan_same = 0;
-            i64 p = s->size[j] <= s->free ? place(s, s->busy, log2_of(s->size[j])) : -1;
+            int k = log2_of(s->size[j]);
+            i64 p = s->size[j] > s->free ? -1 : s->layout == L_FREE ? fl_alloc(s, k) : place(s, s->busy, k);
             if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
             /* refused: its reservation is dropped; a zero-length job is expected to end at the next
              * instant, before its reservation did */
@@ -2005,7 +2126,6 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
     if (layout < L_COUNT || layout > L_FREE) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2 or 3, got %d", layout);
-    if (layout == L_FREE && kind == K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "layout 3: FCFS and EASY only");
     if (layout == L_FREE && nodes > 4096) return PyErr_Format(PyExc_ValueError, "layout 3: at most 4096 nodes (complete recognition), got %lld", nodes);
     if (o_placed != Py_None && !layout) return PyErr_Format(PyExc_ValueError, "placed: positions are a layout's");
     if (layout && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
@@ -2056,16 +2176,17 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                 if (bs_init(&s.cls[k], n) < 0) { PyErr_NoMemory(); goto done; }
         }
         if (layout == L_FREE) {
-            s.owner = malloc((size_t)nodes * sizeof(i32));
+            s.recsize = lists_bytes(&s);
+            s.real = malloc((size_t)s.recsize);
             s.g = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(u64));
             s.sh2 = malloc((size_t)s.words * sizeof(u64));
             s.snap = malloc((size_t)nodes * sizeof(i32));
             s.snap2 = malloc((size_t)nodes * sizeof(i32));
-            if (!s.owner || !s.g || !s.snap || !s.snap2 || !s.sh2) { PyErr_NoMemory(); goto done; }
-            for (int d = 0; d <= s.dim; d++) /* at most 2**(dim - d) disjoint d-cubes */
-                if (!(s.fl[d] = malloc(((size_t)nodes >> d) * sizeof(i32)))) { PyErr_NoMemory(); goto done; }
-            for (i64 v = 0; v < nodes; v++) s.owner[v] = -1;
-            fl_reset(&s);
+            if (!s.real || !s.g || !s.snap || !s.snap2 || !s.sh2) { PyErr_NoMemory(); goto done; }
+            lists_view(&s, s.real, &s.L);
+            for (i64 v = 0; v < nodes; v++) s.L.owner[v] = -1;
+            fl_reset(&s, &s.L);
+            *s.L.held = 0;
         }
     }
     const i64 *rank = o_rank != Py_None ? b[6].buf : NULL;
@@ -2122,8 +2243,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    for (int d = 0; d < 13; d++) free(s.fl[d]);
-    free(s.owner); free(s.g); free(s.sh2); free(s.snap); free(s.snap2); free(s.tried);
+    free(s.real); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.snap2); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }

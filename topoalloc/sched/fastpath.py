@@ -14,7 +14,8 @@ kernel (``_ckernel``, built at install time if a C compiler is there) runs
 the whole simulation on arrays of counts.  The hypercube's free list (and
 the AFL while its meshes fill their cubes) places by its lists, not by the
 mask alone; whether a request fits is the mask's question, so the kernel
-keeps the lists themselves (FCFS and EASY, :func:`layout_of`).  If the run also wants the
+keeps the lists themselves (:func:`layout_of`), and under conservative
+backfilling the lists of every state of the plan beside its mask.  If the run also wants the
 placement (per-job nodes recorded, locality metrics, the allocator's blocks
 or slice networks), the kernel logs every start and end in the order it
 applied them, and the allocator is then driven through exactly that sequence
@@ -63,7 +64,8 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
 
     The free list (:class:`~topoalloc.alloc.hypercube.allocators.FreeListAllocator`) is followed with
     complete recognition up to its largest dimension, when whether a request fits is a function of the
-    busy mask (its ``_mask_exact``), under FCFS and EASY; the kernel keeps its lists.  So is the AFL on a
+    busy mask (its ``_mask_exact``); the kernel keeps its lists (under conservative backfilling, one copy
+    per state of the plan, as :class:`~.plan.ReplayPlan` replays snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
     """
@@ -121,7 +123,7 @@ def why_not(sim: "Simulation") -> str | None:
 
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
-    size, or the buddy or Gray code allocator, or (FCFS and EASY) the free
+    size, or the buddy or Gray code allocator, or the free
     list and the AFL as :func:`layout_of` says; and nothing
     that feeds the nodes back into the schedule or needs the scheduler's
     inner decisions (recorded reservations, a run-time model, a network).  Recorded allocations and locality metrics are served by
@@ -136,8 +138,6 @@ def why_not(sim: "Simulation") -> str | None:
         why = _lists_why_not(allocator, sim.workload)
         if why:
             return why
-        if type(sim.scheduler) is Conservative:
-            return f"conservative backfilling on {allocator.describe()} replays its lists in the plan, which the kernel does not"
     elif not layout_of(allocator):  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
         if not allocator.counting:
             return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
