@@ -331,7 +331,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
-    ap.add_argument("--easy-only", action="store_true", help="probes: EASY only (conservative with the free list and the AFL takes hours)")
+    ap.add_argument("--easy-only", action="store_true", help="probes: EASY only (conservative takes seconds to tens of seconds per allocator)")
     ap.add_argument("--limit", type=float, default=LIMIT, metavar="SECONDS", help=f"stop a run after this long and report it unfinished (default {LIMIT:.0f})")
     ap.add_argument("--plot", default=None, metavar="PNG", help="write the scaling curves here")
     args = ap.parse_args()

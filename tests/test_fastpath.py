@@ -333,12 +333,15 @@ def test_kernel_conservative_on_the_free_list_stops_only_where_the_lists_are_wha
 
 
 @needs_kernel
-@pytest.mark.parametrize(("allocator", "sched"), [("free_list", "conservative"), ("afl", "conservative:order=sjf")])
-def test_kernel_conservative_follows_the_free_list_on_sdsc_sp2(allocator, sched):
-    """SDSC-SP2's first 1,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling, with
-    nodes recorded: the same schedule and cubes as the general engine's replay plan on snapshots."""
-    w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(1000))
-    a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, record_allocations=True)
+@pytest.mark.parametrize(("trace", "allocator", "sched"), [("KTH-SP2-1996-2.1-cln.swf", "free_list", "conservative"),
+                                                           ("SDSC-SP2-1998-4.2-cln.swf.gz", "afl", "conservative:order=sjf")])
+def test_kernel_conservative_follows_the_free_list_on_a_real_trace(trace, allocator, sched):
+    """The first 400 jobs of a real log on Q7 under conservative backfilling, with nodes and locality metrics
+    (KTH-SP2 with its own sizes, the free list's cubes then larger; SDSC-SP2 rounded to powers of two, for
+    the AFL): the same schedule and cubes as the general engine's replay plan on snapshots of the lists."""
+    w = read_swf(shared_trace(trace)).take(np.arange(400))
+    a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=allocator == "afl", record_allocations=True,
+               locality=True, filters=["drop-no-size", "drop-nonpositive-runtime"])
     assert_same_placements(a, b)
 
 
@@ -421,11 +424,13 @@ def test_kernel_conservative_follows_the_subcube_allocators_on_a_real_trace(sche
 
 @pytest.mark.slow
 @needs_kernel
-@pytest.mark.parametrize(("sched", "allocator"), [("conservative", "buddy"), ("conservative:order=sjf", "gray_code")])
-def test_kernel_conservative_follows_the_subcube_allocators_on_sdsc_sp2(sched, allocator):
-    """SDSC-SP2's first 1,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling (the
-    general engine takes about a minute a run; the whole log is the benchmark's): per-job CSVs identical."""
-    w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(1000))
+@pytest.mark.parametrize(("sched", "allocator", "jobs"), [("conservative", "buddy", 1000), ("conservative:order=sjf", "gray_code", 1000),
+                                                          ("conservative", "free_list", 3000), ("conservative:order=lpt", "afl", 1000)])
+def test_kernel_conservative_follows_the_subcube_allocators_on_sdsc_sp2(sched, allocator, jobs):
+    """SDSC-SP2's first 1,000 or 3,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling
+    (the general engine takes about a minute a run for 1,000, minutes for 3,000 on the free list; the whole
+    log is the benchmark's): per-job CSVs identical."""
+    w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(jobs))
     a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
     assert a.to_csv() == b.to_csv()
     assert a.to_json() == b.to_json()

@@ -24,12 +24,14 @@
  * snapshots of the allocator.  Positions are addresses for the
  * buddy and places in the Gray order for Gray code; the nodes themselves
  * come from replaying the log through the allocator when they are wanted.
- * Layout 3 is the free list (and the AFL while every mesh fills its cube),
- * under FCFS and EASY: it places by its lists of free cubes, which the
- * kernel keeps as the allocator does (fl_alloc, fl_release); whether a
- * cube fits a mask is complete recognition (recognisable), and a refused
- * backfill candidate is allocated and released again, as EASY does, since
- * that may rearrange the lists (fl_trial).
+ * Layout 3 is the free list (and the AFL while every mesh fills its cube):
+ * it places by its lists of free cubes, which the kernel keeps as the
+ * allocator does (fl_alloc, fl_release); whether a cube fits a mask is
+ * complete recognition (recognisable), and a refused backfill candidate is
+ * allocated and released again, as EASY does, since that may rearrange the
+ * lists (fl_trial).  Conservative backfilling's plan keeps the lists of
+ * each of its states beside the mask (plan_replay, trial_mask: a snapshot's
+ * lists, as ReplayPlan replays them).
  *
  * The Python side owns every array; this file keeps no state between calls.
  */
@@ -527,10 +529,12 @@ static inline int with_sentinel(Steps *p) {
 
 /* ------------------------------------------------------------- the kernel */
 
-/* the free list's lists (layout 3), as a view of one record: each node's listed cube (the key of the
- * listed cube holding it, or -1), the listed cubes per dimension (unordered: a set), their numbers, and
- * the allocations the state holds (a plan's replay resets the lists when that falls to 0) */
-typedef struct Lists { i32 *owner; i32 *fl[13]; i64 *fl_n; i64 *held; } Lists;
+/* the free list's lists (layout 3), as a view of one record: the allocations the state holds (a plan's
+ * replay resets the lists when that falls to 0) and the listed cubes' keys, list after list by dimension
+ * (list d is key[at[d]] .. key[at[d+1]-1]), each list in (value, free) order.  The lists are sets; kept
+ * in that order, the first of a list is the cube _take_list takes, and two records hold the same lists
+ * iff their bytes are the same. */
+typedef struct Lists { i64 *held; i32 *at; i32 *key; } Lists;
 
 typedef struct {
     /* inputs */
@@ -609,9 +613,9 @@ typedef struct {
     Lists L;                /* the allocator's lists now (a view of `real`) */
     char *real;
     i64 recsize;            /* bytes of one record of lists (lists_view) */
-    i64 ls_off[14];         /* where in a record each dimension's list starts (i32 units), then the counts (bytes) */
     u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
     i32 *snap, *snap2;      /* scratch: the lists before and after a refused candidate's trial */
+    i32 *carve;             /* scratch: the listed cubes a recognised cube meets (fl_carve) */
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
     i64 ntried, cap_tried;
     /* error */
@@ -738,8 +742,9 @@ static inline int log2_of(i64 size) { return __builtin_ctzll((u64)size); }
  * cube): its free lists, split, merge and recognition, the same operations in the same order.  A cube
  * is (free, value) (the free bits vary, the others are value's), kept as the key free << dim | value;
  * a job's position is its cube's key.  The lists are sets (a list yields its least (value, free)
- * cube), so each is an unordered array; `owner` gives each free node the listed cube holding it,
- * which finds a merge's mate and the cubes a recognised one is carved out of. */
+ * cube); each is kept in that order (Lists), so a record of them compares and copies as bytes.  A
+ * merge's mate is looked for in its list, and the cubes a recognised one is carved out of among all
+ * the listed cubes (few: they are disjoint free cubes). */
 
 static inline i64 cube_key(const Sim *s, u64 f, u64 v) { return (i64)((f << s->dim) | v); }
 
@@ -753,72 +758,67 @@ static inline i64 popc(u64 x) {
 static inline u64 key_free(const Sim *s, i64 key) { return (u64)key >> s->dim; }
 static inline u64 key_value(const Sim *s, i64 key) { return (u64)key & (((u64)1 << s->dim) - 1); }
 
-/* a record of lists: the owners (nodes i32), the lists of each dimension d (room for the 2**(dim - d)
- * disjoint d-cubes there can be), their numbers and the count held (i64), as one block of bytes; its
- * size, with the offsets kept in s->ls_off */
-static i64 lists_bytes(Sim *s) {
-    i64 n = s->nodes;
-    for (int d = 0; d <= s->dim; d++) {
-        s->ls_off[d] = n;
-        n += s->nodes >> d;
-    }
-    n = (n * (i64)sizeof(i32) + 7) / 8 * 8;
-    s->ls_off[s->dim + 1] = n;
-    return n + (i64)(s->dim + 2) * (i64)sizeof(i64);
+/* a record of lists: the count held, the lists' starts (dim + 2) and room for a key per node (the most
+ * disjoint cubes there can be); its size in bytes */
+static i64 lists_bytes(const Sim *s) {
+    return ((i64)sizeof(i64) + (s->dim + 2 + s->nodes) * (i64)sizeof(i32) + 7) / 8 * 8;
 }
 
 static inline void lists_view(const Sim *s, char *rec, Lists *L) {
-    i32 *p = (i32 *)rec;
-    L->owner = p;
-    for (int d = 0; d <= s->dim; d++) L->fl[d] = p + s->ls_off[d];
-    L->fl_n = (i64 *)(rec + s->ls_off[s->dim + 1]);
-    L->held = L->fl_n + s->dim + 1;
+    L->held = (i64 *)rec;
+    L->at = (i32 *)(rec + sizeof(i64));
+    L->key = L->at + s->dim + 2;
 }
 
-static void fl_own(Lists *L, u64 f, u64 v, i32 key) {
-    u64 sub = 0;
-    do {
-        L->owner[v | sub] = key;
-        sub = (sub - f) & f;
-    } while (sub);
+/* the bytes of a record in use (the count held, the starts, the listed keys) */
+static inline size_t lists_used(const Sim *s, const Lists *L) {
+    return sizeof(i64) + (size_t)(s->dim + 2 + L->at[s->dim + 1]) * sizeof(i32);
 }
+
+/* a cube's place in its list's order: by value, then by free bits */
+static inline u64 fl_order(const Sim *s, i64 key) { return key_value(s, key) << s->dim | key_free(s, key); }
 
 static void fl_add(const Sim *s, Lists *L, u64 f, u64 v) {
     int d = (int)popc(f);
     i32 key = (i32)cube_key(s, f, v);
-    L->fl[d][L->fl_n[d]++] = key;
-    fl_own(L, f, v, key);
+    u64 o = fl_order(s, key);
+    i32 i = L->at[d], end = L->at[d + 1], n = L->at[s->dim + 1];
+    while (i < end && fl_order(s, L->key[i]) < o) i++;
+    memmove(&L->key[i + 1], &L->key[i], (size_t)(n - i) * sizeof(i32));
+    L->key[i] = key;
+    for (int e = d + 1; e <= s->dim + 1; e++) L->at[e]++;
+}
+
+/* where a listed cube of d free bits is in the lists, or -1 */
+static inline i32 fl_find(const Lists *L, int d, i32 key) {
+    for (i32 i = L->at[d], end = L->at[d + 1]; i < end; i++)
+        if (L->key[i] == key) return i;
+    return -1;
+}
+
+static void fl_drop(const Sim *s, Lists *L, int d, i32 i) {
+    memmove(&L->key[i], &L->key[i + 1], (size_t)(L->at[s->dim + 1] - i - 1) * sizeof(i32));
+    for (int e = d + 1; e <= s->dim + 1; e++) L->at[e]--;
 }
 
 static void fl_del(const Sim *s, Lists *L, i32 key) {
-    u64 f = key_free(s, key), v = key_value(s, key);
-    int d = (int)popc(f);
-    i32 *a = L->fl[d];
-    i64 i = 0;
-    while (a[i] != key) i++;
-    a[i] = a[--L->fl_n[d]];
-    fl_own(L, f, v, -1);
+    int d = (int)popc(key_free(s, key));
+    fl_drop(s, L, d, fl_find(L, d, key));
 }
 
 /* the fresh state: the whole machine, one free cube (FreeListAllocator._reset_lists) */
 static void fl_reset(const Sim *s, Lists *L) {
-    for (int d = 0; d <= s->dim; d++) L->fl_n[d] = 0;
+    for (int d = 0; d <= s->dim + 1; d++) L->at[d] = 0;
     fl_add(s, L, (u64)s->nodes - 1, 0);
 }
 
 /* the least (value, free) cube of the lowest nonempty list of dimension >= k, or -1 (its list in *at) */
 static i64 fl_least(const Sim *s, const Lists *L, int k, int *at) {
     int i = k;
-    while (i <= s->dim && !L->fl_n[i]) i++;
+    while (i <= s->dim && L->at[i] == L->at[i + 1]) i++;
     if (i > s->dim) return -1;
-    const i32 *a = L->fl[i];
-    i32 best = a[0];
-    for (i64 x = 1; x < L->fl_n[i]; x++) {
-        u64 vb = key_value(s, best), vx = key_value(s, a[x]);
-        if (vx < vb || (vx == vb && key_free(s, a[x]) < key_free(s, best))) best = a[x];
-    }
     *at = i;
-    return best;
+    return L->key[L->at[i]];
 }
 
 /* bit i (0 <= i < 64) set iff bit p of i is 0 (p < 6) */
@@ -866,23 +866,25 @@ static i64 recognisable(const Sim *s, const u64 *m, int k) {
 
 /* carve a recognised cube out of the listed cubes it meets (_recognise, with _difference) */
 static void fl_carve(const Sim *s, Lists *L, i64 key) {
-    u64 bf = key_free(s, key), bv = key_value(s, key), sub = 0;
-    do {
-        i32 o = L->owner[bv | sub];
-        if (o >= 0) {
-            u64 cf = key_free(s, o), cv = key_value(s, o);
-            fl_del(s, L, o);
-            u64 inv = cv | bv, split = cf & ~(cf & bf), f = cf, v = cv;
-            while (split) {
-                u64 p = split & -split;
-                split ^= p;
-                f ^= p;
-                fl_add(s, L, f, v | ((inv & p) ^ p));
-                v |= inv & p;
-            }
+    u64 bf = key_free(s, key), bv = key_value(s, key);
+    i32 *meet = s->carve, n = 0; /* the listed cubes it meets: those agreeing with it on the bits fixed in both */
+    for (i32 i = 0; i < L->at[s->dim + 1]; i++) {
+        i32 o = L->key[i];
+        if (!((key_value(s, o) ^ bv) & ~(key_free(s, o) | bf))) meet[n++] = o;
+    }
+    for (i32 x = 0; x < n; x++) { /* each replaced by its pieces outside the recognised cube */
+        i32 o = meet[x];
+        u64 cf = key_free(s, o), cv = key_value(s, o);
+        fl_del(s, L, o);
+        u64 inv = cv | bv, split = cf & ~(cf & bf), f = cf, v = cv;
+        while (split) {
+            u64 p = split & -split;
+            split ^= p;
+            f ^= p;
+            fl_add(s, L, f, v | ((inv & p) ^ p));
+            v |= inv & p;
         }
-        sub = (sub - bf) & bf;
-    } while (sub);
+    }
 }
 
 /* the cube FreeListAllocator._allocate would give a k-cube request now, without taking it (-1: none) */
@@ -929,24 +931,20 @@ static i64 fl_alloc(Sim *s, int k) {
  * lowest bit first, repeatedly) */
 static void fl_release_on(const Sim *s, Lists *L, i64 key, int empty) {
     if (empty) { fl_reset(s, L); return; }
-    u64 f = key_free(s, key), v = key_value(s, key), all = (u64)s->nodes - 1;
-    for (;;) {
-        u64 fixed = all ^ f;
-        int merged = 0;
-        while (fixed) {
-            u64 b = fixed & -fixed;
-            fixed ^= b;
-            u64 mv = v ^ b;
-            i32 mate = (i32)cube_key(s, f, mv);
-            if (L->owner[mv] == mate) {
-                fl_del(s, L, mate);
-                f |= b;
-                v &= ~b;
-                merged = 1;
-                break;
-            }
+    u64 f = key_free(s, key), v = key_value(s, key);
+    for (int d = (int)popc(f);; d++) {
+        /* the mates: listed cubes with the same free bits whose value differs in one bit; the lowest bit's */
+        i32 at = -1;
+        u64 low = 0;
+        for (i32 i = L->at[d], end = L->at[d + 1]; i < end; i++) {
+            i64 o = L->key[i];
+            u64 x = key_value(s, o) ^ v;
+            if (key_free(s, o) == f && x && !(x & (x - 1)) && (!low || x < low)) { low = x; at = i; }
         }
-        if (!merged) break;
+        if (at < 0) break;
+        fl_drop(s, L, d, at);
+        f |= low;
+        v &= ~low;
     }
     fl_add(s, L, f, v);
 }
@@ -954,15 +952,10 @@ static void fl_release_on(const Sim *s, Lists *L, i64 key, int empty) {
 /* _release now, once the job left the running jobs */
 static inline void fl_release(Sim *s, i64 key) { fl_release_on(s, &s->L, key, !s->running.n); }
 
-/* the listed cubes, sorted, into out (their number) */
-static int cmp_i32(const void *a, const void *b) { i32 x = *(const i32 *)a, y = *(const i32 *)b; return (x > y) - (x < y); }
+/* the listed cubes, in the lists' order, into out (their number): the same lists give the same keys */
 static i64 fl_state(const Sim *s, i32 *out) {
-    i64 n = 0;
-    for (int d = 0; d <= s->dim; d++) {
-        memcpy(out + n, s->L.fl[d], (size_t)s->L.fl_n[d] * sizeof(i32));
-        n += s->L.fl_n[d];
-    }
-    qsort(out, (size_t)n, sizeof(i32), cmp_i32);
+    i64 n = s->L.at[s->dim + 1];
+    memcpy(out, s->L.key, (size_t)n * sizeof(i32));
     return n;
 }
 
@@ -1508,7 +1501,11 @@ static int conservative_pass(Sim *s) {
  * the job has ended in it (and, for a job being compressed, its old reservation has ended in the
  * plan) and every reservation still holding a window holds the one it holds in the plan: the
  * rest of the replay is then the plan's own, which is feasible.  Releases commute on a mask, so
- * only the order of allocations, and of releases before allocations at one instant, matters. */
+ * only the order of allocations, and of releases before allocations at one instant, matters.
+ * On the free list (layout 3) a state is the mask and the lists (a record each, lslot), and the
+ * events keep ReplayPlan's whole order, since merges depend on the order of releases; a state is
+ * the plan's own only if its lists are the same too (ls_same), for the same mask can come with
+ * lists merged otherwise, where later allocations take other cubes. */
 
 #define ST(s, i) ((s)->st + (size_t)(i) * (size_t)(s)->words)
 
@@ -1554,13 +1551,15 @@ static inline Lists ls_at(const Sim *s, i32 slot) {
 }
 
 static inline void ls_copy(const Sim *s, i32 to, i32 from) {
-    memcpy(s->lsbuf + (size_t)to * (size_t)s->recsize, s->lsbuf + (size_t)from * (size_t)s->recsize, (size_t)s->recsize);
+    Lists L = ls_at(s, from);
+    memcpy(s->lsbuf + (size_t)to * (size_t)s->recsize, L.held, lists_used(s, &L));
 }
 
-/* whether two records hold the same lists (the owners say which cubes are listed) and count as many held */
+/* whether two records hold the same lists and count as many held */
 static inline int ls_same(const Sim *s, i32 a, i32 b) {
     Lists x = ls_at(s, a), y = ls_at(s, b);
-    return *x.held == *y.held && !memcmp(x.owner, y.owner, (size_t)s->nodes * sizeof(i32));
+    size_t n = lists_used(s, &x);
+    return n == lists_used(s, &y) && !memcmp(x.held, y.held, n);
 }
 
 static void slots_reverse(i32 *a, i64 lo, i64 hi) {
@@ -1709,7 +1708,7 @@ static int plan_build(Sim *s, int reservations) {
     memcpy(ST(s, 0), s->busy, (size_t)s->words * sizeof(u64));
     if (s->layout == L_FREE) { /* the allocator's lists now, holding the running jobs */
         Lists L = ls_at(s, s->lslot[0]);
-        memcpy(L.owner, s->L.owner, (size_t)s->recsize);
+        memcpy(L.held, s->L.held, lists_used(s, &s->L));
         *L.held = r->n;
     }
     s->fit_known[0] = 0;
@@ -2110,7 +2109,7 @@ PyDoc_STRVAR(run_doc,
 "receives every start (j) and every end (-1 - j) in the order the simulation applied them.\n"
 "`layout` 1 (buddy) or 2 (Gray code): every scheduler on the busy mask of a hypercube of\n"
 "`nodes` (a power of two) positions; `size` is then each job's window (a power of two).\n"
-"`layout` 3 (the free list with complete recognition, dimension at most 12): FCFS and EASY.\n"
+"`layout` 3 (the free list with complete recognition, dimension at most 12): every scheduler.\n"
 "`placed` (int64, n items, optional) receives each job's position (layout 3: its cube,\n"
 "free << dim | value).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
 "int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
@@ -2178,13 +2177,13 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         if (layout == L_FREE) {
             s.recsize = lists_bytes(&s);
             s.real = malloc((size_t)s.recsize);
+            s.carve = malloc((size_t)nodes * sizeof(i32));
             s.g = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(u64));
             s.sh2 = malloc((size_t)s.words * sizeof(u64));
             s.snap = malloc((size_t)nodes * sizeof(i32));
             s.snap2 = malloc((size_t)nodes * sizeof(i32));
-            if (!s.real || !s.g || !s.snap || !s.snap2 || !s.sh2) { PyErr_NoMemory(); goto done; }
+            if (!s.real || !s.carve || !s.g || !s.snap || !s.snap2 || !s.sh2) { PyErr_NoMemory(); goto done; }
             lists_view(&s, s.real, &s.L);
-            for (i64 v = 0; v < nodes; v++) s.L.owner[v] = -1;
             fl_reset(&s, &s.L);
             *s.L.held = 0;
         }
@@ -2243,7 +2242,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    free(s.real); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.snap2); free(s.tried);
+    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.snap2); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }

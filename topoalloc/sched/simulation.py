@@ -73,7 +73,7 @@ class Simulation:
     engine : {"auto", "python", "compiled"}
         ``"auto"`` runs the compiled kernel when it applies (a counting
         allocator, the buddy or Gray code allocator under every built-in
-        scheduler, the free list and the AFL under FCFS and EASY;
+        scheduler, the free list and the AFL as ``layout_of`` says;
         a built-in scheduler; nothing fed back from the nodes: see
         :func:`topoalloc.sched.fastpath.why_not`) and the general engine
         otherwise; ``"python"`` always runs the general engine (the
