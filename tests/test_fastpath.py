@@ -425,10 +425,10 @@ def test_kernel_conservative_follows_the_subcube_allocators_on_a_real_trace(sche
 @pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize(("sched", "allocator", "jobs"), [("conservative", "buddy", 1000), ("conservative:order=sjf", "gray_code", 1000),
-                                                          ("conservative", "free_list", 3000), ("conservative:order=lpt", "afl", 1000)])
+                                                          ("conservative", "free_list", 2000), ("conservative:order=lpt", "afl", 1000)])
 def test_kernel_conservative_follows_the_subcube_allocators_on_sdsc_sp2(sched, allocator, jobs):
-    """SDSC-SP2's first 1,000 or 3,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling
-    (the general engine takes about a minute a run for 1,000, minutes for 3,000 on the free list; the whole
+    """SDSC-SP2's first 1,000 or 2,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling
+    (the general engine takes about a minute a run for 1,000, minutes for 2,000 on the free list; the whole
     log is the benchmark's): per-job CSVs identical."""
     w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(jobs))
     a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
