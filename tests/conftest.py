@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,12 @@ SHARED_TRACES = Path(os.environ.get("TOPOALLOC_TRACES", ROOT.parent / "shared" /
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+# A test run started where SIGINT is ignored (a script's background job) passes that on to every process it
+# starts, and the tests that send Ctrl-C to a command would see it ignored: the test processes take Python's
+# own handler, so the commands they start begin with the default disposition, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(session, config, items):
