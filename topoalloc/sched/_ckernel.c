@@ -614,7 +614,7 @@ typedef struct {
     char *real;
     i64 recsize;            /* bytes of one record of lists (lists_view) */
     u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
-    i32 *snap, *snap2;      /* scratch: the lists before and after a refused candidate's trial */
+    char *snap;             /* scratch: a record of the lists before a refused candidate's trial */
     i32 *carve;             /* scratch: the listed cubes a recognised cube meets (fl_carve) */
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
     i64 ntried, cap_tried;
@@ -773,6 +773,12 @@ static inline void lists_view(const Sim *s, char *rec, Lists *L) {
 /* the bytes of a record in use (the count held, the starts, the listed keys) */
 static inline size_t lists_used(const Sim *s, const Lists *L) {
     return sizeof(i64) + (size_t)(s->dim + 2 + L->at[s->dim + 1]) * sizeof(i32);
+}
+
+/* whether two records hold the same lists and count as many held */
+static inline int lists_same(const Sim *s, const Lists *x, const Lists *y) {
+    size_t n = lists_used(s, x);
+    return n == lists_used(s, y) && !memcmp(x->held, y->held, n);
 }
 
 /* a cube's place in its list's order: by value, then by free bits */
@@ -952,11 +958,10 @@ static void fl_release_on(const Sim *s, Lists *L, i64 key, int empty) {
 /* _release now, once the job left the running jobs */
 static inline void fl_release(Sim *s, i64 key) { fl_release_on(s, &s->L, key, !s->running.n); }
 
-/* the listed cubes, in the lists' order, into out (their number): the same lists give the same keys */
-static i64 fl_state(const Sim *s, i32 *out) {
-    i64 n = s->L.at[s->dim + 1];
-    memcpy(out, s->L.key, (size_t)n * sizeof(i32));
-    return n;
+/* the window the allocator gives 2**k positions now (the free list: from its lists), or -1 */
+static inline i64 alloc_now(Sim *s, int k) {
+    if (((i64)1 << k) > s->free) return -1;
+    return s->layout == L_FREE ? fl_alloc(s, k) : place(s, s->busy, k);
 }
 
 /* set (on) or clear a cube's nodes */
@@ -1009,8 +1014,7 @@ static inline int start_job(Sim *s, i64 j) { return start_job_at(s, j, -1); }
 static int start_heads(Sim *s) {
     if (s->layout) {
         while (s->q.head >= 0 && s->size[s->q.head] <= s->free) {
-            int k = log2_of(s->size[s->q.head]);
-            i64 p = s->layout == L_FREE ? fl_alloc(s, k) : place(s, s->busy, k);
+            i64 p = alloc_now(s, log2_of(s->size[s->q.head]));
             if (p < 0) break;
             if (start_job_at(s, s->q.head, p) < 0) return -1;
         }
@@ -1072,11 +1076,12 @@ static i64 fl_first_fit(Sim *s, i64 need, int kh) {
  * the lists are what they were (1), or not (0: the candidate is kept for the replay of the log, `tried`,
  * which repeats it); -1: no memory */
 static int fl_trial(Sim *s, i64 j, int k) {
-    i64 n0 = fl_state(s, s->snap);
+    Lists before;
+    lists_view(s, s->snap, &before);
+    memcpy(before.held, s->L.held, lists_used(s, &s->L));
     i64 c = fl_alloc(s, k);
     fl_release(s, c);
-    i64 n1 = fl_state(s, s->snap2);
-    if (n0 == n1 && !memcmp(s->snap, s->snap2, (size_t)n0 * sizeof(i32))) return 1;
+    if (lists_same(s, &before, &s->L)) return 1;
     if (s->log) {
         if (grow((void **)&s->tried, &s->cap_tried, s->ntried + 2, sizeof(i64)) < 0) return -1;
         s->tried[s->ntried++] = s->nlog;
@@ -1555,11 +1560,9 @@ static inline void ls_copy(const Sim *s, i32 to, i32 from) {
     memcpy(s->lsbuf + (size_t)to * (size_t)s->recsize, L.held, lists_used(s, &L));
 }
 
-/* whether two records hold the same lists and count as many held */
 static inline int ls_same(const Sim *s, i32 a, i32 b) {
     Lists x = ls_at(s, a), y = ls_at(s, b);
-    size_t n = lists_used(s, &x);
-    return n == lists_used(s, &y) && !memcmp(x.held, y.held, n);
+    return lists_same(s, &x, &y);
 }
 
 static void slots_reverse(i32 *a, i64 lo, i64 hi) {
@@ -1602,7 +1605,9 @@ static void st_move(Sim *s, i64 to, i64 from, i64 count) {
         slots_reverse(s->lslot, lo, lo + r);
         slots_reverse(s->lslot, lo + r, hi);
         slots_reverse(s->lslot, lo, hi);
-        i64 a = to > from ? from : (to + count > from ? to + count : from), b = to > from ? (to < from + count ? to : from + count) : from + count;
+        i64 a = from, b = from + count; /* the states moved from, less those moved onto */
+        if (to > from) b = to < b ? to : b;
+        else a = to + count > a ? to + count : a;
         for (i64 i = a; i < b; i++) ls_copy(s, s->lslot[i], s->lslot[i + to - from]);
     }
 }
@@ -2013,8 +2018,7 @@ static int conservative_pass_mask(Sim *s) {
             double t = s->res[j];
             s->res[j] = NAN;
             s->plan_same = 0;
-            int k = log2_of(s->size[j]);
-            i64 p = s->size[j] > s->free ? -1 : s->layout == L_FREE ? fl_alloc(s, k) : place(s, s->busy, k);
+            i64 p = alloc_now(s, log2_of(s->size[j]));
             if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
             /* refused: its reservation is dropped; a zero-length job is expected to end at the next
              * instant, before its reservation did */
@@ -2180,9 +2184,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.carve = malloc((size_t)nodes * sizeof(i32));
             s.g = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(u64));
             s.sh2 = malloc((size_t)s.words * sizeof(u64));
-            s.snap = malloc((size_t)nodes * sizeof(i32));
-            s.snap2 = malloc((size_t)nodes * sizeof(i32));
-            if (!s.real || !s.carve || !s.g || !s.snap || !s.snap2 || !s.sh2) { PyErr_NoMemory(); goto done; }
+            s.snap = malloc((size_t)s.recsize);
+            if (!s.real || !s.carve || !s.g || !s.snap || !s.sh2) { PyErr_NoMemory(); goto done; }
             lists_view(&s, s.real, &s.L);
             fl_reset(&s, &s.L);
             *s.L.held = 0;
@@ -2242,7 +2245,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.snap2); free(s.tried);
+    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }
