@@ -2038,7 +2038,9 @@ static int simulate(Sim *s) {
         double t_arr = next < n ? s->submit[next] : inf;
         double now = t_end <= t_arr ? t_end : t_arr;
         if (now == inf) break;
-        if (++tick == 4096) {
+        /* Ctrl-C: asked after so many events; a conservative pass on a layout can take a millisecond
+         * (its plan's trials), so there every 16 (4,096 let Ctrl-C wait seconds on the free list) */
+        if (++tick == (s->kind == K_CONSERVATIVE ? 16 : 4096)) {
             tick = 0;
             if (PyErr_CheckSignals() < 0) return -1;
         }
