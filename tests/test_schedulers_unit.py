@@ -340,3 +340,49 @@ def test_easy_keyed_walk_and_kept_guards_on_a_contiguous_line(n):
         CHECKS[check](factory)
     check_schedules_equal_replay(factory, seeds=range(1, 81), jobs=60, schedulers=("easy",))
     check_schedules_equal_replay(factory, seeds=range(1, 11), jobs=60, schedulers=("easy:order=sjf",))
+
+
+def test_reservation_end_is_two_float_steps_past_its_start_at_least():
+    """plan._end (the kernel's end_at): t + span where that is two float steps past t or more, as it always
+    is below 2**32 s with span >= ZERO_LENGTH; beyond, a zero-length reservation still holds its processors
+    past the next instant instead of rounding to an empty window."""
+    import math
+
+    from topoalloc.sched.plan import ZERO_LENGTH, _end
+
+    for t in (0.0, 1.0, 86_400.0, 1.7e9, 2.0**32 - 1):
+        assert _end(t, ZERO_LENGTH) == t + ZERO_LENGTH
+        assert _end(t, 3600.0) == t + 3600.0
+    for t in (2.0**32, 2e10, 1e12, 1e15):
+        two_steps = math.nextafter(math.nextafter(t, math.inf), math.inf)
+        assert t + ZERO_LENGTH <= two_steps and _end(t, ZERO_LENGTH) == two_steps
+        assert _end(t, 3600.0) == t + 3600.0
+    assert _end(1e9, 1e-9) == math.nextafter(math.nextafter(1e9, math.inf), math.inf)  # a span under ZERO_LENGTH
+
+
+@pytest.mark.parametrize("machine,allocator", [("flat:16", "flat"), ("hypercube:4", "buddy"), ("hypercube:4", "free_list"), ("mesh:4x4", "best_fit")])
+def test_schedules_do_not_depend_on_where_the_clock_starts(machine, allocator):
+    """Every time shifted by a constant (integer seconds stay exact to 2**53), the schedule is the same, shifted,
+    under EASY and conservative, on the compiled kernel and the general engine.  Zero-length jobs and jobs
+    past their estimates are where it broke: from 2**32 s on, t + ZERO_LENGTH rounded to t (a zero-length
+    reservation held nothing) and the two engines disagreed."""
+    import topoalloc
+
+    rng = np.random.default_rng(7)
+    n = 150
+    submit = np.sort(rng.integers(0, 1200, n)).astype(float)
+    run = rng.integers(0, 50, n).astype(float)
+    run[rng.random(n) < 0.3] = 0
+    requested = np.where(rng.random(n) < 0.3, 0, run + rng.integers(-5, 20, n)).clip(0).astype(float)
+    size = rng.integers(1, 9, n)
+    kw = {"round_pow2": True} if machine.startswith("hypercube") else {}
+    for scheduler in ("easy", "conservative"):
+        ref = None
+        for base in (0.0, 1.7e9, 2e10, 1e12):
+            w = workload((base + submit).tolist(), run.tolist(), size.tolist(), requested.tolist(), 16)
+            for engine in ("compiled", "python"):
+                r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=scheduler, engine=engine, locality=False, **kw)
+                got = (r.start - base).tolist()
+                if ref is None:
+                    ref = got
+                assert got == ref, (scheduler, base, engine, sum(a != b for a, b in zip(got, ref)))

@@ -9,7 +9,7 @@
  * arrivals-only pass, the "room" shortcut), conservative.py and plan.py
  * (reservations, compression, stale plans, ZERO_LENGTH, wake-ups).  Every
  * floating-point value is computed by the same operations in the same order
- * (now + run, now + estimate, shadow - now, t + span), so the decisions are
+ * (now + run, now + estimate, shadow - now, end_at(t, span)), so the decisions are
  * the same to the last bit; the differential tests compare the two job by job.
  *
  * With a layout (1 buddy, 2 Gray code: alloc/hypercube/allocators.py), every
@@ -445,6 +445,16 @@ static int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) {
 
 static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
 
+/* plan._end: where a window of `span` from t ends, never closer than two float steps past t (below
+ * 2**32 s, t + ZERO_LENGTH is that far already; beyond, or for a shorter span, t + span can round
+ * to t: the reservation would hold nothing, and the schedule would depend on where the clock starts) */
+static inline double end_at(double t, double span) {
+    double e = t + span;
+    if (t < 4294967296.0 && span >= ZERO_LENGTH) return e;
+    double f = nextafter(nextafter(t, INFINITY), INFINITY);
+    return e > f ? e : f;
+}
+
 /* the profile at `now`: free processors now, plus the running jobs' releases at their
  * expected ends (the "next instant" mapping keeps the running list's order), minus the
  * reservations' load; a breakpoint wherever the result changes.  Returns 1 if it
@@ -510,7 +520,7 @@ static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, doubl
         if (has) while (t[i] < limit && v[i] < size) i++;
         else while (v[i] < size) i++;
         if (i >= n || (has && !(t[i] < limit))) break;
-        i64 k = span_short(p, i + 1, t[i] + span, size, has, old, old_end);
+        i64 k = span_short(p, i + 1, end_at(t[i], span), size, has, old, old_end);
         if (k >= n) { *out = t[i]; return 0; }
         i = k + 1;
     }
@@ -1297,14 +1307,14 @@ static inline int growth_moved(Sim *s, Growth *g, i64 r, double old, double old_
     return 0;
 }
 
-/* the first breakpoint whose span reaches past a (t + span is monotone in t; usually the first: growth
+/* the first breakpoint whose span reaches past a (end_at(t, span) is monotone in t; usually the first: growth
  * most often starts now) */
 static inline i64 steps_first_reaching(const Steps *p, double span, double a) {
     i64 lo = 0, hi = p->n;
-    if (!(p->t[0] + span > a))
+    if (!(end_at(p->t[0], span) > a))
         while (lo < hi) {
             i64 mid = (lo + hi) / 2;
-            if (p->t[mid] + span > a) hi = mid; else lo = mid + 1;
+            if (end_at(p->t[mid], span) > a) hi = mid; else lo = mid + 1;
         }
     return lo;
 }
@@ -1334,7 +1344,7 @@ static int compact_load(Sim *s) {
         double t = s->res[j];
         if (isnan(t)) continue;
         ev[2 * m] = t; ev[2 * m + 1] = (double)s->size[j]; m++;
-        ev[2 * m] = t + span_of(s->est[j]); ev[2 * m + 1] = -(double)s->size[j]; m++;
+        ev[2 * m] = end_at(t, span_of(s->est[j])); ev[2 * m + 1] = -(double)s->size[j]; m++;
     }
     qsort(ev, (size_t)m, 2 * sizeof(double), cmp_event);
     Steps *l = &s->load;
@@ -1440,7 +1450,7 @@ static int conservative_pass(Sim *s) {
             if (!(a < INFINITY)) goto kept;
             i64 sz = s->size[j];
             double span = span_of(s->est[j]);
-            double old_end = old + span;
+            double old_end = end_at(old, span);
             double limit = c < old ? c : old;
             i64 lo = steps_first_reaching(p, span, a);
             if (lo >= p->n || !(p->t[lo] < limit)) goto kept;
@@ -1449,7 +1459,7 @@ static int conservative_pass(Sim *s) {
             if (prof_earliest(p, lo, limit, sz, span, 1, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
             if (t == old) goto kept; /* given up and taken again: the same profile */
             if (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0) return -1;
-            if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
+            if (steps_add(p, t, end_at(t, span), -sz, p->v[p->n - 1]) < 0) return -1;
             if (growth_moved(s, &gr, r, old, old_end) < 0) return -1;
             s->res[j] = t;
         } else {
@@ -1458,7 +1468,7 @@ static int conservative_pass(Sim *s) {
             double t;
             if (with_sentinel(p) < 0) return -1;
             if (prof_earliest(p, 0, old, sz, span, 0, old, old, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
-            if (steps_add(p, t, t + span, -sz, p->v[p->n - 1]) < 0) return -1;
+            if (steps_add(p, t, end_at(t, span), -sz, p->v[p->n - 1]) < 0) return -1;
             s->live++;
             s->res[j] = t;
         }
@@ -1478,10 +1488,10 @@ static int conservative_pass(Sim *s) {
             if (start_job(s, j) < 0) return -1;
             /* a zero-length job is expected to end at the next instant, before its reservation did
              * (the profile is then rebuilt at the next pass: the job is past its expected end) */
-            if (!(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
+            if (!(s->est[j] > 0)) grew(s, t, end_at(t, span_of(s->est[j])));
         } else { /* refused: its reservation is dropped */
-            grew(s, t, t + span_of(s->est[j]));
-            if (steps_add(p, t, t + span_of(s->est[j]), s->size[j], p->v[p->n - 1]) < 0) return -1;
+            grew(s, t, end_at(t, span_of(s->est[j])));
+            if (steps_add(p, t, end_at(t, span_of(s->est[j])), s->size[j], p->v[p->n - 1]) < 0) return -1;
         }
     }
     /* kept for the next pass unless a running job is past its expected end (a job started now
@@ -1764,14 +1774,14 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
     }
     i64 p = st_alloc(s, T, &L, k), size = s->size[j];
     i64 stamp = ++s->trials;
-    double tend = t + span;
+    double tend = end_at(t, span);
     int live = 1;
     i64 displaced = 0;
     for (i64 i = e; i < s->ne; i++) {
         const PEv *v = &s->ev[i];
         i64 w = v->who;
         if (v->res && w == j) continue; /* its old reservation: taken out */
-        if (live && !pev_before(v, tend, 0, -1, j)) { /* the job's end, (t + span, 0, -1, j), comes first */
+        if (live && !pev_before(v, tend, 0, -1, j)) { /* the job's end, (end_at(t, span), 0, -1, j), comes first */
             st_release(s, T, &L, p, size);
             live = 0;
         }
@@ -1829,7 +1839,7 @@ static int prof_first_from(const Steps *p, double t0, double limit, i64 size, do
             start = t[i];
         }
         if (i >= n || (has && !(start < limit))) return 1;
-        i64 k = span_short(p, i + 1, start + span, size, has, old, old_end);
+        i64 k = span_short(p, i + 1, end_at(start, span), size, has, old, old_end);
         if (k >= n) { *out = start; return 0; }
         i = k + 1;
         start = t[i];
@@ -1874,7 +1884,7 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double t, double li
     *blocked = 1;
     for (;;) {
         double c;
-        if (prof_first_from(&s->prof, t, limit, need, span, has, old, old + span, &c)) break;
+        if (prof_first_from(&s->prof, t, limit, need, span, has, old, end_at(old, span), &c)) break;
         if (c != t) { t = c; g = pev_time_lower(s, t, g); } /* a breakpoint: an event's time */
         /* the first allocation at t and the first event after t (releases come first at a time) */
         i64 rel = g, ge = g;
@@ -1888,7 +1898,7 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double t, double li
                 i64 mid = (e + hi) / 2;
                 if (ev[mid].order < prio || (ev[mid].order == prio && ev[mid].keyjob < j)) e = mid + 1; else hi = mid;
             }
-            if (has && ie_old < 0) ie_old = pev_lower(s, old + span, 0, -1, j); /* its own end (its time as when it was made) */
+            if (has && ie_old < 0) ie_old = pev_lower(s, end_at(old, span), 0, -1, j); /* its own end (its time as when it was made) */
             if (plan_fits(s, e, k) && trial_mask(s, j, e, t, k, span, has, ie_old)) {
                 *out = t;
                 return 0;
@@ -1917,10 +1927,10 @@ static void pev_insert(Sim *s, PEv v) {
 static int plan_move(Sim *s, i64 j, int has, double old, double t) {
     double span = span_of(s->est[j]);
     i64 hi = -1;
-    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {t + span, -1, j, j, 0, 1};
+    PEv a = {t, s->prio[j], j, j, 1, 1}, b = {end_at(t, span), -1, j, j, 0, 1};
     i64 ib;
     if (has) { /* its two events, found as earliest_mask found them, each moved to its earlier place */
-        i64 ia = pev_lower(s, old, 1, s->prio[j], j), ie = pev_lower_in(s, ia, s->ne, old + span, 0, -1, j);
+        i64 ia = pev_lower(s, old, 1, s->prio[j], j), ie = pev_lower_in(s, ia, s->ne, end_at(old, span), 0, -1, j);
         if (ie >= s->ne || s->ev[ia].who != j || !s->ev[ia].res || s->ev[ie].who != j || !s->ev[ie].res) { s->err_job = j; return ST_PLAN_BROKEN; }
         i64 ya = pev_lower_in(s, 0, ia, a.t, a.kind, a.order, a.keyjob); /* <= ia: the events from there to ia move up one */
         memmove(&s->ev[ya + 1], &s->ev[ya], (size_t)(ia - ya) * sizeof(PEv));
@@ -1939,7 +1949,7 @@ static int plan_move(Sim *s, i64 j, int has, double old, double t) {
     if (!has && ib > from) { /* two more events: the kept masks after the end's place move two places on, to be compared there */
         st_move(s, ib + 1, ib - 1, s->ne - ib); /* old states ib-1 .. ne-2 */
         hi = ib;
-    } else if (!has) hi = s->ne; /* the end first (t + span rounds to t): a replay to the end, nothing compared */
+    } else if (!has) hi = s->ne; /* the end first (not since end_at: kept as the safe answer): a replay to the end, nothing compared */
     if (plan_replay(s, from, hi, 0) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
     return 0;
 }
@@ -2004,10 +2014,10 @@ static int conservative_pass_mask(Sim *s) {
         if (has && t == old) continue; /* given up and taken again: the same plan */
         if ((st = plan_move(s, j, has, old, t))) return st;
         if (has) {
-            if (steps_add(p, old, old + span, s->size[j], p->v[p->n - 1]) < 0) return -1;
-            if (growth_moved(s, &gr, r, old, old + span) < 0) return -1;
+            if (steps_add(p, old, end_at(old, span), s->size[j], p->v[p->n - 1]) < 0) return -1;
+            if (growth_moved(s, &gr, r, old, end_at(old, span)) < 0) return -1;
         }
-        if (steps_add(p, t, t + span, -s->size[j], p->v[p->n - 1]) < 0) return -1;
+        if (steps_add(p, t, end_at(t, span), -s->size[j], p->v[p->n - 1]) < 0) return -1;
         s->res[j] = t;
     }
     /* jobs whose reservation is now start now, in queue order (a refused one loses its reservation) */
@@ -2022,7 +2032,7 @@ static int conservative_pass_mask(Sim *s) {
             if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
             /* refused: its reservation is dropped; a zero-length job is expected to end at the next
              * instant, before its reservation did */
-            if (p < 0 || !(s->est[j] > 0)) grew(s, t, t + span_of(s->est[j]));
+            if (p < 0 || !(s->est[j] > 0)) grew(s, t, end_at(t, span_of(s->est[j])));
         }
         j = nx;
     }

@@ -17,6 +17,7 @@ with both and require identical schedules.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Callable
 
@@ -30,8 +31,30 @@ __all__ = ["CountingProfile", "ReplayPlan", "ZERO_LENGTH"]
 ZERO_LENGTH = 1e-6
 
 
+#: Below this time (2**32 s, 136 years) ``t + ZERO_LENGTH`` is at least two float steps past ``t``.
+_FINE = 2.0**32
+
+
 def _span(dur: float) -> float:
     return dur if dur > 0 else ZERO_LENGTH
+
+
+def _end(t: float, span: float) -> float:
+    """Where a window of ``span`` from ``t`` ends: ``t + span``, and never closer than two float steps past ``t``.
+
+    A time's float step grows with the time, and past ``2**32`` s (or for spans under
+    :data:`ZERO_LENGTH`) ``t + span`` can round to ``t`` itself: a reservation would then hold
+    nothing, and the schedule would depend on where the trace's clock starts.  Two steps keep
+    the window past the next instant (``math.nextafter(now)``, where a job past its estimate is
+    expected to end), as ``t + ZERO_LENGTH`` is everywhere below ``2**32`` s; so a schedule does
+    not change when every time is shifted by a constant.  The compiled kernel's ``end_at`` is
+    the same function.
+    """
+    end = t + span
+    if t < _FINE and span >= ZERO_LENGTH:
+        return end
+    floor = math.nextafter(math.nextafter(t, math.inf), math.inf)
+    return end if end > floor else floor
 
 
 def _event_key(event: tuple) -> tuple:
@@ -70,7 +93,7 @@ class CountingProfile:
         res: dict[int, tuple[float, float, int, float]] = {}
         for job, t, dur, size in reservations or ():
             span = _span(dur)
-            end = t + span
+            end = _end(t, span)
             res[job] = (t, end, size, span)
             delta[t] = delta.get(t, 0) - size
             delta[end] = delta.get(end, 0) + size
@@ -103,7 +126,7 @@ class CountingProfile:
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
         span = _span(dur)
-        end = t + span
+        end = _end(t, span)
         self._res[job] = (t, end, size, span)
         self._change(t, end, -size)
 
@@ -132,7 +155,7 @@ class CountingProfile:
             if free[i] < size:
                 i += 1
                 continue
-            end = times[i] + span
+            end = _end(times[i], span)
             j = i + 1
             while j < m and times[j] < end:
                 if free[j] + (size if t0 <= times[j] < end0 else 0) < size:
@@ -156,7 +179,7 @@ class CountingProfile:
             if free[i] < size:
                 i += 1
                 continue
-            end = times[i] + span
+            end = _end(times[i], span)
             j = i + 1
             while j < n and times[j] < end:
                 if free[j] < size:
@@ -187,7 +210,7 @@ class ReplayPlan:
         self._res: dict[int, tuple[float, float]] = {}
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
-        self._res[job] = (t, t + _span(dur))
+        self._res[job] = (t, _end(t, _span(dur)))
 
     def remove(self, job: int) -> None:
         del self._res[job]
@@ -281,7 +304,7 @@ class ReplayPlan:
             if got is None:  # pragma: no cover - can_allocate is exact (the conformance suite checks it)
                 continue
             tg[job] = got
-            end = (t + span, 0, -1, job, None)
+            end = (_end(t, span), 0, -1, job, None)
             end_key = _event_key(end)
             ok = True
             pending = True
