@@ -353,7 +353,7 @@ def test_reservation_end_is_two_float_steps_past_its_start_at_least():
     for t in (0.0, 1.0, 86_400.0, 1.7e9, 2.0**32 - 1):
         assert _end(t, ZERO_LENGTH) == t + ZERO_LENGTH
         assert _end(t, 3600.0) == t + 3600.0
-    for t in (2.0**32, 2e10, 1e12, 1e15):
+    for t in (2.0**32, 2e10, 1e12, 1e15, -2.0**32, -2e10):
         two_steps = math.nextafter(math.nextafter(t, math.inf), math.inf)
         assert t + ZERO_LENGTH <= two_steps and _end(t, ZERO_LENGTH) == two_steps
         assert _end(t, 3600.0) == t + 3600.0
@@ -378,7 +378,7 @@ def test_schedules_do_not_depend_on_where_the_clock_starts(machine, allocator):
     kw = {"round_pow2": True} if machine.startswith("hypercube") else {}
     for scheduler in ("easy", "conservative"):
         ref = None
-        for base in (0.0, 1.7e9, 2e10, 1e12):
+        for base in (0.0, 1.7e9, 2e10, 1e12, -2e10):
             w = workload((base + submit).tolist(), run.tolist(), size.tolist(), requested.tolist(), 16)
             for engine in ("compiled", "python"):
                 r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=scheduler, engine=engine, locality=False, **kw)
@@ -386,3 +386,21 @@ def test_schedules_do_not_depend_on_where_the_clock_starts(machine, allocator):
                 if ref is None:
                     ref = got
                 assert got == ref, (scheduler, base, engine, sum(a != b for a, b in zip(got, ref)))
+
+
+@pytest.mark.parametrize("machine,allocator", [("flat:4", "flat"), ("hypercube:2", "buddy"), ("hypercube:2", "free_list")])
+@pytest.mark.parametrize("base,estimate", [(1e9, 1e-7), (5e9, 1e-6), (1e12, 1e-4), (1e3, 1e-9)])
+def test_a_job_whose_estimate_rounds_away_frees_its_processors_at_its_expected_end(machine, allocator, base, estimate):
+    """A started job is expected to end at start + estimate; its reservation held it to _end(start, estimate), two
+    float steps on when the estimate is under that.  The kernel keeps its profile from pass to pass and must give
+    the difference back (and count it as growth) as it does for a zero-length job; the general engine rebuilds its
+    plan.  Both start the next machine-wide job at the first job's expected end."""
+    import topoalloc
+
+    w = workload([base, base, base + 1], [estimate, 10.0, 5.0], [4, 4, 2], [estimate, 10.0, 5.0], 4)
+    starts = {}
+    for engine in ("compiled", "python"):
+        r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", engine=engine, locality=False)
+        starts[engine] = r.start.tolist()
+    assert starts["compiled"] == starts["python"]
+    assert starts["python"][1] == base + estimate > base

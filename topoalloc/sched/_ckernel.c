@@ -445,12 +445,12 @@ static int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) {
 
 static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
 
-/* plan._end: where a window of `span` from t ends, never closer than two float steps past t (below
- * 2**32 s, t + ZERO_LENGTH is that far already; beyond, or for a shorter span, t + span can round
+/* plan._end: where a window of `span` from t ends, never closer than two float steps past t (within
+ * 2**32 s of 0, t + ZERO_LENGTH is that far already; beyond, or for a shorter span, t + span can round
  * to t: the reservation would hold nothing, and the schedule would depend on where the clock starts) */
 static inline double end_at(double t, double span) {
     double e = t + span;
-    if (t < 4294967296.0 && span >= ZERO_LENGTH) return e;
+    if (fabs(t) < 4294967296.0 && span >= ZERO_LENGTH) return e;
     double f = nextafter(nextafter(t, INFINITY), INFINITY);
     return e > f ? e : f;
 }
@@ -1486,9 +1486,15 @@ static int conservative_pass(Sim *s) {
         s->res[j] = NAN;
         if (s->size[j] <= s->free) {
             if (start_job(s, j) < 0) return -1;
-            /* a zero-length job is expected to end at the next instant, before its reservation did
-             * (the profile is then rebuilt at the next pass: the job is past its expected end) */
-            if (!(s->est[j] > 0)) grew(s, t, end_at(t, span_of(s->est[j])));
+            /* its reservation held it to end_at(t, span); running, it is expected to end at now +
+             * estimate, which is earlier where the estimate is zero (at the next instant: the profile is
+             * rebuilt at the next pass, the job being past its expected end) or rounds to less than
+             * two float steps of the clock (its processors come back to the kept profile from then) */
+            double ee = now + s->est[j], end = end_at(t, span_of(s->est[j]));
+            if (end != ee) {
+                grew(s, t, end);
+                if (ee > now && steps_add(p, ee, end, s->size[j], p->v[p->n - 1]) < 0) return -1;
+            }
         } else { /* refused: its reservation is dropped */
             grew(s, t, end_at(t, span_of(s->est[j])));
             if (steps_add(p, t, end_at(t, span_of(s->est[j])), s->size[j], p->v[p->n - 1]) < 0) return -1;
@@ -2030,9 +2036,10 @@ static int conservative_pass_mask(Sim *s) {
             s->plan_same = 0;
             i64 p = alloc_now(s, log2_of(s->size[j]));
             if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
-            /* refused: its reservation is dropped; a zero-length job is expected to end at the next
-             * instant, before its reservation did */
-            if (p < 0 || !(s->est[j] > 0)) grew(s, t, end_at(t, span_of(s->est[j])));
+            /* refused: its reservation is dropped; started, it is expected to end at now + estimate,
+             * before its reservation did where the estimate is zero or rounds away (see conservative_pass) */
+            double end = end_at(t, span_of(s->est[j]));
+            if (p < 0 || end != now + s->est[j]) grew(s, t, end);
         }
         j = nx;
     }

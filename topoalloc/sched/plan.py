@@ -31,7 +31,7 @@ __all__ = ["CountingProfile", "ReplayPlan", "ZERO_LENGTH"]
 ZERO_LENGTH = 1e-6
 
 
-#: Below this time (2**32 s, 136 years) ``t + ZERO_LENGTH`` is at least two float steps past ``t``.
+#: Within this time of 0 (2**32 s, 136 years) ``t + ZERO_LENGTH`` is at least two float steps past ``t``.
 _FINE = 2.0**32
 
 
@@ -42,16 +42,16 @@ def _span(dur: float) -> float:
 def _end(t: float, span: float) -> float:
     """Where a window of ``span`` from ``t`` ends: ``t + span``, and never closer than two float steps past ``t``.
 
-    A time's float step grows with the time, and past ``2**32`` s (or for spans under
+    A time's float step grows with the time, and beyond ``2**32`` s from 0 (or for spans under
     :data:`ZERO_LENGTH`) ``t + span`` can round to ``t`` itself: a reservation would then hold
     nothing, and the schedule would depend on where the trace's clock starts.  Two steps keep
     the window past the next instant (``math.nextafter(now)``, where a job past its estimate is
-    expected to end), as ``t + ZERO_LENGTH`` is everywhere below ``2**32`` s; so a schedule does
-    not change when every time is shifted by a constant.  The compiled kernel's ``end_at`` is
+    expected to end), as ``t + ZERO_LENGTH`` is everywhere within ``2**32`` s of 0; so a schedule
+    does not change when every time is shifted by a constant.  The compiled kernel's ``end_at`` is
     the same function.
     """
     end = t + span
-    if t < _FINE and span >= ZERO_LENGTH:
+    if abs(t) < _FINE and span >= ZERO_LENGTH:
         return end
     floor = math.nextafter(math.nextafter(t, math.inf), math.inf)
     return end if end > floor else floor
