@@ -448,11 +448,14 @@ static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
 /* plan._end: where a window of `span` from t ends, never closer than two float steps past t (within
  * 2**32 s of 0, t + ZERO_LENGTH is that far already; beyond, or for a shorter span, t + span can round
  * to t: the reservation would hold nothing, and the schedule would depend on where the clock starts) */
-static inline double end_at(double t, double span) {
-    double e = t + span;
-    if (fabs(t) < 4294967296.0 && span >= ZERO_LENGTH) return e;
+static __attribute__((noinline, cold)) double end_far(double t, double e) {
     double f = nextafter(nextafter(t, INFINITY), INFINITY);
     return e > f ? e : f;
+}
+static inline double end_at(double t, double span) {
+    double e = t + span;
+    if (__builtin_expect(fabs(t) < 4294967296.0 && span >= ZERO_LENGTH, 1)) return e;
+    return end_far(t, e);
 }
 
 /* the profile at `now`: free processors now, plus the running jobs' releases at their
