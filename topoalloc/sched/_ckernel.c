@@ -1499,8 +1499,9 @@ static int conservative_pass(Sim *s) {
                 if (ee > now && steps_add(p, ee, end, s->size[j], p->v[p->n - 1]) < 0) return -1;
             }
         } else { /* refused: its reservation is dropped */
-            grew(s, t, end_at(t, span_of(s->est[j])));
-            if (steps_add(p, t, end_at(t, span_of(s->est[j])), s->size[j], p->v[p->n - 1]) < 0) return -1;
+            double end = end_at(t, span_of(s->est[j]));
+            grew(s, t, end);
+            if (steps_add(p, t, end, s->size[j], p->v[p->n - 1]) < 0) return -1;
         }
     }
     /* kept for the next pass unless a running job is past its expected end (a job started now
@@ -2023,8 +2024,9 @@ static int conservative_pass_mask(Sim *s) {
         if (has && t == old) continue; /* given up and taken again: the same plan */
         if ((st = plan_move(s, j, has, old, t))) return st;
         if (has) {
-            if (steps_add(p, old, end_at(old, span), s->size[j], p->v[p->n - 1]) < 0) return -1;
-            if (growth_moved(s, &gr, r, old, end_at(old, span)) < 0) return -1;
+            double old_end = end_at(old, span);
+            if (steps_add(p, old, old_end, s->size[j], p->v[p->n - 1]) < 0) return -1;
+            if (growth_moved(s, &gr, r, old, old_end) < 0) return -1;
         }
         if (steps_add(p, t, end_at(t, span), -s->size[j], p->v[p->n - 1]) < 0) return -1;
         s->res[j] = t;
