@@ -52,6 +52,7 @@ def one(spec: dict) -> dict:
     from topoalloc.workload import default_trace_path, read_swf
 
     t0 = time.perf_counter()
+    repeat_below = spec.pop("repeat_below", 1.0)
     name = spec.pop("trace")
     w = read_swf(default_trace_path() if name == "default" else TRACES / name)
     jobs = spec.pop("jobs", None)
@@ -62,13 +63,14 @@ def one(spec: dict) -> dict:
     sim = time.perf_counter() - t1
     s = r.summary()
     seconds = time.perf_counter() - t0
-    # a simulation of under a second is timed again (best of SHORT_REPEATS): at that length one run
-    # measures the machine's moment as much as the code
-    for _ in range(SHORT_REPEATS - 1 if sim < 1.0 else 0):
+    # a simulation shorter than `repeat_below` seconds (default one) is timed again (best of SHORT_REPEATS):
+    # at that length one run measures the machine's moment as much as the code
+    runs = SHORT_REPEATS if sim < repeat_below else 1
+    for _ in range(runs - 1):
         t1 = time.perf_counter()
         topoalloc.simulate(w, **spec)
         sim = min(sim, time.perf_counter() - t1)
-    return {"seconds": seconds, "sim_seconds": sim, "jobs": s["jobs"], "mean_wait": s["mean_wait"], "queue": mean_queue(r.submit, r.start)}
+    return {"seconds": seconds, "sim_seconds": sim, "runs": runs, "jobs": s["jobs"], "mean_wait": s["mean_wait"], "queue": mean_queue(r.submit, r.start)}
 
 
 def mean_queue(submit, start) -> float:
@@ -238,32 +240,41 @@ def slope(xs: list[float], ys: list[float]) -> float:
     return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / sum((a - mx) ** 2 for a in lx)
 
 
+#: the jobs sweep times every point shorter than this many seconds as the best of SHORT_REPEATS runs
+JOBS_REPEAT_BELOW = 30.0
+
+
 def jobs_scaling(quick: bool, curves: dict) -> None:
     # the whole log is read for every prefix, so the simulation's own time is what is fitted
-    # (``sim_seconds``: ``simulate`` alone, best of SHORT_REPEATS under a second); with the
-    # reading in, a constant would flatten every slope
-    print("time against jobs (SDSC-BLUE prefixes, seconds of simulate alone; log-log slope <= 1.1)")
+    # (``sim_seconds``: ``simulate`` alone); with the reading in, a constant would flatten every slope.
+    # Every point of a curve is timed alike, the best of SHORT_REPEATS runs (up to JOBS_REPEAT_BELOW s a
+    # run): a best of five against a single run would tilt the fit (points near one second were timed
+    # either way, and the conservative slopes on counts moved by 0.3 from run to run with it).  A curve
+    # whose points could not all be (longer runs: one each) says so.
+    print(f"time against jobs (SDSC-BLUE prefixes, seconds of simulate alone, best of {SHORT_REPEATS} runs under {JOBS_REPEAT_BELOW:.0f} s; log-log slope <= 1.1)")
     sizes = [25_000, 60_000, 120_000, 243_306] if not quick else [25_000, 60_000]
     machines = [("flat:1152", "flat"), ("mesh:48x24", "best_fit:curve=hilbert"), ("torus:12x12x8", "best_fit:curve=hilbert"), ("hypercube:10", "buddy")]
     for machine, alloc in machines:
         for sched in ("fcfs", "easy", "conservative"):
-            xs, ys, work = [], [], []
+            xs, ys, work, runs = [], [], [], []
             for n in sizes:
-                r = run({"trace": BLUE, "jobs": n, "machine": machine, "allocator": alloc, "scheduler": sched, "clean": True, "round_pow2": machine.startswith("hypercube"), "locality": False})
+                r = run({"trace": BLUE, "jobs": n, "machine": machine, "allocator": alloc, "scheduler": sched, "clean": True, "round_pow2": machine.startswith("hypercube"), "locality": False, "repeat_below": JOBS_REPEAT_BELOW})
                 if "error" in r:
                     show(f"{machine} {alloc} {sched} {n:,} jobs", r)
                     break
                 xs.append(r["jobs"])
                 ys.append(r["sim_seconds"])
                 work.append(r["jobs"] * r["queue"])
-                print(f"    {machine} {alloc} {sched} {r['jobs']:>7,} jobs  {r['sim_seconds']:8.3f} s  mean queue at arrival {r['queue']:7.1f}", flush=True)
+                runs.append(r["runs"])
+                print(f"    {machine} {alloc} {sched} {r['jobs']:>7,} jobs  {r['sim_seconds']:8.3f} s  (best of {r['runs']})  mean queue at arrival {r['queue']:7.1f}", flush=True)
             if len(xs) >= 2:
                 s = slope(xs, ys)
                 curves[f"{machine} {sched}"] = (xs, ys)
                 # against jobs × mean queue: the slope a scheduler whose pass is linear in the queue would
                 # show as 1 whatever the log's queue does (SDSC-BLUE's grows in its second half)
+                unequal = "" if len(set(runs)) == 1 else f"; points timed unequally (best of {', '.join(map(str, runs))} runs)"
                 print(f"  {machine:14s} {alloc:24s} {sched:13s} " + " ".join(f"{y:8.3f}" for y in ys) + f"  slope {s:.2f}: {verdict(s <= 1.1)}"
-                      f"  (against jobs x mean queue: {slope(work, ys):.2f})", flush=True)
+                      f"  (against jobs x mean queue: {slope(work, ys):.2f}{unequal})", flush=True)
 
 
 def size_scaling(quick: bool, curves: dict) -> None:

@@ -49,3 +49,19 @@ def test_bench_scaling_refuses_a_plot_path_before_the_sweep(tmp_path):
     for bad, why in [(tmp_path / "no" / "x.png", "does not exist"), (tmp_path / "x.svg", "a file ending in .png"), (tmp_path, "not a folder")]:
         r = subprocess.run([sys.executable, script, "--only", "size", "--plot", str(bad)], capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and why in r.stderr and "Traceback" not in r.stderr and not r.stdout
+
+
+def test_bench_scaling_times_every_point_of_the_jobs_sweep_alike():
+    """A point under ``repeat_below`` seconds is the best of SHORT_REPEATS runs, one over it a single run, and the
+    point says which (the jobs sweep sets the bound so that every point of a counting curve is timed alike)."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    spec = {"trace": "default", "jobs": 300, "machine": "flat:128", "scheduler": "easy", "locality": False}
+    many = bs.one({**spec, "repeat_below": 1e9})
+    once = bs.one({**spec, "repeat_below": 0.0})
+    usual = bs.one(dict(spec))
+    assert (many["runs"], once["runs"]) == (bs.SHORT_REPEATS, 1)
+    assert usual["runs"] == bs.SHORT_REPEATS  # 300 jobs take well under the default bound of a second
+    assert many["jobs"] == once["jobs"] == 300 and many["mean_wait"] == once["mean_wait"]
+    assert bs.JOBS_REPEAT_BELOW >= 10  # above the counting curves' longest points (about 1.2 s on the whole log)
