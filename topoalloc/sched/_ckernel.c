@@ -1959,7 +1959,8 @@ static int plan_move(Sim *s, i64 j, int has, double old, double t) {
     if (!has && ib > from) { /* two more events: the kept masks after the end's place move two places on, to be compared there */
         st_move(s, ib + 1, ib - 1, s->ne - ib); /* old states ib-1 .. ne-2 */
         hi = ib;
-    } else if (!has) hi = s->ne; /* the end first (not since end_at: kept as the safe answer): a replay to the end, nothing compared */
+    } else if (!has) hi = s->ne; /* the end at or before the start's place: end_at puts it two float steps on at least, so
+                                   * this is not reached; kept as the safe answer, a replay to the end, nothing compared */
     if (plan_replay(s, from, hi, 0) >= 0) { s->err_job = j; return ST_PLAN_BROKEN; }
     return 0;
 }
