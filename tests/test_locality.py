@@ -289,6 +289,44 @@ def test_compiled_components_equal_the_numpy_path(spec):
         assert got.tolist() == want.tolist(), allocs
 
 
+@pytest.mark.skipif(_locality._cmetrics is None, reason="the compiled metrics are not built")
+@pytest.mark.parametrize("spec", ["mesh:7x5", "torus:6x5", "torus:2x3x4", "torus:2x2,wrap=11", "mesh:7", "torus:5", "torus:3x4,wrap=01", "torus:3x4,wrap=10", "mesh:1x6x3", "mesh:4x1x3", "mesh:16x16"])
+def test_grid_components_by_runs_match_the_graph(spec):
+    """The components ``job_locality`` measures with the rest on a grid (``grid_stats``: union-find over runs
+    of consecutive ids for a sorted list, over nodes otherwise) against networkx on the machine's own
+    graph: boxes, rows and columns round the wrap links, intervals of a curve (many runs, one piece), random
+    sets sorted and not, single nodes and empty jobs, and across the stamps' reset when tokens would
+    overflow."""
+    top = parse_machine(spec)
+    n = top.n_nodes
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((v, w) for v in range(n) for w in top.neighbors(v))
+    rng = random.Random(spec)
+    curve = make_ordering("hilbert" if len(top.dims) == 2 else "snake", top)
+    allocs: list[list[int]] = [[], [rng.randrange(n)]]
+    for _ in range(120):
+        kind = rng.random()
+        if kind < 0.25:  # a box, its sides possibly round the wrap links
+            lo = [rng.randrange(D) for D in top.dims]
+            side = [rng.randint(1, D) for D in top.dims]
+            cells = itertools.product(*[[(a + t) % D for t in range(s)] for a, s, D in zip(lo, side, top.dims)])
+            allocs.append(sorted({sum(c * st for c, st in zip(cell, top.strides)) for cell in cells}))
+        elif kind < 0.5:  # an interval of a curve
+            a = rng.randrange(n)
+            allocs.append(sorted(int(curve.node_at_rank[r]) for r in range(a, min(n, a + rng.randint(1, 3 * max(top.dims))))))
+        elif kind < 0.8:
+            allocs.append(sorted(rng.sample(range(n), rng.randint(1, n))))
+        else:  # unsorted: the search over nodes
+            allocs.append(rng.sample(range(n), rng.randint(2, n)))
+    flat = np.array([v for a in allocs for v in a], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(a) for a in allocs]).astype(np.int64)
+    _locality._work(n)[2][0] = 2**31 - 60  # the tokens run out within the batch: the stamps start afresh
+    got = job_locality(topology=top, allocations=(flat, offsets))["components"]
+    for j, nodes in enumerate(allocs):
+        assert got[j] == nx.number_connected_components(g.subgraph(nodes)), (j, nodes)
+
+
 def test_compiled_components_refuse_bad_arguments():
     from topoalloc.metrics import locality as L
 

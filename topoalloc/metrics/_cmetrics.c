@@ -14,8 +14,10 @@
  * caller between calls: a node belongs to the job being counted iff stamp[node] == that job's
  * token, so nothing is cleared between jobs.  `state` (int64, one item) holds the last token used and
  * is updated here, under the GIL with the stamps, so threads sharing the work arrays cannot reuse a
- * token (the stamps are cleared when tokens would overflow).  Union-find with path halving:
- * O(k * dims) per job of k nodes.
+ * token (the stamps are cleared when tokens would overflow).  Union-find with path halving over runs
+ * (nodes next in the list whose ids are one apart along the dimension of stride 1), stopping once the
+ * job is one piece: O(k * dims) per job of k nodes.  grid_stats counts them too (see its notes): for a
+ * list sorted by id, without stamps, in O(k + runs * dims).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -78,6 +80,149 @@ static int all_in_range(const int64_t *v, Py_ssize_t k, long long n, const char 
     return 0;
 }
 
+/* A grid as the components search reads it: sides, strides, wrap links; shift[i] >= 0 where stride and side
+ * are powers of two (a shift and a mask, not a division); co: every node's coordinates, or NULL; unit: the
+ * dimension of stride 1 and side at least 2 (ids one apart there are neighbours), or -1. */
+typedef struct { Py_ssize_t d, unit; const long long *dims, *strides, *wrap; int shift[MAXD]; const uint16_t *co; long long n; } GridForm;
+
+static void grid_form(GridForm *g, Py_ssize_t d, const long long *dims, const long long *strides, const long long *wrap, const uint16_t *co, long long n) {
+    g->d = d; g->dims = dims; g->strides = strides; g->wrap = wrap; g->co = co; g->n = n; g->unit = -1;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        g->shift[i] = -1;
+        if (strides[i] > 0 && (strides[i] & (strides[i] - 1)) == 0 && dims[i] > 0 && (dims[i] & (dims[i] - 1)) == 0) {
+            int sh = 0;
+            while ((1LL << sh) < strides[i]) sh++;
+            g->shift[i] = sh;
+        }
+        if (strides[i] == 1 && dims[i] >= 2 && g->unit < 0) g->unit = i;
+    }
+}
+
+static inline long long coord(const GridForm *g, long long x, Py_ssize_t i) {
+    long long D = g->dims[i];
+    return g->co ? (long long)g->co[x * g->d + i] : g->shift[i] >= 0 ? (x >> g->shift[i]) & (D - 1) : (x / g->strides[i]) % D;
+}
+
+/* The connected components of one job, nodes v[0..p) (distinct), token tk (see the module notes); parent:
+ * scratch of p items.  Nodes next to each other in the list whose ids are one apart along the unit
+ * dimension (a sorted list's rows) start joined, as a run, so union-find works on runs: a job's list
+ * sorted by id has a few runs per row of it, not a node each.  Then every edge is seen from one end (a
+ * step up in one dimension, or round the wrap link), except the steps inside a run; an edge between the
+ * same two runs as the last one seen in its dimension is passed over, and the search stops once the
+ * job is one piece. */
+static Py_ssize_t job_components(const GridForm *g, const int64_t *v, Py_ssize_t p, int32_t tk, int32_t *stamp, int32_t *index, int32_t *parent) {
+    const Py_ssize_t d = g->d, u = g->unit;
+    Py_ssize_t runs = 0;
+    for (Py_ssize_t t = 0; t < p; t++) {
+        if (!(u >= 0 && t > 0 && v[t] == v[t - 1] + 1 && coord(g, v[t - 1], u) + 1 < g->dims[u])) {
+            parent[runs] = (int32_t)runs;
+            runs++;
+        }
+        stamp[v[t]] = tk;
+        index[v[t]] = (int32_t)(runs - 1);
+    }
+    Py_ssize_t comps = runs;
+    int32_t last_a[MAXD], last_b[MAXD];
+    for (Py_ssize_t i = 0; i < d; i++) last_a[i] = last_b[i] = -1;
+    for (Py_ssize_t t = 0; t < p && comps > 1; t++) {
+        long long x = v[t];
+        for (Py_ssize_t i = 0; i < d; i++) {
+            long long D = g->dims[i], st = g->strides[i], nb;
+            if (D < 2) continue;
+            long long c = coord(g, x, i);
+            if (c + 1 < D) {
+                nb = x + st;
+                if (i == u && t + 1 < p && v[t + 1] == nb) continue; /* in the run */
+            } else if (g->wrap[i]) nb = x - (D - 1) * st;
+            else continue;
+            if (nb < 0 || nb >= g->n || stamp[nb] != tk) continue;
+            int32_t a = index[x], b = index[nb];
+            if (a == last_a[i] && b == last_b[i]) continue; /* joined already */
+            last_a[i] = a;
+            last_b[i] = b;
+            Py_ssize_t r1 = find(parent, a), r2 = find(parent, b);
+            if (r1 != r2) {
+                parent[r1 > r2 ? r1 : r2] = (int32_t)(r1 > r2 ? r2 : r1);
+                comps--;
+            }
+        }
+    }
+    return comps;
+}
+
+/* The first of runs[0..k) (sorted, disjoint: starts rs, ends re, inclusive) that ends at or after x. */
+static Py_ssize_t first_ending_from(const int64_t *re, Py_ssize_t k, long long x) {
+    Py_ssize_t lo = 0, hi = k;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (re[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* job_components for a list sorted by id (and a unit dimension): without stamps.  The runs along the unit
+ * dimension are the list's maximal stretches of consecutive ids within a row; every other step joins a run
+ * to the runs overlapping its image one step up in a dimension (ids + stride: a window that moves up with
+ * the run, found by a pointer), or round a wrap link (by bisection); the unit dimension's wrap link joins a
+ * run ending a row to the run holding the row's first id.  O(p + runs * dims) work.  rs, re, parent:
+ * scratch of p items. */
+static Py_ssize_t sorted_components(const GridForm *g, const int64_t *v, Py_ssize_t p, int64_t *rs, int64_t *re, int32_t *parent) {
+    const Py_ssize_t d = g->d, u = g->unit;
+    const long long Du = g->dims[u];
+    Py_ssize_t k = 0;
+    for (Py_ssize_t t = 0; t < p; t++) {
+        if (t > 0 && v[t] == v[t - 1] + 1 && coord(g, v[t - 1], u) + 1 < Du) { re[k - 1] = v[t]; continue; }
+        rs[k] = re[k] = v[t];
+        parent[k] = (int32_t)k;
+        k++;
+    }
+    Py_ssize_t comps = k;
+#define JOIN(A, B) do { Py_ssize_t r1_ = find(parent, (A)), r2_ = find(parent, (B)); \
+        if (r1_ != r2_) { parent[r1_ > r2_ ? r1_ : r2_] = (int32_t)(r1_ > r2_ ? r2_ : r1_); comps--; } } while (0)
+    for (Py_ssize_t i = 0; i < d && comps > 1; i++) {
+        long long D = g->dims[i], st = g->strides[i];
+        if (D < 2) continue;
+        if (i == u) { /* only the wrap link: a run that ends a row, to the row's first id */
+            if (!g->wrap[i]) continue;
+            for (Py_ssize_t r = 0; r < k && comps > 1; r++) {
+                if (coord(g, re[r], u) != D - 1) continue;
+                long long x = re[r] - (D - 1);
+                Py_ssize_t q = first_ending_from(re, k, x);
+                if (q < k && rs[q] <= x) JOIN(r, q);
+            }
+            continue;
+        }
+        Py_ssize_t q = 0; /* the first run that may overlap the next image one step up */
+        for (Py_ssize_t r = 0; r < k && comps > 1; r++) {
+            long long c = coord(g, rs[r], i), lo, hi; /* (the same along the run) */
+            Py_ssize_t from;
+            if (c + 1 < D) {
+                lo = rs[r] + st;
+                hi = re[r] + st;
+                while (q < k && re[q] < lo) q++;
+                from = q;
+            } else if (g->wrap[i]) {
+                lo = rs[r] - (D - 1) * st;
+                hi = re[r] - (D - 1) * st;
+                from = first_ending_from(re, k, lo);
+            } else continue;
+            for (Py_ssize_t w = from; w < k && rs[w] <= hi; w++) JOIN(r, w);
+        }
+    }
+#undef JOIN
+    return comps;
+}
+
+/* The next token for the stamps of n nodes, m jobs to come: the stamps cleared when tokens would overflow. */
+static long long fresh_tokens(long long token, Py_ssize_t m, int32_t *stamp, Py_ssize_t n) {
+    if (token < 0 || token + m >= INT32_MAX) {
+        memset(stamp, 0, (size_t)n * sizeof(int32_t));
+        return 0;
+    }
+    return token;
+}
+
 PyDoc_STRVAR(components_doc,
 "components(nodes, offsets, dims, strides, wrap, stamp, index, state, out[, coords]) -> None\n\n"
 "Connected components of every job's nodes on a grid (see the module notes).  coords: None, or every\n"
@@ -116,48 +261,11 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
     if (longest < 0 || all_in_range(v, k, n, "node") < 0) goto done;
     parent = (int32_t *)PyMem_Malloc((size_t)(longest ? longest : 1) * sizeof(int32_t));
     if (!parent) { PyErr_NoMemory(); goto done; }
-    if (token < 0 || token + m >= INT32_MAX) {  /* start the stamps afresh */
-        memset(stamp, 0, (size_t)n * sizeof(int32_t));
-        token = 0;
-    }
-    /* a power-of-two stride and side (every hypercube dimension) is a shift and a mask, not a division */
-    int shift[MAXD];
-    for (Py_ssize_t i = 0; i < d; i++) {
-        shift[i] = -1;
-        if (strides[i] > 0 && (strides[i] & (strides[i] - 1)) == 0 && dims[i] > 0 && (dims[i] & (dims[i] - 1)) == 0) {
-            int sh = 0;
-            while ((1LL << sh) < strides[i]) sh++;
-            shift[i] = sh;
-        }
-    }
-    for (Py_ssize_t j = 0; j < m; j++) {
-        Py_ssize_t a = off[j], b = off[j + 1], size = b - a;
-        int32_t tk = (int32_t)++token;
-        for (Py_ssize_t t = 0; t < size; t++) {
-            stamp[v[a + t]] = tk;
-            index[v[a + t]] = (int32_t)t;
-            parent[t] = (int32_t)t;
-        }
-        Py_ssize_t comps = size;
-        for (Py_ssize_t t = 0; t < size; t++) {
-            long long x = v[a + t];
-            for (Py_ssize_t i = 0; i < d; i++) {
-                long long D = dims[i];
-                if (D < 2) continue;
-                long long c = co ? (long long)co[x * d + i] : shift[i] >= 0 ? (x >> shift[i]) & (D - 1) : (x / strides[i]) % D, nb;
-                if (c + 1 < D) nb = x + strides[i];
-                else if (wrap[i]) nb = x - (D - 1) * strides[i];
-                else continue;
-                if (nb < 0 || nb >= n || stamp[nb] != tk) continue;
-                Py_ssize_t r1 = find(parent, t), r2 = find(parent, index[nb]);
-                if (r1 != r2) {
-                    parent[r1 > r2 ? r1 : r2] = (int32_t)(r1 > r2 ? r2 : r1);
-                    comps--;
-                }
-            }
-        }
-        out[j] = comps;
-    }
+    token = fresh_tokens(token, m, stamp, n);
+    GridForm g;
+    grid_form(&g, d, dims, strides, wrap, co, n);
+    for (Py_ssize_t j = 0; j < m; j++)
+        out[j] = job_components(&g, v + off[j], off[j + 1] - off[j], (int32_t)++token, stamp, index, parent);
     *(int64_t *)bt.buf = token;
     Py_INCREF(Py_None);
     result = Py_None;
@@ -218,7 +326,8 @@ static void spans_of(const int64_t *r, Py_ssize_t p, long long n, uint64_t *bits
 }
 
 PyDoc_STRVAR(grid_stats_doc,
-"grid_stats(nodes, offsets, ranks, n, dims, strides, wrap, coords, spans, extent, pairs) -> None\n\n"
+"grid_stats(nodes, offsets, ranks, n, dims, strides, wrap, coords, spans, extent, pairs[, comps, stamp, index,\n"
+"           state]) -> None\n\n"
 "Per job of a grid (nodes[offsets[j]:offsets[j+1]], their ranks in the machine's ordering\n"
 "ranks[...], int64): spans[j] = (linear span, ring span) of the ranks among n; extent[j, i] =\n"
 "the job's extent in dimension i (max - min + 1, or the shortest covering arc where wrap[i]);\n"
@@ -226,20 +335,25 @@ PyDoc_STRVAR(grid_stats_doc,
 "wrapped dimensions).  All int64, exact; spans (m, 2), extent (m, d), pairs (m,).  The same\n"
 "definitions as locality.py's numpy path (_spans, _dim_extent, _pairwise_sum), job by job in\n"
 "O(size * d + sum(dims)) (spans: O(size log size) when the ranks are not sorted).  coords: None,\n"
-"or every node's coordinates (uint16, n x d) to look up instead of dividing.");
+"or every node's coordinates (uint16, n x d) to look up instead of dividing.\n\n"
+"With comps (int64, m), also each job's connected components, as components() counts them, with\n"
+"its work arrays stamp, index and state; a job that fills its bounding box is one piece without a\n"
+"search.");
 
 static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 11) return PyErr_Format(PyExc_TypeError, "grid_stats: expected 11 arguments, got %zd", nargs);
+    if (nargs != 11 && nargs != 15) return PyErr_Format(PyExc_TypeError, "grid_stats: expected 11 or 15 arguments, got %zd", nargs);
     long long dims[MAXD], strides[MAXD], wrap[MAXD];
     Py_ssize_t d, d2, d3;
     long long n = PyLong_AsLongLong(args[3]);
     if (n == -1 && PyErr_Occurred()) return NULL;
     if (ints(args[4], dims, &d, "dims") < 0 || ints(args[5], strides, &d2, "strides") < 0 || ints(args[6], wrap, &d3, "wrap") < 0) return NULL;
     if (d2 != d || d3 != d) return PyErr_Format(PyExc_ValueError, "grid_stats: dims, strides and wrap differ in length");
-    Py_buffer bn = {0}, bo = {0}, br = {0}, bsp = {0}, bex = {0}, bpa = {0}, bco = {0};
+    Py_buffer bn = {0}, bo = {0}, br = {0}, bsp = {0}, bex = {0}, bpa = {0}, bco = {0}, bcm = {0}, bst = {0}, bix = {0}, bt = {0};
     PyObject *result = NULL;
     long long *hist = NULL, *pre = NULL, *sorted = NULL;
+    int32_t *parent = NULL;
+    int64_t *runs = NULL;
     uint64_t *bits = NULL; /* a bit per rank, all clear between jobs */
     if (get(args[0], &bn, 8, 0, "nodes") < 0 || get(args[1], &bo, 8, 0, "offsets") < 0 || get(args[2], &br, 8, 0, "ranks") < 0) goto done;
     const uint16_t *co = NULL;
@@ -266,6 +380,27 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
     }
     longest = longest_job(off, m);
     if (longest < 0 || all_in_range(v, k, n, "node") < 0 || all_in_range(rk, k, n, "rank") < 0) goto done;
+    /* the components, if asked for */
+    int64_t *cout = NULL;
+    int32_t *stamp = NULL, *index = NULL;
+    long long token = 0;
+    if (nargs == 15) {
+        if (get(args[11], &bcm, 8, 1, "comps") < 0 || get(args[12], &bst, 4, 1, "stamp") < 0 || get(args[13], &bix, 4, 1, "index") < 0 ||
+            get(args[14], &bt, 8, 1, "state") < 0) goto done;
+        if (bcm.shape[0] != m || bst.shape[0] != n || bix.shape[0] != n || bt.shape[0] != 1) {
+            PyErr_SetString(PyExc_ValueError, "grid_stats: inconsistent sizes of comps, stamp, index or state");
+            goto done;
+        }
+        cout = (int64_t *)bcm.buf;
+        stamp = (int32_t *)bst.buf;
+        index = (int32_t *)bix.buf;
+        token = fresh_tokens(*(int64_t *)bt.buf, m, stamp, n);
+        parent = (int32_t *)PyMem_Malloc((size_t)(longest ? longest : 1) * sizeof(int32_t));
+        runs = (int64_t *)PyMem_Malloc((size_t)(longest ? longest : 1) * 2 * sizeof(int64_t));
+        if (!parent || !runs) { PyErr_NoMemory(); goto done; }
+    }
+    GridForm g;
+    grid_form(&g, d, dims, strides, wrap, co, n);
     hist = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)total);
     pre = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(4 * most + 2));
     sorted = (long long *)PyMem_Malloc(sizeof(long long) * (size_t)(longest ? longest : 1));
@@ -280,6 +415,7 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
             spans[2 * j] = spans[2 * j + 1] = 0;
             for (Py_ssize_t i = 0; i < d; i++) ext[i] = 0;
             pairs[j] = 0;
+            if (cout) cout[j] = 0;
             continue;
         }
         /* spans: the smallest and largest rank and the widest gap between ranks next in order */
@@ -343,7 +479,19 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
             h += D;
         }
         pairs[j] = sum2 / 2;
+        if (cout) {
+            long long volume = 1; /* of the bounding box: filled, it is one piece */
+            for (Py_ssize_t i = 0; i < d; i++) volume *= ext[i];
+            if (volume == p) cout[j] = 1;
+            else {
+                int sorted_ids = g.unit >= 0;
+                for (Py_ssize_t t = 1; t < p && sorted_ids; t++) sorted_ids = v[a + t] > v[a + t - 1];
+                cout[j] = sorted_ids ? sorted_components(&g, v + a, p, runs, runs + longest, parent)
+                                     : job_components(&g, v + a, p, (int32_t)++token, stamp, index, parent);
+            }
+        }
     }
+    if (cout) *(int64_t *)bt.buf = token;
     Py_INCREF(Py_None);
     result = Py_None;
 done:
@@ -351,6 +499,12 @@ done:
     PyMem_Free(pre);
     PyMem_Free(sorted);
     PyMem_Free(bits);
+    PyMem_Free(parent);
+    PyMem_Free(runs);
+    if (bcm.obj) PyBuffer_Release(&bcm);
+    if (bst.obj) PyBuffer_Release(&bst);
+    if (bix.obj) PyBuffer_Release(&bix);
+    if (bt.obj) PyBuffer_Release(&bt);
     if (bn.obj) PyBuffer_Release(&bn);
     if (bo.obj) PyBuffer_Release(&bo);
     if (br.obj) PyBuffer_Release(&br);

@@ -307,17 +307,22 @@ def _grid_form(topology: Topology) -> tuple[tuple[int, ...], tuple[int, ...], tu
     return None
 
 
-def _components_compiled(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology) -> np.ndarray | None:
-    """:func:`_components` by union-find in C on grids and hypercubes (``None``: not built, or another topology)."""
-    form = _grid_form(topology)
-    if _cmetrics is None or form is None or len(form[0]) > 32:
-        return None
-    n = topology.n_nodes
+def _work(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled components' work arrays for machines of ``n`` nodes: ``(stamp, index, last token)``."""
     work = _WORK.get(n)
     if work is None:
         if len(_WORK) >= 2:
             _WORK.pop(next(iter(_WORK)))
         work = _WORK[n] = (np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32), np.zeros(1, dtype=np.int64))
+    return work
+
+
+def _components_compiled(nodes: np.ndarray, seg: np.ndarray, m: int, topology: Topology) -> np.ndarray | None:
+    """:func:`_components` by union-find in C on grids and hypercubes (``None``: not built, or another topology)."""
+    form = _grid_form(topology)
+    if _cmetrics is None or form is None or len(form[0]) > 32:
+        return None
+    work = _work(topology.n_nodes)
     offsets = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg, minlength=m), out=offsets[1:])
     out = np.zeros(m, dtype=np.int64)
@@ -408,19 +413,23 @@ def _grid_compiled(topology: Topology) -> bool:
     return _cmetrics is not None and isinstance(topology, Grid) and len(topology.dims) <= 32
 
 
-def _grid_stats_compiled(topology: Grid, nodes: np.ndarray, offsets: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Linear and ring spans, per-dimension extents and pairwise distance sums of every job on a grid,
-    job by job in C (``_cmetrics.grid_stats``): the definitions of :func:`_spans`, :func:`_dim_extent`
-    and :func:`_pairwise_sum`, in exact integers (tests compare them with the numpy path)."""
+def _grid_stats_compiled(topology: Grid, nodes: np.ndarray, offsets: np.ndarray, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Linear and ring spans, per-dimension extents, pairwise distance sums and connected components of
+    every job on a grid, job by job in C (``_cmetrics.grid_stats``): the definitions of :func:`_spans`,
+    :func:`_dim_extent`, :func:`_pairwise_sum` and :func:`_components`, in exact integers (tests compare
+    them with the numpy path).  A job that fills its bounding box is one piece without a search; the others
+    are searched by union-find over runs of consecutive ids (see ``job_components`` in ``_cmetrics.c``)."""
     m = offsets.size - 1
     d = len(topology.dims)
     spans = np.empty((m, 2), dtype=np.int64)
     ext = np.empty((m, d), dtype=np.int64)
     pairs = np.empty(m, dtype=np.int64)
+    comps = np.empty(m, dtype=np.int64)
     assert _cmetrics is not None
     _cmetrics.grid_stats(nodes, offsets, np.ascontiguousarray(ranks, dtype=np.int64), topology.n_nodes, tuple(topology.dims),
-                         tuple(topology.strides), tuple(int(w) for w in topology.wrap), _coord_table(topology), spans, ext, pairs)
-    return spans[:, 0], spans[:, 1], ext, pairs
+                         tuple(topology.strides), tuple(int(w) for w in topology.wrap), _coord_table(topology), spans, ext, pairs,
+                         comps, *_work(topology.n_nodes))
+    return spans[:, 0], spans[:, 1], ext, pairs, comps
 
 
 def _cube_compiled(topology: Topology) -> bool:
@@ -479,13 +488,13 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
     m = offsets.size - 1
     n = topology.n_nodes
     p = np.diff(offsets)
-    seg = _segment_ids(offsets)
     ranks = nodes if ordering is None else ordering.rank_of[nodes]
     fast = compiled and _grid_compiled(topology)
     cube_ones = None  # on a hypercube, measured in C: each job's count of nodes with each bit set
+    comps_i = None  # on a grid, measured in C with the rest
     if fast:
         assert isinstance(topology, Grid)
-        lin, ring, ext_i, pair_i = _grid_stats_compiled(topology, nodes, offsets, ranks)
+        lin, ring, ext_i, pair_i, comps_i = _grid_stats_compiled(topology, nodes, offsets, ranks)
     else:
         got = _cube_stats_compiled(topology, nodes, offsets, ranks) if compiled else None
         if got is not None:
@@ -502,6 +511,7 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
             pair_sum = pair_i.astype(float)
         else:
             coords = _coords(topology, nodes)
+            seg = _segment_ids(offsets)
             ext = []
             pair_sum = np.zeros(m)
             for i, (D, w) in enumerate(zip(topology.dims, topology.wrap)):
@@ -519,8 +529,9 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
         hop_sum = pair_sum
         # a job that fills its bounding box (arcs on wrapped dimensions) is one connected
         # piece: only the others need the graph search (subtorus allocators: none do); so is
-        # a job on consecutive ranks whose every step is to a neighbour (a path)
-        full_box = (out["bbox_volume"] == p) | _on_a_path(topology, ordering, ranks, offsets, lin, p)
+        # a job on consecutive ranks whose every step is to a neighbour (a path); the compiled
+        # path has counted every job's components already (without a search for a full box)
+        full_box = None if fast else (out["bbox_volume"] == p) | _on_a_path(topology, ordering, ranks, offsets, lin, p)
     else:
         full_box = None
         nanv = np.full(m, np.nan)
@@ -550,9 +561,12 @@ def job_locality(result: Any = None, *, topology: Topology | None = None, alloca
                 for j in np.flatnonzero(p >= 2).tolist():
                     js = nodes[offsets[j] : offsets[j + 1]]
                     hop_sum[j] = dist[np.ix_(js, js)].sum() / 2.0
-    if full_box is None or not full_box.any():
-        out["components"] = _components(nodes, seg, m, topology).astype(float)
+    if comps_i is not None:
+        out["components"] = comps_i.astype(float)
+    elif full_box is None or not full_box.any():
+        out["components"] = _components(nodes, _segment_ids(offsets), m, topology).astype(float)
     else:
+        seg = _segment_ids(offsets)
         rest = ~full_box[seg]
         comps = _components(nodes[rest], seg[rest], m, topology).astype(float)
         comps[full_box & (p > 0)] = 1.0
