@@ -150,7 +150,9 @@ _PATHS: dict[int, tuple[Any, Topology, np.ndarray]] = {}
 def _on_a_path(topology: Grid, ordering: Any, ranks: np.ndarray, offsets: np.ndarray, lin: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Which jobs hold consecutive ranks (linear span = size) along which every step goes to a grid
     neighbour: such a job is a path, one connected piece.  Curves like Hilbert's and the snake step to a
-    neighbour nearly everywhere, so a linear allocator's contiguous grants skip the graph search.
+    neighbour nearly everywhere, so a linear allocator's contiguous grants skip the graph search (the
+    numpy path's shortcut; the compiled path searches every job by runs of consecutive ids, see
+    :func:`_grid_stats_compiled`).
 
     The steps are looked at once per ordering: ``bad[r]`` counts the steps before rank ``r`` that do not
     go to a neighbour, and ranks ``a .. a+p-1`` form a path iff ``bad[a + p - 1] == bad[a]``."""
