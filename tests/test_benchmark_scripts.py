@@ -65,3 +65,37 @@ def test_bench_scaling_times_every_point_of_the_jobs_sweep_alike():
     assert usual["runs"] == bs.SHORT_REPEATS  # 300 jobs take well under the default bound of a second
     assert many["jobs"] == once["jobs"] == 300 and many["mean_wait"] == once["mean_wait"]
     assert bs.JOBS_REPEAT_BELOW >= 10  # above the counting curves' longest points (about 1.2 s on the whole log)
+
+
+def test_bench_scaling_probes_take_the_median_of_interleaved_pairs(monkeypatch, capsys):
+    """The probes' EASY verdicts are the median of per-pair ratios (flat EASY, then the allocator), and a
+    conservative verdict divides by the median flat EASY run: one slow flat run cannot flip either."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    flat_times = iter([0.2, 0.2, 9.0, 0.2, 0.2] * 4)  # one flat run in five caught at a bad moment
+    order = []
+
+    def fake_run(spec):
+        kind = "python" if spec.get("engine") == "python" else spec["allocator"] if spec["machine"].startswith("hypercube") else "flat"
+        order.append((kind, spec["scheduler"]))
+        if kind == "python":
+            seconds = 2.0
+        elif kind == "flat":
+            seconds = next(flat_times)
+        else:
+            seconds = 0.5 if spec["scheduler"] == "easy" else 1.5
+        return {"seconds": seconds, "mb": 70.0, "jobs": 10, "mean_wait": 1.0}
+
+    monkeypatch.setattr(bs, "run", fake_run)
+    monkeypatch.setattr(bs, "EASY_ONLY", False)
+    bs.probes()
+    out = capsys.readouterr().out
+    # EASY: per pair 0.5 / 0.2 = 2.5 four times in five (0.06 once): median 2.5, met; conservative 1.5 / 0.2 = 7.5, met
+    assert out.count("2.5 x flat (kernel; median of 5 interleaved pairs, 0.06 .. 2.50)") == 4
+    assert out.count("7.5 x flat (kernel, its median run)") == 4
+    assert "MISSED" not in out.split("general engine")[0]
+    assert out.count(": met / met") == 8
+    # pairs interleaved: flat, allocator, flat, allocator ...
+    buddy = [k for k in order if k != ("python", "easy")][: 2 * bs.PAIRS]
+    assert buddy == [("flat", "easy"), ("buddy", "easy")] * bs.PAIRS
