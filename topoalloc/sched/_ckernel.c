@@ -405,6 +405,9 @@ static int steps_reserve(Steps *s, i64 need) {
 
 /* index of the first breakpoint >= t, from index `from` on (every breakpoint before it is < t) */
 static inline i64 steps_lower_from(const Steps *s, double t, i64 from) {
+    /* the first few in turn: a caller's `from` is most often at or just before the answer */
+    for (int k = 0; k < 4; k++, from++)
+        if (from >= s->n || !(s->t[from] < t)) return from;
     const double *base = s->t + from;
     i64 len = s->n - from;
     if (len <= 0) return from;
@@ -433,15 +436,18 @@ static i64 steps_split_from(Steps *s, double t, i64 outside, i64 from) {
     return lo;
 }
 
-/* plan.CountingProfile._change: add delta on [t, end) (nothing if end == t, as there) */
-static int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) {
-    i64 i = steps_split_from(s, t, outside, 0);
+/* plan.CountingProfile._change: add delta on [t, end) (nothing if end == t, as there); every breakpoint before
+ * index `from` is < t (a caller that knows where t is saves the search: steps_add looks from the start) */
+static int steps_add_from(Steps *s, double t, double end, i64 delta, i64 outside, i64 from) {
+    i64 i = steps_split_from(s, t, outside, from);
     if (i < 0) return -1;
     i64 j = steps_split_from(s, end, outside, i); /* end >= t */
     if (j < 0) return -1;
     for (i64 k = i; k < j; k++) s->v[k] += delta;
     return 0;
 }
+
+static inline int steps_add(Steps *s, double t, double end, i64 delta, i64 outside) { return steps_add_from(s, t, end, delta, outside, 0); }
 
 static inline double span_of(double dur) { return dur > 0 ? dur : ZERO_LENGTH; }
 
@@ -495,9 +501,11 @@ static inline i64 span_short(const Steps *p, i64 k, double end, i64 size, int ha
     const i64 *v = p->v;
     i64 n = p->n;
     if (has) {
-        while (t[k] < end && t[k] < old && v[k] >= size) k++;
+        /* end, old and old_end are finite or +inf, never NaN: t < min(a, b) is t < a && t < b, one test */
+        double e = end < old ? end : old, f = end < old_end ? end : old_end;
+        while (t[k] < e && v[k] >= size) k++;
         if (k < n && t[k] < end && !(t[k] < old))
-            while (t[k] < end && t[k] < old_end) k++;
+            while (t[k] < f) k++;
     }
     while (t[k] < end && v[k] >= size) k++;
     return k < n && t[k] < end ? k : n;
@@ -512,10 +520,11 @@ static inline i64 span_short(const Steps *p, i64 k, double end, i64 size, int ha
  * and the next candidate is the first sufficient segment after that one.  Candidates
  * are the breakpoints from index `from` on and, for a job with a reservation, before
  * `limit` <= `old` (see conservative_pass for when the others are known to fail: the
- * answer is then `old`).  Returns 0 and the start in *out, or 1 if the job never fits.
+ * answer is then `old`).  Returns 0 and the start in *out (and in *at its index, a breakpoint's, unless
+ * the answer is `old`: then -1), or 1 if the job never fits.
  * The profile ends with a sentinel (see with_sentinel), which stops every scan: so the scans
  * test no index. */
-static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
+static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, double span, int has, double old, double old_end, double *out, i64 *at) {
     const double *t = p->t;
     const i64 *v = p->v;
     i64 n = p->n, i = from;
@@ -524,10 +533,10 @@ static int prof_earliest(const Steps *p, i64 from, double limit, i64 size, doubl
         else while (v[i] < size) i++;
         if (i >= n || (has && !(t[i] < limit))) break;
         i64 k = span_short(p, i + 1, end_at(t[i], span), size, has, old, old_end);
-        if (k >= n) { *out = t[i]; return 0; }
+        if (k >= n) { *out = t[i]; *at = i; return 0; }
         i = k + 1;
     }
-    if (has) { *out = old; return 0; }
+    if (has) { *out = old; *at = -1; return 0; }
     return 1;
 }
 
@@ -1459,10 +1468,12 @@ static int conservative_pass(Sim *s) {
             if (lo >= p->n || !(p->t[lo] < limit)) goto kept;
             double t;
             if (with_sentinel(p) < 0) return -1;
-            if (prof_earliest(p, lo, limit, sz, span, 1, old, old_end, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
+            i64 at;
+            if (prof_earliest(p, lo, limit, sz, span, 1, old, old_end, &t, &at)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
             if (t == old) goto kept; /* given up and taken again: the same profile */
-            if (steps_add(p, old, old_end, sz, p->v[p->n - 1]) < 0) return -1;
-            if (steps_add(p, t, end_at(t, span), -sz, p->v[p->n - 1]) < 0) return -1;
+            /* t is the breakpoint at index `at`, and old > t: the breakpoints before `at` are < both */
+            if (steps_add_from(p, old, old_end, sz, p->v[p->n - 1], at) < 0) return -1;
+            if (steps_add_from(p, t, end_at(t, span), -sz, p->v[p->n - 1], at) < 0) return -1;
             if (growth_moved(s, &gr, r, old, old_end) < 0) return -1;
             s->res[j] = t;
         } else {
@@ -1470,8 +1481,9 @@ static int conservative_pass(Sim *s) {
             double span = span_of(s->est[j]);
             double t;
             if (with_sentinel(p) < 0) return -1;
-            if (prof_earliest(p, 0, old, sz, span, 0, old, old, &t)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
-            if (steps_add(p, t, end_at(t, span), -sz, p->v[p->n - 1]) < 0) return -1;
+            i64 at;
+            if (prof_earliest(p, 0, old, sz, span, 0, old, old, &t, &at)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
+            if (steps_add_from(p, t, end_at(t, span), -sz, p->v[p->n - 1], at) < 0) return -1;
             s->live++;
             s->res[j] = t;
         }
