@@ -16,8 +16,8 @@
  * is updated here, under the GIL with the stamps, so threads sharing the work arrays cannot reuse a
  * token (the stamps are cleared when tokens would overflow).  Union-find with path halving over runs
  * (nodes next in the list whose ids are one apart along the dimension of stride 1), stopping once the
- * job is one piece: O(k * dims) per job of k nodes.  grid_stats counts them too (see its notes): for a
- * list sorted by id, without stamps, in O(k + runs * dims).
+ * job is one piece: O(k * dims) per job of k nodes; a list sorted by id is searched by its runs alone,
+ * without stamps, in O(k + runs * dims) (count_components).  grid_stats counts them the same way.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -103,6 +103,14 @@ static inline long long coord(const GridForm *g, long long x, Py_ssize_t i) {
     return g->co ? (long long)g->co[x * g->d + i] : g->shift[i] >= 0 ? (x >> g->shift[i]) & (D - 1) : (x / g->strides[i]) % D;
 }
 
+/* Union-find's join (path halving in find, the smaller root kept): 1 if a and b were in two pieces. */
+static inline int join(int32_t *parent, Py_ssize_t a, Py_ssize_t b) {
+    Py_ssize_t r1 = find(parent, a), r2 = find(parent, b);
+    if (r1 == r2) return 0;
+    parent[r1 > r2 ? r1 : r2] = (int32_t)(r1 > r2 ? r2 : r1);
+    return 1;
+}
+
 /* The connected components of one job, nodes v[0..p) (distinct), token tk (see the module notes); parent:
  * scratch of p items.  Nodes next to each other in the list whose ids are one apart along the unit
  * dimension (a sorted list's rows) start joined, as a run, so union-find works on runs: a job's list
@@ -140,11 +148,7 @@ static Py_ssize_t job_components(const GridForm *g, const int64_t *v, Py_ssize_t
             if (a == last_a[i] && b == last_b[i]) continue; /* joined already */
             last_a[i] = a;
             last_b[i] = b;
-            Py_ssize_t r1 = find(parent, a), r2 = find(parent, b);
-            if (r1 != r2) {
-                parent[r1 > r2 ? r1 : r2] = (int32_t)(r1 > r2 ? r2 : r1);
-                comps--;
-            }
+            comps -= join(parent, a, b);
         }
     }
     return comps;
@@ -178,8 +182,6 @@ static Py_ssize_t sorted_components(const GridForm *g, const int64_t *v, Py_ssiz
         k++;
     }
     Py_ssize_t comps = k;
-#define JOIN(A, B) do { Py_ssize_t r1_ = find(parent, (A)), r2_ = find(parent, (B)); \
-        if (r1_ != r2_) { parent[r1_ > r2_ ? r1_ : r2_] = (int32_t)(r1_ > r2_ ? r2_ : r1_); comps--; } } while (0)
     for (Py_ssize_t i = 0; i < d && comps > 1; i++) {
         long long D = g->dims[i], st = g->strides[i];
         if (D < 2) continue;
@@ -189,7 +191,7 @@ static Py_ssize_t sorted_components(const GridForm *g, const int64_t *v, Py_ssiz
                 if (coord(g, re[r], u) != D - 1) continue;
                 long long x = re[r] - (D - 1);
                 Py_ssize_t q = first_ending_from(re, k, x);
-                if (q < k && rs[q] <= x) JOIN(r, q);
+                if (q < k && rs[q] <= x) comps -= join(parent, r, q);
             }
             continue;
         }
@@ -207,11 +209,21 @@ static Py_ssize_t sorted_components(const GridForm *g, const int64_t *v, Py_ssiz
                 hi = re[r] - (D - 1) * st;
                 from = first_ending_from(re, k, lo);
             } else continue;
-            for (Py_ssize_t w = from; w < k && rs[w] <= hi; w++) JOIN(r, w);
+            for (Py_ssize_t w = from; w < k && rs[w] <= hi; w++) comps -= join(parent, r, w);
         }
     }
-#undef JOIN
     return comps;
+}
+
+/* A job's components by whichever search fits its list: by runs without stamps if it is sorted by id (and
+ * the grid has a unit dimension), else over nodes with the next token.  parent: scratch of p items, runs of
+ * 2 * p. */
+static Py_ssize_t count_components(const GridForm *g, const int64_t *v, Py_ssize_t p, long long *token, int32_t *stamp, int32_t *index,
+                                   int32_t *parent, int64_t *runs) {
+    int sorted_ids = g->unit >= 0;
+    for (Py_ssize_t t = 1; t < p && sorted_ids; t++) sorted_ids = v[t] > v[t - 1];
+    if (sorted_ids) return sorted_components(g, v, p, runs, runs + p, parent);
+    return job_components(g, v, p, (int32_t)++*token, stamp, index, parent);
 }
 
 /* The next token for the stamps of n nodes, m jobs to come: the stamps cleared when tokens would overflow. */
@@ -238,6 +250,7 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_buffer bn = {0}, bo = {0}, bs = {0}, bi = {0}, bout = {0}, bt = {0}, bco = {0};
     PyObject *result = NULL;
     int32_t *parent = NULL;
+    int64_t *runs = NULL;
     const uint16_t *co = NULL;
     if (PyObject_GetBuffer(args[0], &bn, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;
     if (bn.itemsize != 8 || bn.ndim != 1) { PyErr_SetString(PyExc_ValueError, "nodes: expected int64"); goto done; }
@@ -260,17 +273,19 @@ static PyObject *py_components(PyObject *self, PyObject *const *args, Py_ssize_t
     long long longest = longest_job(off, m);
     if (longest < 0 || all_in_range(v, k, n, "node") < 0) goto done;
     parent = (int32_t *)PyMem_Malloc((size_t)(longest ? longest : 1) * sizeof(int32_t));
-    if (!parent) { PyErr_NoMemory(); goto done; }
+    runs = (int64_t *)PyMem_Malloc((size_t)(longest ? longest : 1) * 2 * sizeof(int64_t));
+    if (!parent || !runs) { PyErr_NoMemory(); goto done; }
     token = fresh_tokens(token, m, stamp, n);
     GridForm g;
     grid_form(&g, d, dims, strides, wrap, co, n);
     for (Py_ssize_t j = 0; j < m; j++)
-        out[j] = job_components(&g, v + off[j], off[j + 1] - off[j], (int32_t)++token, stamp, index, parent);
+        out[j] = count_components(&g, v + off[j], off[j + 1] - off[j], &token, stamp, index, parent, runs);
     *(int64_t *)bt.buf = token;
     Py_INCREF(Py_None);
     result = Py_None;
 done:
     PyMem_Free(parent);
+    PyMem_Free(runs);
     if (bn.obj) PyBuffer_Release(&bn);
     if (bo.obj) PyBuffer_Release(&bo);
     if (bs.obj) PyBuffer_Release(&bs);
@@ -482,13 +497,7 @@ static PyObject *py_grid_stats(PyObject *self, PyObject *const *args, Py_ssize_t
         if (cout) {
             long long volume = 1; /* of the bounding box: filled, it is one piece */
             for (Py_ssize_t i = 0; i < d; i++) volume *= ext[i];
-            if (volume == p) cout[j] = 1;
-            else {
-                int sorted_ids = g.unit >= 0;
-                for (Py_ssize_t t = 1; t < p && sorted_ids; t++) sorted_ids = v[a + t] > v[a + t - 1];
-                cout[j] = sorted_ids ? sorted_components(&g, v + a, p, runs, runs + longest, parent)
-                                     : job_components(&g, v + a, p, (int32_t)++token, stamp, index, parent);
-            }
+            cout[j] = volume == p ? 1 : count_components(&g, v + a, p, &token, stamp, index, parent, runs);
         }
     }
     if (cout) *(int64_t *)bt.buf = token;

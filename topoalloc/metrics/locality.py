@@ -420,7 +420,7 @@ def _grid_stats_compiled(topology: Grid, nodes: np.ndarray, offsets: np.ndarray,
     every job on a grid, job by job in C (``_cmetrics.grid_stats``): the definitions of :func:`_spans`,
     :func:`_dim_extent`, :func:`_pairwise_sum` and :func:`_components`, in exact integers (tests compare
     them with the numpy path).  A job that fills its bounding box is one piece without a search; the others
-    are searched by union-find over runs of consecutive ids (see ``job_components`` in ``_cmetrics.c``)."""
+    are searched by union-find over runs of consecutive ids (see ``count_components`` in ``_cmetrics.c``)."""
     m = offsets.size - 1
     d = len(topology.dims)
     spans = np.empty((m, 2), dtype=np.int64)
