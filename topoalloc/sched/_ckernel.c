@@ -1842,16 +1842,17 @@ static inline i64 pev_lower(const Sim *s, double t, int kind, i64 order, i64 job
  * free): prof_earliest's scan, from a time that need not be a breakpoint.  If a later time whose
  * span the profile holds is not a breakpoint, the profile is the same from the last breakpoint (or
  * t0) before it, whose span it then holds too: so no start the profile holds is passed over.
- * 0 and the start in *out, or 1 if there is none.  The profile ends with a sentinel. */
-static int prof_first_from(const Steps *p, double t0, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
+ * 0 and the start in *out, or 1 if there is none.  The profile ends with a sentinel.  i0: t0's index
+ * where t0 is a breakpoint the caller found (the search for it saved), else -1. */
+static int prof_first_from(const Steps *p, double t0, i64 i0, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
     const double *t = p->t;
     const i64 *v = p->v;
     i64 n = p->n;
-    i64 i = 0; /* the segment t0 falls in (t[0] = now <= t0) */
-    if (t0 != t[0]) {
+    i64 i = i0; /* the segment t0 falls in (t[0] = now <= t0; i0 >= 0: t0 is breakpoint i0) */
+    if (i < 0 && t0 != t[0]) {
         i = steps_lower(p, t0);
         if (!(i < n && t[i] == t0)) i--;
-    }
+    } else if (i < 0) i = 0;
     double start = t0;
     for (;;) {
         if (v[i] < size) {
@@ -1895,19 +1896,22 @@ static i64 pev_time_lower(const Sim *s, double t, i64 from) {
  *   trial.
  * The scan starts at t (now, or a breakpoint of the profile) and looks at no start from `limit` (<= old)
  * on (see conservative_pass_mask for when the others are known to fail).  *blocked: whether every
- * start it looked at before its answer failed on the counts (none was refused by the masks). */
-static int earliest_mask(Sim *s, i64 j, int has, double old, double t, double limit, double *out, int *blocked) {
+ * start it looked at before its answer failed on the counts (none was refused by the masks).  ti: t's
+ * index in the profile where the caller knows it (else -1).  The first event at t is looked for only once
+ * the counts allow a start: most searches of a compression end on the counts alone. */
+static int earliest_mask(Sim *s, i64 j, int has, double old, double t, i64 ti, double limit, double *out, int *blocked) {
     int k = log2_of(s->size[j]);
     i64 need = s->size[j];
     double span = span_of(s->est[j]);
     i64 prio = s->prio[j], ie_old = -1, ne = s->ne;
     const PEv *ev = s->ev;
-    i64 g = t == s->now ? 0 : pev_time_lower(s, t, 0); /* the first event at or after t */
+    i64 g = t == s->now ? 0 : -1; /* the first event at or after t (-1: not yet looked for) */
     *blocked = 1;
     for (;;) {
         double c;
-        if (prof_first_from(&s->prof, t, limit, need, span, has, old, end_at(old, span), &c)) break;
-        if (c != t) { t = c; g = pev_time_lower(s, t, g); } /* a breakpoint: an event's time */
+        if (prof_first_from(&s->prof, t, ti, limit, need, span, has, old, end_at(old, span), &c)) break;
+        ti = -1;
+        if (c != t || g < 0) { t = c; g = pev_time_lower(s, t, g < 0 ? 0 : g); } /* a breakpoint: an event's time */
         /* the first allocation at t and the first event after t (releases come first at a time) */
         i64 rel = g, ge = g;
         if (g < ne && ev[g].t == t) {
@@ -2020,7 +2024,7 @@ static int conservative_pass_mask(Sim *s) {
         int has = !isnan(old), blocked;
         double span = span_of(s->est[j]);
         double from = now, limit = old;
-        i64 r = q_rank(q, j);
+        i64 r = q_rank(q, j), fi = 0;
         if (has && s->blocked[j] && !full) {
             double a, c;
             growth_for(s, &gr, r, &a, &c);
@@ -2029,9 +2033,10 @@ static int conservative_pass_mask(Sim *s) {
             i64 lo = steps_first_reaching(p, span, a);
             if (lo >= p->n || !(p->t[lo] < limit)) continue;
             from = p->t[lo];
+            fi = lo;
         }
         if (with_sentinel(p) < 0) return -1;
-        int st = earliest_mask(s, j, has, old, from, limit, &t, &blocked);
+        int st = earliest_mask(s, j, has, old, from, fi, limit, &t, &blocked);
         if (st) return st;
         s->blocked[j] = (unsigned char)blocked;
         if (has && t == old) continue; /* given up and taken again: the same plan */
