@@ -1849,10 +1849,10 @@ static int prof_first_from(const Steps *p, double t0, i64 i0, double limit, i64 
     const i64 *v = p->v;
     i64 n = p->n;
     i64 i = i0; /* the segment t0 falls in (t[0] = now <= t0; i0 >= 0: t0 is breakpoint i0) */
-    if (i < 0 && t0 != t[0]) {
-        i = steps_lower(p, t0);
+    if (i < 0) {
+        i = steps_lower(p, t0); /* (t0 = now: 0, at the first look) */
         if (!(i < n && t[i] == t0)) i--;
-    } else if (i < 0) i = 0;
+    }
     double start = t0;
     for (;;) {
         if (v[i] < size) {
