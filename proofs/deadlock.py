@@ -104,6 +104,7 @@ def dor_route(dims: Sequence[int], wrap: Sequence[bool], s: int, d: int, *, date
     cur = _coords(s, dims)
     target = _coords(d, dims)
     out: list[Channel] = []
+    node, stride = s, 1  # the current node's id, kept as its coordinate in dimension i moves (by +-stride)
     for i, k in enumerate(dims):
         delta = target[i] - cur[i]
         if wrap[i]:
@@ -117,8 +118,10 @@ def dor_route(dims: Sequence[int], wrap: Sequence[bool], s: int, d: int, *, date
             x = cur[i]
             if wrap[i] and ((step > 0 and x == k - 1) or (step < 0 and x == 0)):
                 cls = 1  # the dateline: this dimension's wrap-around link
-            out.append((_node(cur, dims), i, step, cls if dateline else 0))
+            out.append((node, i, step, cls if dateline else 0))
             cur[i] = (x + step) % k
+            node += (cur[i] - x) * stride
+        stride *= k
     return out
 
 
@@ -136,10 +139,16 @@ def ecube_route_bits(n: int, s: int, d: int) -> list[Channel]:
 def _cdg(routes: Iterable[list[Channel]]):
     import networkx as nx
 
-    g = nx.DiGraph()
+    # channels and dependencies each once, in the order they first occur (the graph's order, hence the cycle
+    # reported, is what adding every route in turn gives); dicts keep that order and drop repeats cheaply
+    nodes: dict[Channel, None] = {}
+    edges: dict[tuple[Channel, Channel], None] = {}
     for r in routes:
-        g.add_nodes_from(r)
-        g.add_edges_from(zip(r, r[1:]))
+        nodes.update(dict.fromkeys(r))
+        edges.update(dict.fromkeys(zip(r, r[1:])))
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from(edges)
     return g
 
 
