@@ -628,13 +628,12 @@ def node_coords(nodes: np.ndarray, dims: Sequence[int]) -> np.ndarray:
 
 def box_node_ids(offset: Sequence[int], sides: Sequence[int], dims: Sequence[int]) -> np.ndarray:
     """Sorted node ids of the box ``offset + [0, sides)`` of a machine ``dims``, from first principles."""
-    grids = np.meshgrid(*[np.arange(int(o), int(o) + int(s), dtype=np.int64) for o, s in zip(offset, sides)], indexing="ij")
-    ids = np.zeros(grids[0].shape, dtype=np.int64)
+    ids = np.zeros(1, dtype=np.int64)
     stride = 1
-    for g, n in zip(grids, dims):
-        ids += g * stride
+    for o, s, n in zip(offset, sides, dims):  # every id so far, plus each coordinate of the next dimension
+        ids = (ids[:, None] + np.arange(int(o), int(o) + int(s), dtype=np.int64)[None, :] * stride).ravel()
         stride *= int(n)
-    return np.sort(ids.ravel())
+    return np.sort(ids)
 
 
 def machine_wrap_problem(p: Semitorus, machine: Torus) -> dict | None:
@@ -851,9 +850,12 @@ def prove_buddy_merge(machine: Torus, scheme: str, seed: int = 0, steps: int = 2
         inside = [all(0 <= int(o) and int(o) + sd <= n for o, sd, n in zip(b.offset, b.sides, machine.dims)) for b in boxes]
         if not all(inside):
             return {"property": "a block outside the machine", "block": boxes[inside.index(False)].describe()}
-        ids = np.concatenate([box_node_ids(b.offset, b.sides, machine.dims) for b in boxes])
-        count = np.bincount(ids, minlength=machine.n_nodes)
-        bad = np.flatnonzero(count != 1)
+        # each box's nodes counted where they are: the machine as an array with the first dimension fastest (the
+        # last axis), the box its ranges offset_i .. offset_i + side_i - 1 (the ids box_node_ids gives, in place)
+        grid = np.zeros(tuple(int(n) for n in reversed(machine.dims)), dtype=np.int32)
+        for b in boxes:
+            grid[tuple(slice(int(o), int(o) + int(sd)) for o, sd in zip(reversed(b.offset), reversed(b.sides)))] += 1
+        bad = np.flatnonzero(grid.ravel() != 1)
         if bad.size:
             node = int(bad[0])
             pt = tuple(int(c) for c in node_coords(np.array([node]), machine.dims)[0])

@@ -355,3 +355,26 @@ def test_method_column():
     assert rows["method"] == "exhaustive" and rows["method_counts"] == {"symbolic": 3, "exhaustive": 1}
     assert method_label(rows) == "exhaustive (3 symbolic, 1 exhaustive)"
     assert summarise("q", [ProofResult("a", True, 0.0, "", None, {"method": "symbolic"})])["method"] == "symbolic"
+
+
+@pytest.mark.parametrize("flaw", ["gap", "twice"])
+def test_a_free_set_that_does_not_partition_the_machine_is_caught_at_its_point(monkeypatch, flaw):
+    """The allocator run's cover check (held + free boxes, each counted over its own ranges): an available set
+    that loses its last block leaves its nodes uncovered, one that lists a block twice covers them twice; either
+    is reported with a point of that block, and the blocks covering it."""
+    from topoalloc.alloc.partition import PartitionAllocator
+
+    real = PartitionAllocator.available
+
+    def flawed(self):
+        blocks = list(real(self))
+        return blocks[:-1] if flaw == "gap" else blocks + blocks[-1:]
+
+    monkeypatch.setattr(PartitionAllocator, "available", flawed)
+    machine = Torus((2, 6, 4))
+    r = prove_buddy_merge(machine, "nep", seed=0, steps=10)
+    ce = r.counterexample
+    assert not r.holds and ce["property"] == "held + free partition the machine"
+    last = real(PartitionAllocator(machine, scheme="nep"))[-1]
+    assert all(int(o) <= c < int(o) + sd for c, o, sd in zip(ce["point"], last.offset, last.sides))
+    assert len(ce["covered_by"]) == (0 if flaw == "gap" else 2)
