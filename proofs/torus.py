@@ -79,6 +79,7 @@ output (EP's thousands of pieces, the conversions' embeddings).
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -703,7 +704,17 @@ def _prove_links(machine: Torus, a: np.ndarray, b: np.ndarray) -> int | None:
     if a.size == 0:
         return None
     diffs = node_coords(a, machine.dims) - node_coords(b, machine.dims)
-    uniq, first = np.unique(diffs, axis=0, return_index=True)
+    # the distinct rows, in lexicographic order, each with its first index: as np.unique(diffs, axis=0) gives
+    # them, through one integer per row (digits diff_i + n_i - 1 in radix 2 n_i - 1, the first the most
+    # significant, so integer order is row order); a 1-D unique sorts far faster than rows do
+    if math.prod(2 * int(n) - 1 for n in machine.dims) < 1 << 62:
+        key = np.zeros(len(diffs), dtype=np.int64)
+        for i, n in enumerate(machine.dims):
+            key = key * (2 * int(n) - 1) + (diffs[:, i] + (int(n) - 1))
+        _, first = np.unique(key, return_index=True)
+        uniq = diffs[first]
+    else:  # (a machine too large for one 64-bit integer per row)
+        uniq, first = np.unique(diffs, axis=0, return_index=True)
     terms = [f"(and (= case {i}) (not {_link_formula(machine, dvec.tolist())}))" for i, dvec in enumerate(uniq)]
     model = _refuter().refute(terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")", ("case",))
     if model is not None:
