@@ -87,14 +87,6 @@ def _coords(node: int, dims: Sequence[int]) -> list[int]:
     return out
 
 
-def _node(coords: Sequence[int], dims: Sequence[int]) -> int:
-    node, stride = 0, 1
-    for c, k in zip(coords, dims):
-        node += c * stride
-        stride *= k
-    return node
-
-
 def dor_route(dims: Sequence[int], wrap: Sequence[bool], s: int, d: int, *, dateline: bool = False) -> list[Channel]:
     """The channels of the dimension-order route from ``s`` to ``d`` (with dateline classes if asked).
 
