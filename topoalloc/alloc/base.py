@@ -31,7 +31,7 @@ from ..limits import check_allocator_machine
 from ..topology.base import Topology
 from .probes import ReplayGuard, ReservationGuard, replay_earliest_fit
 
-__all__ = ["Request", "Allocation", "Grant", "Allocator"]
+__all__ = ["Request", "Allocation", "Grant", "Allocator", "Memo"]
 
 _count_nonzero = np.count_nonzero
 
@@ -77,6 +77,23 @@ class Request:
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "job_id", job_id)
+        return self
+
+
+class Memo(dict):  # type: ignore[type-arg]
+    """A memo of a pure function of an allocator's configuration (never of its state): copies share it.
+
+    ``copy.deepcopy`` of an allocator, as the conformance suite's reference
+    replays make it, shares a memo as it shares the topology, rather than
+    copying every entry: what a memo holds for a key is the same in every
+    copy, so sharing changes no answer, only what the copy costs (ANCA's
+    memo of the levels it tries per frame made nine tenths of its deep
+    copy).  :meth:`Allocator.snapshot` shares memos too.
+    """
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Memo":
         return self
 
 
@@ -227,7 +244,7 @@ class Allocator(ABC):
         self._held: dict[int, Allocation] = {}
         self._tokens: dict[int, Any] = {}
         self._serial = 0
-        self._never_cache: dict[tuple[int, tuple[int, ...] | None], bool] = {}
+        self._never_cache: Memo = Memo()  # (size, shape) -> whether the request fits the empty machine
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:

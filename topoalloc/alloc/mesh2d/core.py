@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import InternalError, InvalidArgument
 from ...topology.base import Topology
-from ..base import Allocation, Allocator, Grant, Request
+from ..base import Allocation, Allocator, Grant, Memo, Request
 from .geometry import SHAPE_RULES, Blocks, Layers, Rect, _runs, accepts_grid, frame_for, free_bases, layers_of, request_frame
 
 try:  # the compiled Best Fit search (an optional extension: without a C compiler the Python search runs, same results)
@@ -170,7 +170,7 @@ class MeshAllocator(Allocator):
         self._version = 0
         self._cache: tuple[int, int] = (-1, 0)
         self._ring_src: tuple[int, int] = (-1, 0)
-        self._frames: dict[tuple[int, tuple[int, ...] | None], tuple[int, int]] = {}
+        self._frames: Memo = Memo()  # (size, shape) -> the request's frame (W, L)
         self._cbest: Any = None
 
     @classmethod

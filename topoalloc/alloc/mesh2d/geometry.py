@@ -118,6 +118,9 @@ class Layers:
         self._ar = np.arange(max(self.X, self.rows) + 2, dtype=np.int64)
         self._offsets: dict[tuple[int, int], np.ndarray] = {}
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Layers":
+        return self  # immutable (its memos are pure functions of the dims), cached per dims: copies share it
+
     def _prow(self, r: int) -> int:
         """Padded row of row ``r``."""
         return r + r // self.Y

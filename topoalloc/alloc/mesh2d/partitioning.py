@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.base import Topology
-from ..base import Grant, Request
+from ..base import Grant, Memo, Request
 from ..probes import CountingProbes
 from .core import CRITERIA, MeshAllocator
 from .geometry import Rect, accepts_grid, factor_pairs, frame_for, request_frame, squareness
@@ -261,7 +261,7 @@ class ANCA(_Partitioning):
         self.variant = variant
         self.piece_order = piece_order
         self.name = f"anca_{base}"
-        self._levels: dict[tuple[int, int], list[list[Piece]]] = {}
+        self._levels: Memo = Memo()  # (w, l) -> the pieces of each level, in search order
 
     def levels(self, w: int, l: int) -> list[list[Piece]]:
         """The pieces of each level this allocator tries for a ``w × l`` frame, in search order (memoised)."""
