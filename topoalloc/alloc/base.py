@@ -80,7 +80,7 @@ class Request:
         return self
 
 
-class Memo(dict):  # type: ignore[type-arg]
+class Memo(dict[Any, Any]):
     """A memo of a pure function of an allocator's configuration (never of its state): copies share it.
 
     ``copy.deepcopy`` of an allocator, as the conformance suite's reference
