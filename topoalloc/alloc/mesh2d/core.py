@@ -345,25 +345,27 @@ class MeshAllocator(Allocator):
 
     def _frame_slide(self, w: int, l: int) -> Rect | None:
         """Frame Sliding (Chuang & Tzeng 1994): candidate bases on the lattice of strides ``w`` and ``l``
-        anchored at the lowest leftmost free cell of each layer, in row-major order."""
+        anchored at the lowest leftmost free cell of each layer, in row-major order.
+
+        On the bit sets: the free bases of each layer, in layer order, kept where they are on that layer's
+        lattice (:meth:`Layers.lattice`); the lowest bit left is the first in row-major order."""
         g = self.geom
         v = free_bases(g, self._free, w, l)
         if not v:
             return None
-        xs, rs = g.bits_to_cells(v)
-        z = rs // g.Y
         f = self._free
-        anchors: dict[int, tuple[int, int]] = {}
-        for zz in np.unique(z).tolist():
-            lay = f & g.layer_mask(zz)
-            anchors[zz] = g.base_of_bit((lay & -lay).bit_length() - 1)
-        ax = np.array([anchors[zz][0] for zz in z.tolist()], dtype=np.int64)
-        ar = np.array([anchors[zz][1] for zz in z.tolist()], dtype=np.int64)
-        ok = np.flatnonzero(((xs - ax) % w == 0) & ((rs - ar) % l == 0))
-        if ok.size == 0:
-            return None
-        i = int(ok[0])
-        return (int(xs[i]), int(rs[i]), w, l)
+        for z in range(g.Z):
+            layer = g.layer_mask(z)
+            vz = v & layer
+            if not vz:
+                continue
+            lay = f & layer  # not empty: its free bases are free cells
+            ax, ar = g.base_of_bit((lay & -lay).bit_length() - 1)
+            hit = vz & g.lattice(z, ax % w, ar % l, w, l)
+            if hit:
+                x, r = g.base_of_bit((hit & -hit).bit_length() - 1)
+                return (x, r, w, l)
+        return None
 
 
 class ContiguousAllocator(MeshAllocator):

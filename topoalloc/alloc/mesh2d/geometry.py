@@ -115,6 +115,7 @@ class Layers:
         self.node_of_bit = bits
         self._colrep: dict[int, int] = {}
         self._shape_mask: dict[tuple[int, int], int] = {}
+        self._lattice_rows: dict[tuple[int, int], int] = {}  # (w, x0) -> the bits of columns x0, x0 + w, ... of a row
         self._ar = np.arange(max(self.X, self.rows) + 2, dtype=np.int64)
         self._offsets: dict[tuple[int, int], np.ndarray] = {}
 
@@ -130,6 +131,18 @@ class Layers:
         per = self.S * self.LS
         full = self.all_free & ((1 << per) - 1)
         return full << (per * z)
+
+    def lattice(self, z: int, x0: int, r0: int, w: int, l: int) -> int:
+        """The cells ``(x, r)`` of layer ``z`` with ``x ≡ x0 (mod w)`` and ``r ≡ r0 (mod l)`` (``r`` the row
+        over all layers), as bits: the columns' bits of one row (memoised) on each of those rows."""
+        row = self._lattice_rows.get((w, x0))
+        if row is None:
+            row = self._lattice_rows[(w, x0)] = sum(1 << x for x in range(x0, self.X, w))
+        out = 0
+        lo = z * self.Y
+        for r in range(lo + (r0 - lo) % l, lo + self.Y, l):
+            out |= row << (self.S * self._prow(r))
+        return out
 
     # ------------------------------------------------------------ rectangles
     def shape_mask(self, w: int, l: int) -> int:
