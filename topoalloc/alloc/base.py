@@ -22,7 +22,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -80,7 +80,11 @@ class Request:
         return self
 
 
-class Memo(dict[Any, Any]):
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+class Memo(dict[_K, _V]):
     """A memo of a pure function of an allocator's configuration (never of its state): copies share it.
 
     ``copy.deepcopy`` of an allocator, as the conformance suite's reference
@@ -93,7 +97,7 @@ class Memo(dict[Any, Any]):
 
     __slots__ = ()
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "Memo":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Memo[_K, _V]":
         return self
 
 
@@ -244,7 +248,7 @@ class Allocator(ABC):
         self._held: dict[int, Allocation] = {}
         self._tokens: dict[int, Any] = {}
         self._serial = 0
-        self._never_cache: Memo = Memo()  # (size, shape) -> whether the request fits the empty machine
+        self._never_cache: Memo[tuple[int, tuple[int, ...] | None], bool] = Memo()  # (size, shape) -> fits the empty machine
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:

@@ -170,7 +170,7 @@ class MeshAllocator(Allocator):
         self._version = 0
         self._cache: tuple[int, int] = (-1, 0)
         self._ring_src: tuple[int, int] = (-1, 0)
-        self._frames: Memo = Memo()  # (size, shape) -> the request's frame (W, L)
+        self._frames: Memo[tuple[int, tuple[int, ...] | None], tuple[int, int]] = Memo()  # (size, shape) -> its frame
         self._cbest: Any = None
 
     @classmethod

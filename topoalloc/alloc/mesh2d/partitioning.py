@@ -261,7 +261,7 @@ class ANCA(_Partitioning):
         self.variant = variant
         self.piece_order = piece_order
         self.name = f"anca_{base}"
-        self._levels: Memo = Memo()  # (w, l) -> the pieces of each level, in search order
+        self._levels: Memo[tuple[int, int], list[list[Piece]]] = Memo()  # (w, l) -> each level's pieces, in search order
 
     def levels(self, w: int, l: int) -> list[list[Piece]]:
         """The pieces of each level this allocator tries for a ``w × l`` frame, in search order (memoised)."""

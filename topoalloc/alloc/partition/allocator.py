@@ -139,10 +139,10 @@ class PartitionAllocator(Allocator):
             self.free[b.st.order][b.serial] = b
         # each grant's token is (its block, the free block identification took)
         # pure functions of a semitorus, memoised (shared by snapshots: they never change)
-        self._partitions: Memo = Memo()  # (semitorus, k) -> its pieces and the index of the allocated one
-        self._box: Memo = Memo()  # semitorus -> its node ids
-        self._conversions: Memo = Memo()  # semitorus -> its conversion
-        self._tops: Memo = Memo()  # (semitorus, k) -> orders in its partition (see _top_orders)
+        self._partitions: Memo[tuple[Semitorus, int], tuple[list[Semitorus], int]] = Memo()  # (st, k) -> pieces, the one allocated
+        self._box: Memo[Semitorus, np.ndarray] = Memo()  # semitorus -> its node ids
+        self._conversions: Memo[Semitorus, Conversion] = Memo()  # semitorus -> its conversion
+        self._tops: Memo[tuple[Semitorus, int], tuple[int, int, int, int]] = Memo()  # (st, k) -> see _top_orders
         #: identification's answers per (bucket order, request order, dims) for the current state
         self._first_memo: dict[tuple[int, int, int], tuple[Block, bool]] = {}
         self._largest: int | None = None  # the largest order of a free block, when known
