@@ -347,24 +347,22 @@ class MeshAllocator(Allocator):
         """Frame Sliding (Chuang & Tzeng 1994): candidate bases on the lattice of strides ``w`` and ``l``
         anchored at the lowest leftmost free cell of each layer, in row-major order.
 
-        On the bit sets: the free bases of each layer, in layer order, kept where they are on that layer's
-        lattice (:meth:`Layers.lattice`); the lowest bit left is the first in row-major order."""
+        On the bit sets: the free bases of each layer that has any, in layer order, kept where they are on
+        that layer's lattice (:meth:`Layers.lattice`); the lowest bit left is the first in row-major order."""
         g = self.geom
         v = free_bases(g, self._free, w, l)
-        if not v:
-            return None
         f = self._free
-        for z in range(g.Z):
+        per = g.S * g.LS  # bits per layer
+        while v:
+            z = ((v & -v).bit_length() - 1) // per  # the next layer with a free base
             layer = g.layer_mask(z)
-            vz = v & layer
-            if not vz:
-                continue
             lay = f & layer  # not empty: its free bases are free cells
             ax, ar = g.base_of_bit((lay & -lay).bit_length() - 1)
-            hit = vz & g.lattice(z, ax % w, ar % l, w, l)
+            hit = v & layer & g.lattice(z, ax % w, ar % l, w, l)
             if hit:
                 x, r = g.base_of_bit((hit & -hit).bit_length() - 1)
                 return (x, r, w, l)
+            v &= ~layer
         return None
 
 

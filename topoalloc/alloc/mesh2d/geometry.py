@@ -207,15 +207,6 @@ class Layers:
         raw = np.frombuffer(v.to_bytes(self.nbytes, "little"), dtype=np.uint8)
         return np.flatnonzero(np.unpackbits(raw, bitorder="little").view(bool))  # bool: numpy's fast path
 
-    def bits_to_cells(self, v: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(x, r)`` arrays of the set bits of ``v``, in row-major order."""
-        if v == 0:
-            e = np.zeros(0, dtype=np.int64)
-            return e, e
-        b = self.set_bits(v)
-        p, x = np.divmod(b, self.S)
-        return x, p - p // self.LS
-
     def mask_of_nodes(self, nodes: np.ndarray) -> int:
         """The bit set of ``nodes``."""
         bits = np.zeros(self.nbytes * 8, dtype=np.uint8)
