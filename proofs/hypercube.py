@@ -397,7 +397,8 @@ def prove_gray_code_link(max_n: int, max_bits: int = 16) -> ProofResult:
                 window = np.array([g((st + j) % N) for j in range(size)], dtype=np.int64)
                 busy = np.ones(N, dtype=bool)
                 busy[window] = False
-                got = placer._place(busy, k)
+                placed = placer._place(busy, k)
+                got = None if placed is None else placed[0]
                 blocks += 1
                 if got is None or not np.array_equal(np.sort(np.asarray(got)), np.sort(window)):
                     return ProofResult(name, False, time.perf_counter() - t0, f"gray_code allocator n={n}, k={k}, start {st}", {"n": n, "k": k, "start": st})

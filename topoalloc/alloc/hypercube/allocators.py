@@ -87,13 +87,9 @@ class _SubcubeBase(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
 
-    #: whether ``_place`` gives its nodes in ascending order already (the buddy's aligned blocks do)
-    _placed_sorted = False
-
-    def _grant(self, nodes: np.ndarray) -> Grant:
-        if not self._placed_sorted:
-            nodes = np.sort(nodes)
-        return Grant(nodes, {"cube": cube_of(nodes)})
+    def _grant(self, block: tuple[np.ndarray, Cube]) -> Grant:
+        nodes, cube = block
+        return Grant(nodes, {"cube": cube})
 
     # Buddy and Gray code place a request by a pure function of the busy mask (``_place``),
     # so every probe is exact and cheap: a mask, no snapshot.  The search is bit-parallel on
@@ -103,7 +99,9 @@ class _SubcubeBase(Allocator):
     # The levels of the allocator's own mask are kept until its state changes; the pair
     # (allocation serial, free count) names a state (a grant raises the serial, and between
     # grants every release raises the free count).
-    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:  # pragma: no cover - both subclasses define it
+    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:  # pragma: no cover - both subclasses define it
+        """The block a k-cube request gets with ``busy``: its nodes (sorted, read-only, shared by every grant of
+        the block: grants are immutable) and its cube; None if there is none."""
         raise InternalError(f"{type(self).__name__} does not define _place")
 
     def _free_bits(self, busy: np.ndarray) -> int:  # pragma: no cover - both subclasses define it
@@ -129,8 +127,8 @@ class _SubcubeBase(Allocator):
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
-        nodes = self._place(self._busy, k)
-        return None if nodes is None else self._grant(nodes)
+        block = self._place(self._busy, k)
+        return None if block is None else self._grant(block)
 
     def can_allocate(self, request: Request) -> bool:
         k = _request_dim(request)
@@ -170,19 +168,17 @@ class BuddyAllocator(_SubcubeBase):
     """
 
     name = "buddy"
-    _placed_sorted = True  # (an aligned block: np.arange)
 
     def _free_bits(self, busy: np.ndarray) -> int:
         return _bits(~busy)
 
-    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
+    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
         size = 1 << k
         # aligned blocks of 2**k addresses: a free run of 2**k starting at a multiple of 2**k
         hit = self._runs(busy, k) & _multiples(1 << self.dim, size)
         if not hit:
             return None
-        start = (hit & -hit).bit_length() - 1
-        return np.arange(start, start + size, dtype=np.int64)
+        return _buddy_block((hit & -hit).bit_length() - 1, k)
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
         return rank.reshape(-1, 1 << k).max(axis=1)
@@ -208,16 +204,14 @@ class GrayCodeAllocator(_SubcubeBase):
         free = _bits(~busy[_gray_order(self.dim)])  # free, in Gray order
         return free | (free << (1 << self.dim))  # twice round: windows are cyclic
 
-    def _place(self, busy: np.ndarray, k: int) -> np.ndarray | None:
+    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
         size, n_pos = 1 << k, 1 << self.dim
-        order = _gray_order(self.dim)
         # windows of 2**k positions starting at multiples of 2**(k-1) (the whole cube: at 0), cyclic
         step = n_pos if k == self.dim else max(1, size // 2)
         hit = self._runs(busy, k) & _multiples(n_pos, step)
         if not hit:
             return None
-        start = (hit & -hit).bit_length() - 1
-        return order[(start + np.arange(size)) % n_pos]
+        return _gray_block(self.dim, (hit & -hit).bit_length() - 1, k)
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
         g = rank[_gray_order(self.dim)]
@@ -267,8 +261,8 @@ class _MaskGuard(ReservationGuard):
             return True
         a = self.allocator
         k = _request_dim(request)
-        nodes = a._place(a._busy, k) if k <= a.dim else None
-        return nodes is None or self._head_fits_with(nodes)  # None: allocate will refuse it anyway
+        block = a._place(a._busy, k) if k <= a.dim else None
+        return block is None or self._head_fits_with(block[0])  # None: allocate will refuse it anyway
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
@@ -346,6 +340,25 @@ def _bits(mask: np.ndarray) -> int:
 
 
 @lru_cache(maxsize=256)
+@lru_cache(maxsize=1 << 12)
+def _buddy_block(start: int, k: int) -> tuple[np.ndarray, Cube]:
+    """The buddy's aligned block of ``2**k`` addresses from ``start``: nodes (read-only) and cube."""
+    nodes = np.arange(start, start + (1 << k), dtype=np.int64)
+    nodes.flags.writeable = False
+    return nodes, ((1 << k) - 1, start)
+
+
+@lru_cache(maxsize=1 << 12)
+def _gray_block(n: int, start: int, k: int) -> tuple[np.ndarray, Cube]:
+    """Gray code's window of ``2**k`` positions of Q_n's cyclic BRGC order from ``start``: nodes (sorted, read-only) and cube."""
+    nodes = np.sort(_gray_order(n)[(start + np.arange(1 << k)) % (1 << n)])
+    nodes.flags.writeable = False
+    cube = cube_of(nodes)
+    if cube is None:  # pragma: no cover - a window of 2**k from a multiple of 2**(k-1) is a subcube (Chen and Shin)
+        raise InternalError(f"Gray code window of Q{n} from {start} of 2^{k} positions is not a subcube")
+    return nodes, cube
+
+
 def _multiples(n: int, step: int) -> int:
     """Bits 0, step, 2·step, … below n set (step a power of two dividing n): the allowed starts."""
     return ((1 << n) - 1) // ((1 << step) - 1)
@@ -606,7 +619,7 @@ class FreeListAllocator(Allocator):
         cube = self._find_cube(k)
         if cube is None:
             return None
-        return Grant(cube[1] | _spread(cube[0]), {"cube": cube})
+        return Grant(_cube_nodes(*cube), {"cube": cube})
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         if not self._held:
@@ -690,17 +703,14 @@ class AFLAllocator(FreeListAllocator):
         if cube is None:
             return None
         if x * y == 1 << k:
-            nodes = _mesh_local(x, y) | cube[1] if _low(cube[0]) else deposit(_mesh_local(x, y), cube)
-            return Grant(nodes, {"cube": cube, "mesh": (x, y), "leftover": ()})
+            return Grant(_mesh_nodes(x, y, *cube), {"cube": cube, "mesh": (x, y), "leftover": ()})
         lefts = tuple(deposit_cube(c, cube) for c in partition_leftover(x, y))
         aux = self._aux
         for c in lefts:
             aux[c[0].bit_count()][c] = None
         self._live[cube] = lefts
         self._owned.update(lefts)
-        local = _mesh_local(x, y)
-        nodes = local | cube[1] if _low(cube[0]) else deposit(local, cube)
-        return Grant(nodes, {"cube": cube, "mesh": (x, y), "leftover": lefts})
+        return Grant(_mesh_nodes(x, y, *cube), {"cube": cube, "mesh": (x, y), "leftover": lefts})
 
     def _release(self, allocation: Allocation, token: Any) -> None:
         info = allocation.info
@@ -750,6 +760,24 @@ def _mesh_local(x: int, y: int) -> np.ndarray:
     out = np.sort(embed_mesh(x, y).ravel())
     out.flags.writeable = False
     return out
+
+
+@lru_cache(maxsize=1 << 12)
+def _mesh_nodes(x: int, y: int, free: int, value: int) -> np.ndarray:
+    """The nodes of the X×Y mesh placed in the cube ``(free, value)``, sorted and read-only (grants are
+    immutable, so every grant of the same mesh in the same cube shares them)."""
+    local = _mesh_local(x, y)
+    nodes = local | value if _low(free) else deposit(local, (free, value))  # (deposit keeps the order)
+    nodes.flags.writeable = False
+    return nodes
+
+
+@lru_cache(maxsize=1 << 12)
+def _cube_nodes(free: int, value: int) -> np.ndarray:
+    """The nodes of the subcube ``(free, value)``, sorted and read-only."""
+    nodes = value | _spread(free)
+    nodes.flags.writeable = False
+    return nodes
 
 
 def _difference(c: Cube, b: Cube) -> list[Cube]:
