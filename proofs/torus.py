@@ -778,6 +778,13 @@ def prove_conversion(st: Semitorus, machine: Torus, mode: str) -> ProofResult:
     return ProofResult(name, True, time.perf_counter() - t0, size, None, {"virtual_shape": conv.shape, "torus": conv.torus, "method": "exhaustive", "checked_links": links})
 
 
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, ascending: ``np.unique``'s answer by a sort (numpy 2's hashing
+    ``np.unique`` took ten times as long on these arrays, and half the conversion proofs' time)."""
+    keys = np.sort(keys)
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
+
+
 def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple[dict | None, int]:
     """What is wrong with conversion ``conv`` of ``st`` on ``machine`` (None if nothing), and how many links were checked.
 
@@ -799,8 +806,8 @@ def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple
     # the code's own edge list (the conformance suite checks allocations with it) must be the definition's
     # (as sets of unordered pairs, each pair keyed min * M + max; numpy, as set comprehensions cost a third of the proof)
     code = conv.virtual_edge_array()
-    code_keys = np.unique(code.min(axis=1) * M + code.max(axis=1))
-    def_keys = np.unique(np.minimum(a, b) * M + np.maximum(a, b))
+    code_keys = _distinct(code.min(axis=1) * M + code.max(axis=1))
+    def_keys = _distinct(np.minimum(a, b) * M + np.maximum(a, b))
     if not np.array_equal(code_keys, def_keys):
         pairs = lambda keys: [(int(k) // M, int(k) % M) for k in keys[:4]]  # noqa: E731
         return {"property": "virtual_edges", "code_only": pairs(np.setdiff1d(code_keys, def_keys)), "definition_only": pairs(np.setdiff1d(def_keys, code_keys))}, 0

@@ -5,6 +5,8 @@ All functions are pure: they take semitori and return lists of semitori.
 
 from __future__ import annotations
 
+import itertools
+
 from ...errors import InvalidArgument
 from ...topology.torus import Semitorus, Torus
 
@@ -113,20 +115,13 @@ def ep_partition(s: Semitorus, k: int) -> list[Semitorus]:
     piece = ep_piece_exponents(s.exponents, k)
     psides = tuple(1 << e for e in piece)
     wraps = tuple(w if ps == ss else False for w, ps, ss in zip(s.wrapped, psides, s.sides))
-    counts = [ss // ps for ss, ps in zip(s.sides, psides)]
-    pieces = []
-    # enumerate blocks with the first dimension fastest (node-id order of their first node)
-    total = 1
-    for c in counts:
-        total *= c
-    for idx in range(total):
-        off = []
-        r = idx
-        for o, c, ps in zip(s.offset, counts, psides):
-            off.append(o + (r % c) * ps)
-            r //= c
-        pieces.append(Semitorus(tuple(off), psides, wraps))
-    return pieces
+    order = sum(piece)
+    # each dimension's block offsets once (the proofs' offsets are symbolic: one addition per value, not per piece);
+    # blocks enumerated with the first dimension fastest (node-id order of their first node); the pieces are valid
+    # by construction (sides powers of two dividing S's, wraps S's or none), so they are built unchecked
+    axes = [[o + i * ps for i in range(ss // ps)] for o, ss, ps in zip(s.offset, s.sides, psides)]
+    unchecked = Semitorus._unchecked
+    return [unchecked(off[::-1], psides, wraps, order) for off in itertools.product(*reversed(axes))]
 
 
 #: NEP halving orders: "exhaust-largest" (the paper's example: halve the longest
