@@ -75,8 +75,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "ep-offset-forgets-base",
         "topoalloc/alloc/partition/schemes.py",
-        "off.append(o + (r % c) * ps)",
-        "off.append((r % c) * ps)",
+        "axes = [[o + i * ps for i in range(ss // ps)]",
+        "axes = [[i * ps for i in range(ss // ps)]",
         "EP piece offsets computed from the origin, not the semitorus's own offset: pieces of a semitorus "
         "away from the origin land on other jobs' nodes (invisible when only the origin is proved).",
         _TORUS_PROOFS,
