@@ -87,10 +87,6 @@ class _SubcubeBase(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
 
-    def _grant(self, block: tuple[np.ndarray, Cube]) -> Grant:
-        nodes, cube = block
-        return Grant(nodes, {"cube": cube})
-
     # Buddy and Gray code place a request by a pure function of the busy mask (``_place``),
     # so every probe is exact and cheap: a mask, no snapshot.  The search is bit-parallel on
     # one Python integer of free positions (in address order for the buddy, in Gray order for
@@ -128,7 +124,7 @@ class _SubcubeBase(Allocator):
         if k > self.dim or (1 << k) > self._free_count:
             return None
         block = self._place(self._busy, k)
-        return None if block is None else self._grant(block)
+        return None if block is None else Grant(block[0], {"cube": block[1]})
 
     def can_allocate(self, request: Request) -> bool:
         k = _request_dim(request)
@@ -339,7 +335,6 @@ def _bits(mask: np.ndarray) -> int:
     return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
 
 
-@lru_cache(maxsize=256)
 @lru_cache(maxsize=1 << 12)
 def _buddy_block(start: int, k: int) -> tuple[np.ndarray, Cube]:
     """The buddy's aligned block of ``2**k`` addresses from ``start``: nodes (read-only) and cube."""
@@ -359,6 +354,7 @@ def _gray_block(n: int, start: int, k: int) -> tuple[np.ndarray, Cube]:
     return nodes, cube
 
 
+@lru_cache(maxsize=256)
 def _multiples(n: int, step: int) -> int:
     """Bits 0, step, 2·step, … below n set (step a power of two dividing n): the allowed starts."""
     return ((1 << n) - 1) // ((1 << step) - 1)
