@@ -733,3 +733,17 @@ def test_shared_channels_sorted_by_dimension_then_node(a, b):
     got = shared_channels(sorted(a), sorted(b), 4)
     assert got == sorted(got, key=lambda c: (c.dimension, c.node, c.direction))
     assert got == sorted(set(got), key=lambda c: (c.dimension, c.node, c.direction))
+
+
+def test_block_nodes_are_shared_only_for_small_blocks():
+    """Grants of a small block share one read-only node array; a block above the kept size is built per grant
+    (the caches then hold at most 4,096 blocks of 1,024 nodes each, whatever the machine's size)."""
+    from topoalloc.alloc.hypercube import allocators as A
+
+    small = A._buddy_block(64, 6)
+    assert A._buddy_block(64, 6) is small and not small[0].flags.writeable
+    big = A._buddy_block(0, 11)
+    again = A._buddy_block(0, 11)
+    assert big[0] is not again[0] and big[1] == again[1] == ((1 << 11) - 1, 0)
+    assert A._cube_nodes((1 << 11) - 1, 0) is not A._cube_nodes((1 << 11) - 1, 0)
+    assert A._cube_nodes(0b111, 8) is A._cube_nodes(0b111, 8)

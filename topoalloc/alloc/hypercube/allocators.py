@@ -25,8 +25,8 @@ leftover cubes the mesh's partition produced.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from functools import lru_cache
-from typing import Any, Self
+from functools import lru_cache, wraps
+from typing import Any, Self, TypeVar
 from itertools import combinations
 
 import numpy as np
@@ -335,7 +335,27 @@ def _bits(mask: np.ndarray) -> int:
     return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
 
 
-@lru_cache(maxsize=1 << 12)
+#: a grant's nodes are kept for the next grant of the same block only for blocks of at most this many nodes
+#: (4,096 blocks of each kind: at most 32 MiB each); a larger block is built again, its cost then in the array
+_KEEP_NODES = 1 << 10
+
+_T = TypeVar("_T")
+
+
+def _kept_if_small(nodes_of: Callable[..., int]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+    """Memoise a block builder (its arrays are read-only, so grants may share them) for blocks of at most
+    :data:`_KEEP_NODES` nodes, ``nodes_of(*args)`` saying how many; larger blocks are built on each call."""
+    def wrap(build: Callable[..., _T]) -> Callable[..., _T]:
+        kept = lru_cache(maxsize=1 << 12)(build)
+
+        @wraps(build)
+        def get(*args: Any) -> _T:
+            return kept(*args) if nodes_of(*args) <= _KEEP_NODES else build(*args)
+        return get
+    return wrap
+
+
+@_kept_if_small(lambda start, k: 1 << k)
 def _buddy_block(start: int, k: int) -> tuple[np.ndarray, Cube]:
     """The buddy's aligned block of ``2**k`` addresses from ``start``: nodes (read-only) and cube."""
     nodes = np.arange(start, start + (1 << k), dtype=np.int64)
@@ -343,7 +363,7 @@ def _buddy_block(start: int, k: int) -> tuple[np.ndarray, Cube]:
     return nodes, ((1 << k) - 1, start)
 
 
-@lru_cache(maxsize=1 << 12)
+@_kept_if_small(lambda n, start, k: 1 << k)
 def _gray_block(n: int, start: int, k: int) -> tuple[np.ndarray, Cube]:
     """Gray code's window of ``2**k`` positions of Q_n's cyclic BRGC order from ``start``: nodes (sorted, read-only) and cube."""
     nodes = np.sort(_gray_order(n)[(start + np.arange(1 << k)) % (1 << n)])
@@ -758,7 +778,7 @@ def _mesh_local(x: int, y: int) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=1 << 12)
+@_kept_if_small(lambda x, y, free, value: x * y)
 def _mesh_nodes(x: int, y: int, free: int, value: int) -> np.ndarray:
     """The nodes of the X×Y mesh placed in the cube ``(free, value)``, sorted and read-only (grants are
     immutable, so every grant of the same mesh in the same cube shares them)."""
@@ -768,7 +788,7 @@ def _mesh_nodes(x: int, y: int, free: int, value: int) -> np.ndarray:
     return nodes
 
 
-@lru_cache(maxsize=1 << 12)
+@_kept_if_small(lambda free, value: 1 << free.bit_count())
 def _cube_nodes(free: int, value: int) -> np.ndarray:
     """The nodes of the subcube ``(free, value)``, sorted and read-only."""
     nodes = value | _spread(free)
