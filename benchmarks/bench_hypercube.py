@@ -11,7 +11,13 @@ operation allocates one request from the same stream and releases it.  Reported:
 median and 90th percentile over successful pairs, the share that did not fit (timed
 apart), and the same on a fresh machine for the thesis's 20×30 example.
 
-Usage: python benchmarks/bench_hypercube.py [--pairs N] [--no-proof]
+``--sizes``: the buddy's and Gray code's allocate+release on Q10 ... Q24 (no target: it shows how the
+cost grows with the machine), each with its own searches through the block tree (from Q15 up, as the
+allocators choose) and through the bit-parallel search alone, whose every grant costs O(2**n / 64).
+The machine is first filled to about half by blocks of 2**k nodes, k uniform on 0 .. n - 6; the measured
+requests are blocks of 2**k nodes, k exponential with mean 2.
+
+Usage: python benchmarks/bench_hypercube.py [--pairs N] [--no-proof] [--sizes]
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ from topoalloc.topology import Hypercube
 
 Q10 = Hypercube(10)
 TARGET_US = 50.0
+#: the machines of --sizes
+SIZES = (10, 14, 15, 16, 18, 20, 22, 24)
 
 
 def stream(n: int, seed: int) -> list[Request]:
@@ -55,6 +63,33 @@ def steady_state(name: str, reqs: list[Request], rng: random.Random):
     return a
 
 
+def by_size(pairs: int) -> None:
+    """Allocate+release median and p90 on Q10 ... Q24, block tree (as chosen) against the bit-parallel search."""
+    print(f"buddy and Gray code by machine size: filled to about half by blocks of 2**k nodes (k uniform on 0 .. n - 6),")
+    print(f"then {pairs} pairs of blocks of 2**k nodes (k exponential, mean 2; fewer pairs for the bit-parallel search above Q18)")
+    print(f"{'machine':8s} {'allocator':10s} {'search':>6s} {'median µs':>10s} {'p90 µs':>8s} {'no fit':>7s}")
+
+    def blocks(n: int, count: int, seed: int) -> list[Request]:
+        rng = random.Random(seed)
+        return [Request(1 << min(n, int(rng.expovariate(0.5)))) for _ in range(count)]
+
+    for n in SIZES:
+        for name in ("buddy", "gray_code"):
+            for search in ("tree", "bits"):
+                a = ALLOCATORS.create(name, topology=Hypercube(n))
+                if search == "tree" and n < a.TREE_MIN_DIM:
+                    continue  # (below it the allocator itself uses the bit-parallel search)
+                rng = random.Random(2)
+                while a.free_count > a.n_nodes // 2:
+                    a.allocate(Request(1 << rng.randint(0, n - 6)))
+                if search == "bits":
+                    a.TREE_MIN_DIM = n + 1
+                count = pairs if search == "tree" or n <= 18 else max(50, pairs // (1 << (n - 16)))
+                ok, failed = measure_pairs(a, blocks(n, count, 3))
+                ok.sort()
+                print(f"Q{n:<7d} {name:10s} {search:>6s} {_us(statistics.median(ok)):>10s} {_us(ok[int(0.9 * len(ok))]):>8s} {len(failed) / count:7.1%}")
+
+
 def _us(v: float) -> str:
     return f"{v * 1e6:8.1f}"
 
@@ -63,8 +98,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--pairs", type=int, default=20000)
     p.add_argument("--no-proof", action="store_true", help="skip timing the Theorem 1 proof")
+    p.add_argument("--sizes", action="store_true", help="only the buddy and Gray code on Q10 ... Q24, block tree against bit-parallel search")
     args = p.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}")
+    if args.sizes:
+        by_size(min(args.pairs, 5000))
+        return 0
     print(f"steady state on Q10 (about half busy), meshes with sides uniform on [1, 32], {args.pairs} pairs")
     print(f"{'allocator':10s} {'median µs':>10s} {'p90 µs':>8s} {'no fit':>7s} {'no-fit median µs':>17s}")
     medians = {}

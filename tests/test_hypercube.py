@@ -15,6 +15,7 @@ from topoalloc.alloc.hypercube import AFLAllocator, BuddyAllocator, FreeListAllo
 from topoalloc.alloc.hypercube.embedding import brgc, cluster_partition, coalesce, embed_mesh, gray_blocks, partition_leftover, square_shape
 from topoalloc.errors import InvalidArgument, RequestNeverFits
 from topoalloc.registry import ALLOCATORS
+from topoalloc.testing import CHECKS
 from topoalloc.testing.conformance import CLAIM_CHECKS, check_invariants
 from topoalloc.topology import Hypercube, Subcube, Torus, parse_machine
 from topoalloc.topology.hypercube import channels_within, ecube_channels, shared_channels
@@ -747,3 +748,76 @@ def test_block_nodes_are_shared_only_for_small_blocks():
     assert big[0] is not again[0] and big[1] == again[1] == ((1 << 11) - 1, 0)
     assert A._cube_nodes((1 << 11) - 1, 0) is not A._cube_nodes((1 << 11) - 1, 0)
     assert A._cube_nodes(0b111, 8) is A._cube_nodes(0b111, 8)
+
+
+# ------------------------------------------------ the block tree (large machines' own searches)
+def _tree_forced(cls):
+    """``cls`` with its own searches always through the block tree (it is used from Q15 up otherwise)."""
+    return type(f"Tree{cls.__name__}", (cls,), {"TREE_MIN_DIM": 0})
+
+
+@pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator], ids=["buddy", "gray_code"])
+def test_block_tree_gives_the_bit_parallel_search_blocks_and_stays_exact(cls):
+    """On random grants and releases (Q1-Q8, requests of every size, shaped or not), the tree-backed allocator
+    answers ``can_allocate`` and grants exactly as the bit-parallel search does, and after every step its tree
+    equals one built afresh from the busy mask (so updates never drift)."""
+    from topoalloc.alloc.hypercube import allocators as A
+
+    rng = random.Random(4)
+    steps = 0
+    for n in range(1, 9):
+        for _ in range(12):
+            tree_side, bits_side = _tree_forced(cls)(Hypercube(n)), cls(Hypercube(n))
+            held = []
+            for _ in range(50):
+                if held and rng.random() < 0.45:
+                    x, y = held.pop(rng.randrange(len(held)))
+                    tree_side.release(x)
+                    bits_side.release(y)
+                else:
+                    size = 1 << rng.randrange(n + 1) if rng.random() < 0.8 else rng.randint(1, 1 << n)
+                    req = Request(size)
+                    assert tree_side.can_allocate(req) == bits_side.can_allocate(req)
+                    x, y = tree_side.allocate(req), bits_side.allocate(req)
+                    assert (x is None) == (y is None)
+                    if x is not None:
+                        assert x.nodes.tolist() == y.nodes.tolist() and x.info == y.info
+                        held.append((x, y))
+                tree = tree_side._own_tree()
+                free = ~tree_side._busy[A._gray_order(n)] if tree_side._gray else ~tree_side._busy
+                fresh = A._BlockTree(free, tree_side._gray, tree.stamp)
+                for kept, built in zip(tree.arrays, fresh.arrays):
+                    assert all((a == b).all() for a, b in zip(kept, built))
+                steps += 1
+    assert steps == 8 * 12 * 50
+
+
+@pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator], ids=["buddy", "gray_code"])
+def test_block_tree_is_kept_across_grants_and_rebuilt_after_a_clone(cls):
+    """The tree is updated in place by the allocator's own grants and releases; a snapshot starts without one."""
+    a = _tree_forced(cls)(Hypercube(6))
+    x = a.allocate(Request(4))
+    tree = a._own_tree()
+    y = a.allocate(Request(8))
+    a.release(x)
+    assert a._own_tree() is tree and a.token_of(y)[1] == 3
+    clone = a.snapshot()
+    assert clone._tree is None and clone.allocate(Request(2)).nodes.tolist() == a.snapshot().allocate(Request(2)).nodes.tolist()
+    assert a._own_tree() is tree
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+@pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator], ids=["buddy", "gray_code"])
+@pytest.mark.parametrize("n", [3, 5])
+def test_block_tree_passes_the_conformance_checks(cls, n, check):
+    """Every conformance check on the tree-backed searches (which the registered allocators use from Q15 up,
+    beyond the suite's small machines)."""
+    CHECKS[check](lambda: _tree_forced(cls)(Hypercube(n)), **({"examples": 20} if check == "stateful" else {}))
+
+
+def test_block_tree_threshold_is_where_the_tree_is_used():
+    """Below TREE_MIN_DIM the own searches are bit-parallel (no tree); from it up they go through the tree."""
+    small, large = BuddyAllocator(Hypercube(BuddyAllocator.TREE_MIN_DIM - 1)), GrayCodeAllocator(Hypercube(GrayCodeAllocator.TREE_MIN_DIM))
+    small.allocate(Request(2))
+    large.allocate(Request(2))
+    assert small._tree is None and large._tree is not None

@@ -75,6 +75,7 @@ class _SubcubeBase(Allocator):
         super().__init__(topology)
         self.dim = topology.n
         self._levels: tuple[tuple[int, int], list[int]] | None = None
+        self._tree: _BlockTree | None = None
 
     @classmethod
     def accepts(cls, topology: Any) -> bool:
@@ -82,7 +83,8 @@ class _SubcubeBase(Allocator):
         return isinstance(topology, Hypercube)
 
     def _copy_state(self, clone: Self) -> None:
-        clone._levels = None  # the busy mask is the whole state; the search levels are recomputed
+        clone._levels = None  # the busy mask is the whole state; the search levels and the tree are recomputed
+        clone._tree = None
 
     def _fits_empty(self, request: Request) -> bool:
         return _request_dim(request) <= self.dim
@@ -119,12 +121,56 @@ class _SubcubeBase(Allocator):
             levels.append(z & (z >> (1 << (len(levels) - 1))))
         return levels[k]
 
+    # The bit-parallel search costs O(2**n / 64) per grant, as every grant changes the mask.  From Q15 up
+    # (TREE_MIN_DIM: where the two cost alike in ``bench_hypercube.py --sizes``) the allocator's own mask is
+    # also summarised by a _BlockTree, updated in O(2**k + n) per grant and release and searched in O(n).
+    # Any other mask (a probe's) and every smaller machine use the bit-parallel search; the two give the
+    # same block (tested).  The grant's token is its (first position, k), for the release.
+    #: smallest cube dimension at which the allocator's own searches go through a _BlockTree
+    TREE_MIN_DIM: int = 15
+    _gray: bool = False
+
+    def _own_tree(self) -> "_BlockTree | None":
+        """The tree of the allocator's own mask, rebuilt if a grant or release did not keep it (None below TREE_MIN_DIM)."""
+        if self.dim < self.TREE_MIN_DIM:
+            return None
+        stamp = (self._serial, self._free_count)
+        tree = self._tree
+        if tree is None or tree.stamp != stamp:
+            free = ~self._busy[_gray_order(self.dim)] if self._gray else ~self._busy
+            tree = self._tree = _BlockTree(free, self._gray, stamp)
+        return tree
+
+    def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:  # pragma: no cover - both subclasses define it
+        """The block of 2**k positions from position ``start``: nodes (sorted, read-only) and cube."""
+        raise InternalError(f"{type(self).__name__} does not define _block")
+
     def _allocate(self, request: Request) -> Grant | None:
         k = _request_dim(request)
         if k > self.dim or (1 << k) > self._free_count:
             return None
-        block = self._place(self._busy, k)
-        return None if block is None else Grant(block[0], {"cube": block[1]})
+        tree = self._own_tree()
+        if tree is None:
+            block = self._place(self._busy, k)
+            return None if block is None else Grant(block[0], {"cube": block[1]})
+        start = tree.first_fit(k)
+        if start is None:
+            return None
+        nodes, cube = self._block(start, k)
+        tree.set_window(start, k, False)
+        tree.stamp = (self._serial + 1, self._free_count - (1 << k))  # the state once the base has taken the grant
+        return Grant(nodes, {"cube": cube}, token=(start, k))
+
+    def _release(self, allocation: Allocation, token: Any) -> None:
+        tree = self._tree
+        if tree is None:
+            return
+        if token is None or tree.stamp != (self._serial, self._free_count):
+            self._tree = None  # not the tree's state, or a grant it did not see: rebuilt when next needed
+            return
+        start, k = token
+        tree.set_window(start, k, True)
+        tree.stamp = (self._serial, self._free_count + allocation.size)
 
     def can_allocate(self, request: Request) -> bool:
         k = _request_dim(request)
@@ -169,12 +215,18 @@ class BuddyAllocator(_SubcubeBase):
         return _bits(~busy)
 
     def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
+        if busy is self._busy and (tree := self._own_tree()) is not None:
+            start = tree.first_fit(k)
+            return None if start is None else _buddy_block(start, k)
         size = 1 << k
         # aligned blocks of 2**k addresses: a free run of 2**k starting at a multiple of 2**k
         hit = self._runs(busy, k) & _multiples(1 << self.dim, size)
         if not hit:
             return None
         return _buddy_block((hit & -hit).bit_length() - 1, k)
+
+    def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:
+        return _buddy_block(start, k)
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
         return rank.reshape(-1, 1 << k).max(axis=1)
@@ -200,7 +252,12 @@ class GrayCodeAllocator(_SubcubeBase):
         free = _bits(~busy[_gray_order(self.dim)])  # free, in Gray order
         return free | (free << (1 << self.dim))  # twice round: windows are cyclic
 
+    _gray = True
+
     def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
+        if busy is self._busy and (tree := self._own_tree()) is not None:
+            start = tree.first_fit(k)
+            return None if start is None else _gray_block(self.dim, start, k)
         size, n_pos = 1 << k, 1 << self.dim
         # windows of 2**k positions starting at multiples of 2**(k-1) (the whole cube: at 0), cyclic
         step = n_pos if k == self.dim else max(1, size // 2)
@@ -208,6 +265,9 @@ class GrayCodeAllocator(_SubcubeBase):
         if not hit:
             return None
         return _gray_block(self.dim, (hit & -hit).bit_length() - 1, k)
+
+    def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:
+        return _gray_block(self.dim, start, k)
 
     def _block_ranks(self, rank: np.ndarray, k: int) -> np.ndarray:
         g = rank[_gray_order(self.dim)]
@@ -311,6 +371,126 @@ class _FreeSubcubeGuard(ReservationGuard):
             return False
         self.shadow = trial
         return True
+
+
+class _BlockTree:
+    """Summaries of a mask of free positions over its aligned blocks of every size: first fit in O(n), a
+    window's grant or release in O(2**k + n).  Positions are Q_n's addresses for the buddy, its BRGC
+    positions for Gray code.
+
+    For the block of 2**l positions at index i of level l, with -1 for "none": ``top[l][i]`` (the buddy's)
+    is the largest j such that one of its aligned 2**j blocks is free.  Gray code's are ``pre`` and ``suf``,
+    the largest j such that its first / last aligned 2**j block is free, and ``win``, the largest k such that
+    a window of 2**k positions from a multiple of 2**(k-1) lies free inside it (k = 0: a free position).
+    A block is free iff its top (pre) is l.  A window of 2**k (k >= 1) inside a parent lies inside one
+    child or is the one from ``mid - 2**(k-1)``, free iff the left child's suf and the right's pre are
+    both at least k - 1; windows round the end of the cyclic order are the root's suf and pre.
+    """
+
+    __slots__ = ("n", "gray", "stamp", "arrays", "views")
+
+    def __init__(self, free: np.ndarray, gray: bool, stamp: tuple[int, int]):
+        self.n = n = free.size.bit_length() - 1
+        self.gray = gray
+        self.stamp = stamp
+        leaf = free.astype(np.int8) - np.int8(1)  # (int8 throughout: no wider temporaries on large machines)
+        if not gray:
+            top = [leaf]
+            for l in range(1, n + 1):
+                a, b = top[-1][0::2], top[-1][1::2]
+                top.append(np.where((a == l - 1) & (b == l - 1), np.int8(l), np.maximum(a, b)))
+            self.arrays: tuple[list[np.ndarray], ...] = (top,)
+        else:
+            pre, suf, win = [leaf], [leaf.copy()], [leaf.copy()]
+            for l in range(1, n + 1):
+                pa, pb, sa, sb = pre[-1][0::2], pre[-1][1::2], suf[-1][0::2], suf[-1][1::2]
+                full = (pa == l - 1) & (pb == l - 1)
+                pre.append(np.where(full, np.int8(l), pa))
+                suf.append(np.where(full, np.int8(l), sb))
+                m = np.minimum(sa, pb)
+                cross = np.where(m >= 0, m + np.int8(1), np.int8(-1))
+                win.append(np.maximum(np.maximum(win[-1][0::2], win[-1][1::2]), cross))
+            self.arrays = (pre, suf, win)
+        self.views = tuple([memoryview(a) for a in levels] for levels in self.arrays)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (memoryviews neither pickle nor deep-copy: rebuilt from the arrays)
+        return _restore_tree, (self.n, self.gray, self.stamp, self.arrays)
+
+    def first_fit(self, k: int) -> int | None:
+        """The first position from which the 2**k positions of a block (buddy: aligned; Gray code: from a
+        multiple of 2**(k-1), cyclic; the whole cube from 0) are free, or None."""
+        n = self.n
+        if not self.gray:
+            (top,) = self.views
+            if top[n][0] < k:
+                return None
+            i = 0
+            for l in range(n, k, -1):
+                c = 2 * i
+                i = c if top[l - 1][c] >= k else c + 1
+            return i << k
+        pre, suf, win = self.views
+        if k == n:
+            return 0 if pre[n][0] == n else None
+        if win[n][0] >= k:
+            i = 0
+            for l in range(n, k, -1):
+                c = 2 * i
+                if win[l - 1][c] >= k:
+                    i = c
+                elif k and suf[l - 1][c] >= k - 1 and pre[l - 1][c + 1] >= k - 1:
+                    return ((c + 1) << (l - 1)) - (1 << (k - 1))
+                else:
+                    i = c + 1
+            return i << k
+        if k and suf[n][0] >= k - 1 and pre[n][0] >= k - 1:
+            return (1 << n) - (1 << (k - 1))
+        return None
+
+    def set_window(self, start: int, k: int, free: bool) -> None:
+        """Mark the 2**k positions from ``start`` (a block :meth:`first_fit` gives) free or busy."""
+        if start % (1 << k) == 0:
+            self._fill(k, start >> k, free)
+        else:  # a Gray code window from an odd multiple of 2**(k-1): two halves, the second maybe round the end
+            i = start >> (k - 1)
+            self._fill(k - 1, i, free)
+            self._fill(k - 1, (i + 1) % (1 << (self.n - k + 1)), free)
+
+    def _fill(self, j: int, i: int, free: bool) -> None:
+        for l in range(j + 1):
+            lo = i << (j - l)
+            value = l if free else -1
+            for levels in self.arrays:
+                levels[l][lo:lo + (1 << (j - l))] = value
+        if not self.gray:
+            (top,) = self.views
+            for l in range(j + 1, self.n + 1):
+                i >>= 1
+                a, b = top[l - 1][2 * i], top[l - 1][2 * i + 1]
+                v = l if a == b == l - 1 else max(a, b)
+                if top[l][i] == v:
+                    return  # unchanged here, so above too
+                top[l][i] = v
+            return
+        pre, suf, win = self.views
+        for l in range(j + 1, self.n + 1):
+            i >>= 1
+            c = 2 * i
+            pa, pb, sa, sb = pre[l - 1][c], pre[l - 1][c + 1], suf[l - 1][c], suf[l - 1][c + 1]
+            full = pa == pb == l - 1
+            p, s = (l, l) if full else (pa, sb)
+            m = min(sa, pb)
+            w = max(win[l - 1][c], win[l - 1][c + 1], m + 1 if m >= 0 else -1)
+            if pre[l][i] == p and suf[l][i] == s and win[l][i] == w:
+                return
+            pre[l][i], suf[l][i], win[l][i] = p, s, w
+
+
+def _restore_tree(n: int, gray: bool, stamp: tuple[int, int], arrays: tuple[list[np.ndarray], ...]) -> _BlockTree:
+    tree = _BlockTree.__new__(_BlockTree)
+    tree.n, tree.gray, tree.stamp, tree.arrays = n, gray, stamp, arrays
+    tree.views = tuple([memoryview(a) for a in levels] for levels in arrays)
+    return tree
 
 
 def _has_free_subcube(busy: np.ndarray, n: int, k: int) -> bool:
