@@ -80,7 +80,7 @@ def easy(jobs, n):
             s = jobs[j][2]
             if s > free:
                 continue
-            ends_by = jobs[j][3] <= shadow - now
+            ends_by = now + jobs[j][3] <= shadow  # (its expected end, the sum every expected end is)
             if ends_by or s <= extra:
                 if not ends_by:
                     extra -= s

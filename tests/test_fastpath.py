@@ -108,6 +108,25 @@ def test_kernel_equals_replay_probes(w, sched):
     assert np.array_equal(a.start, b.start)
 
 
+def test_ends_by_the_shadow_time_is_the_sum_every_expected_end_is():
+    """A job ends by the shadow time iff ``now + estimate <= shadow``, the float sum every expected end is,
+    not ``estimate <= shadow - now``, which is a unit in the last place off at large times.  Found by
+    Hypothesis (``test_kernel_equals_replay_probes``): at 1e9 + 3.3 job 6 (estimate 1.8) ends exactly at the
+    shadow time 1e9 + 5.1, though 1.8 > shadow - now; counted as running past it, it took the head's five
+    extra processors, and job 7 (one processor, past the shadow time) could not start at its arrival,
+    while the replay guard, which sees job 6's expected end, let it.  Every engine now starts job 7 on arrival."""
+    w = Workload(
+        job_id=np.arange(1, 8), submit=[1e9 + 0.3] * 4 + [1e9 + 0.4] * 2 + [1e9 + 3.4],
+        run=[2.9000000000000004, 3.0, 0.2, 0.30000000000000004, 0.0, 0.2, 0.9], size=[1, 13, 4, 3, 11, 5, 1],
+        requested_time=[-1.0, -1.0, 1.8, 1.9000000000000001, -1.0, 1.8, -1.0], header={"MaxProcs": "16"}, source="<ulp>",
+    )
+    runs = [topoalloc.simulate(w, machine="flat:16", scheduler="easy", **kw)
+            for kw in ({"engine": "python"}, {"allocator": "flat:probe=replay"}, {"engine": "compiled"} if fastpath.compiled_available() else {})]
+    for r in runs:
+        assert r.start.tolist() == runs[0].start.tolist()
+    assert runs[0].start[6] == w.submit[6] and runs[0].start[5] == 1e9 + 0.3 + 3.0
+
+
 @needs_kernel
 @pytest.mark.parametrize("sched", ["fcfs", "easy", "conservative"])
 @pytest.mark.parametrize("path", GOLDEN_FILES, ids=[p.stem for p in GOLDEN_FILES])
@@ -585,3 +604,15 @@ def test_conservative_moves_a_job_whose_window_ends_exactly_where_a_reservation_
     assert py.start.tolist() == replay.start.tolist() == [0.0, 0.5, 2.3000000000000003, 0.7000000000000001]
     if fastpath.compiled_available():
         assert topoalloc.simulate(w, machine="flat:16", scheduler="conservative", engine="compiled").start.tolist() == py.start.tolist()
+
+
+@settings(max_examples=500)
+@given(now=st.one_of(st.floats(0, 1e12), st.sampled_from([0.0, 1.0, 1e9, 2.0**52])), d=st.one_of(st.floats(0, 1e6), st.floats(0, 1e-6), st.integers(0, 10**6).map(lambda i: i / 10)))
+def test_latest_end_by_is_the_largest_estimate_that_ends_by_the_shadow_time(now, d):
+    from topoalloc.sched.easy import latest_end_by
+
+    import math
+
+    shadow = now + d
+    e = latest_end_by(shadow, now)
+    assert now + e <= shadow < now + math.nextafter(e, math.inf)

@@ -9,7 +9,7 @@
  * arrivals-only pass, the "room" shortcut), conservative.py and plan.py
  * (reservations, compression, stale plans, ZERO_LENGTH, wake-ups).  Every
  * floating-point value is computed by the same operations in the same order
- * (now + run, now + estimate, shadow - now, end_at(t, span)), so the decisions are
+ * (now + run, now + estimate, latest_end_by(shadow, now), end_at(t, span)), so the decisions are
  * the same to the last bit; the differential tests compare the two job by job.
  *
  * With a layout (1 buddy, 2 Gray code: alloc/hypercube/allocators.py), every
@@ -37,6 +37,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -376,6 +377,23 @@ static void run_remove(Running *r, double ee, i64 job) {
     if (lo < r->n) {
         memmove(&r->a[lo], &r->a[lo + 1], (size_t)(r->n - lo - 1) * sizeof(Run));
         r->n--;
+    }
+}
+
+/* easy.latest_end_by: the largest estimate e with now + e <= shadow (every expected end is such a sum;
+ * shadow - now alone can be a unit in the last place off either way at large times) */
+static double latest_end_by(double shadow, double now) {
+    double e = shadow - now;
+    if (!isfinite(e) || (now + e <= shadow && shadow < now + nextafter(e, INFINITY))) return e;
+    double u = 2 * fmax(fabs(shadow), fabs(now)) * DBL_EPSILON; /* at least 2 ulp of either */
+    double lo = e - u, hi = e + u;
+    while (now + lo > shadow) lo -= u;
+    while (now + hi <= shadow) hi += u;
+    for (;;) {
+        double mid = lo + (hi - lo) / 2;
+        if (!(lo < mid && mid < hi)) return lo;
+        if (now + mid <= shadow) lo = mid;
+        else hi = mid;
     }
 }
 
@@ -1154,7 +1172,7 @@ static int easy_pass_mask(Sim *s) {
     }
     s->head = head;
     s->shadow = t;
-    double latest_end = t - s->now;
+    double latest_end = latest_end_by(t, s->now);
     unsigned char refused[128];
     memset(refused, 0, sizeof refused);
     /* The candidates, in queue order, are the jobs after the head whose window size is not
@@ -1223,7 +1241,7 @@ static int easy_pass_mask(Sim *s) {
  * or, with `last` >= 0, the arrivals first..last-1. */
 static int easy_backfill(Sim *s, i64 first, i64 room, i64 last) {
     if (!s->free) return 0;
-    double latest_end = s->shadow - s->now; /* a job ends by the shadow iff its estimate <= this */
+    double latest_end = latest_end_by(s->shadow, s->now); /* a job ends by the shadow iff its estimate <= this */
     i64 limit = s->free;
     for (i64 j = first; j >= 0 && (last < 0 || j < last);) {
         i64 nx = last < 0 ? s->q.next[j] : j + 1;

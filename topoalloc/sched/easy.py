@@ -20,6 +20,7 @@ Conventions (pinned by the golden traces in ``tests/golden``):
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 
@@ -237,7 +238,7 @@ class EASY(Scheduler):
             return
         size = ctx.size
         est = ctx.estimate
-        latest_end = self._shadow - ctx.now  # a job ends by the shadow iff its estimate <= this
+        latest_end = latest_end_by(self._shadow, ctx.now)  # a job ends by the shadow iff its estimate <= this
         extra = self._extra
         started = []
         for j in candidates:
@@ -295,7 +296,7 @@ class EASY(Scheduler):
         the last rank queued.
         """
         allocator = ctx.allocator
-        latest_end = self._shadow - ctx.now
+        latest_end = latest_end_by(self._shadow, ctx.now)
         est = ctx.estimate
         size = ctx.size
         free = allocator.max_request_now()
@@ -449,7 +450,7 @@ class EASY(Scheduler):
         free = limit = allocator.max_request_now()
         size = ctx.size
         est = ctx.estimate
-        latest_end = self._shadow - ctx.now
+        latest_end = latest_end_by(self._shadow, ctx.now)
         codes = self._codes
         if codes is None or len(codes) != len(size):
             codes = self._codes = [-1] * len(size)
@@ -519,6 +520,45 @@ class EASY(Scheduler):
             return -2
         ids = self._code_ids
         return 2 * ids.setdefault(key, len(ids))
+
+
+def latest_end_by(shadow: float, now: float) -> float:
+    """The largest estimate ``e`` with ``now + e <= shadow``: a job started now ends by the shadow time iff
+    its estimate is at most this.
+
+    Every expected end is the float sum ``start + estimate`` (the running jobs', the shadow time's), so
+    "ends by the shadow time" means that sum, not ``estimate <= shadow - now``: the difference can be one
+    unit in the last place off either way at large times (1e9 + 0.3 + 1.8 == 1e9 + 5.1, but
+    1.8 > (1e9 + 5.1) - (1e9 + 0.3)).  Float addition is monotone, so the estimates that end by the shadow
+    time are those up to one largest value: the difference when it is that value, else found by bisection
+    between two values a few units either side.  With whole-second times the answer is below the next whole
+    second, so whole-second estimates are decided as by the difference.  The compiled kernel computes the
+    same (``latest_end_by`` in ``_ckernel.c``).
+
+    >>> now, shadow = 1e9 + 0.3, 1e9 + 0.3 + 1.8
+    >>> shadow - now < 1.8 <= latest_end_by(shadow, now)
+    True
+    >>> e = latest_end_by(50.0, 20.0)  # 30 and the 30.000000000000004 that rounds to 50 too
+    >>> 30.0 < e < 31.0 and 20.0 + e == 50.0
+    True
+    """
+    e = shadow - now
+    if not math.isfinite(e) or now + e <= shadow < now + math.nextafter(e, math.inf):
+        return e
+    u = 2 * math.ulp(max(abs(shadow), abs(now)))
+    lo, hi = e - u, e + u  # now + lo <= shadow < now + hi: the difference and each sum round by at most half a unit
+    while now + lo > shadow:  # (never, by that bound: kept so that a wrong bound costs time, not a wrong answer)
+        lo -= u
+    while now + hi <= shadow:
+        hi += u
+    while True:
+        mid = lo + (hi - lo) / 2
+        if not lo < mid < hi:
+            return lo
+        if now + mid <= shadow:
+            lo = mid
+        else:
+            hi = mid
 
 
 def _broken_counting(allocator: Allocator, size: int) -> ConformanceError:
