@@ -411,7 +411,7 @@ class _BlockTree:
                 cross = np.where(m >= 0, m + np.int8(1), np.int8(-1))
                 win.append(np.maximum(np.maximum(win[-1][0::2], win[-1][1::2]), cross))
             self.arrays = (pre, suf, win)
-        self.views = tuple([memoryview(a) for a in levels] for levels in self.arrays)
+        self.views = tuple([a.data for a in levels] for levels in self.arrays)
 
     def __reduce__(self) -> tuple[Any, ...]:  # (memoryviews neither pickle nor deep-copy: rebuilt from the arrays)
         return _restore_tree, (self.n, self.gray, self.stamp, self.arrays)
@@ -489,7 +489,7 @@ class _BlockTree:
 def _restore_tree(n: int, gray: bool, stamp: tuple[int, int], arrays: tuple[list[np.ndarray], ...]) -> _BlockTree:
     tree = _BlockTree.__new__(_BlockTree)
     tree.n, tree.gray, tree.stamp, tree.arrays = n, gray, stamp, arrays
-    tree.views = tuple([memoryview(a) for a in levels] for levels in arrays)
+    tree.views = tuple([a.data for a in levels] for levels in arrays)
     return tree
 
 
