@@ -97,10 +97,19 @@ class _SubcubeBase(Allocator):
     # The levels of the allocator's own mask are kept until its state changes; the pair
     # (allocation serial, free count) names a state (a grant raises the serial, and between
     # grants every release raises the free count).
-    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:  # pragma: no cover - both subclasses define it
+    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
         """The block a k-cube request gets with ``busy``: its nodes (sorted, read-only, shared by every grant of
-        the block: grants are immutable) and its cube; None if there is none."""
-        raise InternalError(f"{type(self).__name__} does not define _place")
+        the block: grants are immutable) and its cube; None if there is none.  The allocator's own mask is
+        searched through its block tree when it has one, any other by the bit-parallel search."""
+        if busy is self._busy and (tree := self._own_tree()) is not None:
+            start = tree.first_fit(k)
+        else:
+            start = self._first_start(busy, k)
+        return None if start is None else self._block(start, k)
+
+    def _first_start(self, busy: np.ndarray, k: int) -> int | None:  # pragma: no cover - both subclasses define it
+        """The bit-parallel search: the first position of the block a k-cube request gets with ``busy``, or None."""
+        raise InternalError(f"{type(self).__name__} does not define _first_start")
 
     def _free_bits(self, busy: np.ndarray) -> int:  # pragma: no cover - both subclasses define it
         raise InternalError(f"{type(self).__name__} does not define _free_bits")
@@ -214,16 +223,10 @@ class BuddyAllocator(_SubcubeBase):
     def _free_bits(self, busy: np.ndarray) -> int:
         return _bits(~busy)
 
-    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
-        if busy is self._busy and (tree := self._own_tree()) is not None:
-            start = tree.first_fit(k)
-            return None if start is None else _buddy_block(start, k)
-        size = 1 << k
+    def _first_start(self, busy: np.ndarray, k: int) -> int | None:
         # aligned blocks of 2**k addresses: a free run of 2**k starting at a multiple of 2**k
-        hit = self._runs(busy, k) & _multiples(1 << self.dim, size)
-        if not hit:
-            return None
-        return _buddy_block((hit & -hit).bit_length() - 1, k)
+        hit = self._runs(busy, k) & _multiples(1 << self.dim, 1 << k)
+        return (hit & -hit).bit_length() - 1 if hit else None
 
     def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:
         return _buddy_block(start, k)
@@ -254,17 +257,12 @@ class GrayCodeAllocator(_SubcubeBase):
 
     _gray = True
 
-    def _place(self, busy: np.ndarray, k: int) -> tuple[np.ndarray, Cube] | None:
-        if busy is self._busy and (tree := self._own_tree()) is not None:
-            start = tree.first_fit(k)
-            return None if start is None else _gray_block(self.dim, start, k)
+    def _first_start(self, busy: np.ndarray, k: int) -> int | None:
         size, n_pos = 1 << k, 1 << self.dim
         # windows of 2**k positions starting at multiples of 2**(k-1) (the whole cube: at 0), cyclic
         step = n_pos if k == self.dim else max(1, size // 2)
         hit = self._runs(busy, k) & _multiples(n_pos, step)
-        if not hit:
-            return None
-        return _gray_block(self.dim, (hit & -hit).bit_length() - 1, k)
+        return (hit & -hit).bit_length() - 1 if hit else None
 
     def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:
         return _gray_block(self.dim, start, k)
