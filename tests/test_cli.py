@@ -197,3 +197,23 @@ def test_simulate_json_has_locality_on_a_mesh():
     s = json.loads(p.stdout)
     assert s["mean_pairwise_l1"] == pytest.approx(4.2795155686115445)
     assert set(s["locality"]) >= {"linear_span", "ring_span", "bbox_cube_ratio", "components", "hop_bytes"}
+
+
+def test_jobs_out_does_not_keep_every_jobs_nodes(tmp_path, monkeypatch):
+    """The per-job table needs no node lists, so ``--jobs-out`` does not record them: memory stays bounded
+    by the machine, not by the nodes the whole trace allocated (hypercube:24 with sizes ×4096 peaked at
+    23 GB and was killed while it did)."""
+    import topoalloc.api
+
+    seen = []
+    real = topoalloc.api.simulate
+
+    def spy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        seen.append(result.allocations)
+        return result
+
+    monkeypatch.setattr(topoalloc.api, "simulate", spy)
+    out = tmp_path / "jobs.csv"
+    assert main(["simulate", "--quiet", "--machine", "hypercube:8", "--allocator", "buddy", "--jobs-out", str(out)]) == 0
+    assert seen == [None] and out.read_text().count("\n") == 18240

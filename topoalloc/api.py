@@ -190,9 +190,11 @@ def simulate(
     seed : int, optional
         Passed to allocators that make random choices.
     record_allocations : bool, optional
-        Keep every job's nodes in the result (``result.nodes_of(j)``, per-job
-        locality in the per-job table); default off: memory then stays
-        bounded whatever the length of the trace.
+        Keep every job's nodes in the result (``result.nodes_of(j)``, for
+        :func:`~topoalloc.metrics.locality.locality_summary` afterwards or
+        :func:`~topoalloc.metrics.communication.contending_pairs`); default
+        off: memory then stays bounded whatever the length of the trace.  The
+        per-job table does not need them.
     locality : bool, optional
         Measure locality (spans, bounding boxes, components, hops) as jobs
         finish, in bounded memory; default: on for machines with a topology.

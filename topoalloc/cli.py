@@ -231,7 +231,6 @@ def _simulate_general(args: argparse.Namespace, progress: Any) -> Any:
         work_multiple=args.work_multiple,
         scale_estimates=not args.keep_estimates,
         seed=args.seed,
-        record_allocations=bool(args.jobs_out) or None,
         progress=progress,
         runtime_model=args.runtime_model,
         network=args.network,
