@@ -116,6 +116,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     import numpy as np
 
     import topoalloc
+    from topoalloc.alloc.mesh2d.core import MeshAllocator
     from topoalloc.sched.plan import ReplayPlan
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -132,11 +133,86 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         return got
 
     monkeypatch.setattr(ReplayPlan, "earliest", both)
+    # the 2-D allocators that place by their free set answer with FreeSetPlan (checked against ReplayPlan below)
+    monkeypatch.setattr(MeshAllocator, "_free_set_probes", lambda self: False)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(30))
     factor = parse_machine(machine).n_nodes / w.max_procs
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
     assert len(calls) > 10 and any(calls)  # reservations in the future were made and compared
+
+
+@pytest.mark.parametrize(
+    ("machine", "allocator"),
+    [
+        ("mesh:4x8", "mesh_first_fit"),
+        ("mesh:4x8", "mesh_best_fit"),
+        ("mesh:4x8", "frame_sliding"),
+        ("mesh:4x8", "adaptive_scan"),
+        ("mesh:4x8", "anca_ff"),
+        ("mesh:4x8", "anca_bf"),
+        ("mesh:4x8", "pald:max_blocks=4"),
+    ],
+)
+def test_free_set_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator):
+    """FreeSetPlan (the 2-D allocators that place by their free set) answers every question of a
+    conservative run as ReplayPlan on snapshots does: feasibility, each earliest start, and whether a job
+    with its reservation in place would move earlier (ReplayPlan: taken out, searched, put back)."""
+    import numpy as np
+
+    import topoalloc
+    from topoalloc.sched.plan import FreeSetPlan, ReplayPlan
+    from topoalloc.topology import parse_machine
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    init, add, remove = FreeSetPlan.__init__, FreeSetPlan.add, FreeSetPlan.remove
+    earliest, moves_earlier, feasible = FreeSetPlan.earliest, FreeSetPlan.moves_earlier, FreeSetPlan.feasible
+    asked = {"earliest": 0, "moves": 0, "moved": 0}
+
+    def init2(self, now, allocator, releases, request, priority):
+        init(self, now, allocator, releases, request, priority)
+        self.ref = ReplayPlan(now, allocator, releases, request, priority)
+        self.durs = {}
+
+    def add2(self, job, t, size, dur):
+        add(self, job, t, size, dur)
+        self.ref.add(job, t, size, dur)
+        self.durs[job] = (t, size, dur)
+
+    def remove2(self, job):
+        remove(self, job)
+        self.ref.remove(job)
+
+    def feasible2(self):
+        got = feasible(self)
+        assert got == self.ref.feasible()
+        return got
+
+    def earliest2(self, job, size, dur, not_after=None):
+        got = earliest(self, job, size, dur, not_after)
+        assert got == self.ref.earliest_by_full_replay(job, size, dur, not_after), (job, size, dur, not_after)
+        asked["earliest"] += 1
+        return got
+
+    def moves_earlier2(self, job):
+        got = moves_earlier(self, job)
+        t, size, dur = self.durs[job]
+        self.ref.remove(job)
+        want = self.ref.earliest_by_full_replay(job, size, dur, t) < t
+        self.ref.add(job, t, size, dur)
+        assert got == want, (job, t)
+        asked["moves"] += 1
+        asked["moved"] += got
+        return got
+
+    for name, fn in (("__init__", init2), ("add", add2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2)):
+        monkeypatch.setattr(FreeSetPlan, name, fn)
+    w = read_swf(default_trace_path())
+    w = w.take(np.arange(60))
+    factor = parse_machine(machine).n_nodes / w.max_procs
+    topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
+    assert asked["earliest"] > 10 and asked["moves"] > 10 and asked["moved"] > 0, asked
 
 
 class _LyingCounter(FlatAllocator):

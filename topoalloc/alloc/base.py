@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -488,6 +488,16 @@ class Allocator(ABC):
         starts: EASY then remembers the refusal instead of asking each of them.
         """
         return None
+
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """Conservative backfilling's plan of the future for this allocator (not a counting one): the running
+        jobs' ``releases`` as (expected end, allocation), reservations added by the scheduler.  Default:
+        :class:`~topoalloc.sched.plan.ReplayPlan`, replay on snapshots; an allocator may give a plan that
+        answers the same questions the same way, cheaper."""
+        from ..sched.plan import ReplayPlan
+
+        return ReplayPlan(now, self, releases, request, priority)
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         """A guard for EASY backfilling: may a job start now without delaying ``head``?

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..registry import SCHEDULERS
 from .base import Scheduler, SchedulingContext
-from .plan import CountingProfile, ReplayPlan
+from .plan import CountingProfile, FreeSetPlan, ReplayPlan
 
 __all__ = ["Conservative"]
 
@@ -34,7 +34,11 @@ class Conservative(Scheduler):
     at all, counting its own processors free (the scan the search would
     make): most cannot, and keep their reservation without the plan being
     touched (the general step — remove, search, put back — gives the same).
-    Other allocators answer by replay on snapshots (:class:`ReplayPlan`).
+    Other allocators answer by replay on snapshots (:class:`ReplayPlan`), or
+    with a plan of their own that gives the same answers
+    (:meth:`~topoalloc.alloc.base.Allocator.future_plan`; the 2-D submesh
+    searches replay on free bit sets, :class:`~.plan.FreeSetPlan`, which also
+    asks ``moves_earlier`` with the job's reservation in place).
     """
 
     name = "conservative"
@@ -46,12 +50,12 @@ class Conservative(Scheduler):
     def reset(self) -> None:
         self._res: dict[int, float] = {}
 
-    def _plan(self, ctx: SchedulingContext, reservations: list[tuple[int, float, float, int]] | None = None) -> "CountingProfile | ReplayPlan":
+    def _plan(self, ctx: SchedulingContext, reservations: list[tuple[int, float, float, int]] | None = None) -> "CountingProfile | ReplayPlan | FreeSetPlan":
         if ctx.allocator.counting:
             releases = [(ctx.expected_end(e), e.allocation.size) for e in ctx.running]
             return CountingProfile(ctx.now, ctx.allocator.free_count, releases, reservations)
         rank = {j: i for i, j in enumerate(ctx.queue)}
-        plan = ReplayPlan(ctx.now, ctx.allocator, [(ctx.expected_end(e), e.allocation) for e in ctx.running], ctx.request, rank.__getitem__)
+        plan = ctx.allocator.future_plan(ctx.now, [(ctx.expected_end(e), e.allocation) for e in ctx.running], ctx.request, rank.__getitem__)
         for job, t, dur, size in reservations or ():
             plan.add(job, t, size, dur)
         return plan
@@ -64,7 +68,6 @@ class Conservative(Scheduler):
         est = ctx.estimate
         request = ctx.request
         now = ctx.now
-        counting = ctx.allocator.counting
         # a reservation whose time passed without a start: a job overran its estimate
         stale = any(res[j] < now for j in q if j in res)
         plan = None
@@ -75,11 +78,12 @@ class Conservative(Scheduler):
         if plan is None:
             plan = self._plan(ctx)  # remake every reservation from scratch, in queue order
             res.clear()
+        in_place = isinstance(plan, (CountingProfile, FreeSetPlan))  # plans that answer moves_earlier
         for j in q:
             size = request(j).size
             old = res.get(j)
             if old is not None:
-                if counting and not plan.moves_earlier(j):  # type: ignore[union-attr]
+                if in_place and not plan.moves_earlier(j):  # type: ignore[union-attr]
                     continue  # it cannot start before its reservation: it keeps it
                 plan.remove(j)
             t = plan.earliest(j, size, est[j], not_after=old)

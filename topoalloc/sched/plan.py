@@ -1,6 +1,6 @@
 """Future plans for conservative backfilling: which reservations are feasible.
 
-Two implementations answer the same questions:
+Three implementations answer the same questions:
 
 * :class:`CountingProfile` — a step function of free processors over time,
   exact for counting allocators (the flat machine);
@@ -9,22 +9,29 @@ Two implementations answer the same questions:
   allocations and releases of every reservation, in time order; a plan is
   feasible iff every reserved allocation succeeds.  A job's earliest start
   walks once through the events before it and replays the rest only at the
-  candidate times where the job fits then.
+  candidate times where the job fits then;
+* :class:`FreeSetPlan` — ReplayPlan's answers for allocators that place by a
+  pure function of a free bit set (the 2-D mesh allocators that search for
+  submeshes), replayed on those sets, with the plan's replay kept between
+  questions.  An allocator chooses its plan (:meth:`~topoalloc.alloc.base.Allocator.future_plan`).
 
 The differential tests run conservative backfilling on the flat machine
-with both and require identical schedules.
+with the first two and require identical schedules; the conformance suite
+runs every allocator with its own plan and with ReplayPlan, and a unit test
+compares every answer FreeSetPlan gives in a run with ReplayPlan's.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import SimulationError
 
-__all__ = ["CountingProfile", "ReplayPlan", "ZERO_LENGTH"]
+__all__ = ["CountingProfile", "ReplayPlan", "FreeSetPlan", "ZERO_LENGTH"]
 
 #: A reservation holds its processors for at least this long, so a job whose
 #: estimate is 0 still needs free processors at its start instant.
@@ -328,3 +335,203 @@ class ReplayPlan:
             if ok:
                 return t
         raise SimulationError(f"job position {job} (size {size}) never fits the plan")
+
+
+class FreeSetPlan:
+    """:class:`ReplayPlan` for an allocator that places by a pure function of its free set (an int bit set).
+
+    The allocator provides ``_free`` (its free set now), ``_placement_on(free, request)`` (the bits
+    :meth:`~topoalloc.alloc.base.Allocator.allocate` would take with that free set, or None) and
+    ``_mask_of(allocation)`` (the bits an allocation it holds took); a release gives back exactly those
+    bits, so releases commute.  The 2-D mesh allocators that place by their free set
+    (:meth:`~topoalloc.alloc.mesh2d.core.MeshAllocator.future_plan`) answer with it.
+
+    Every question is ReplayPlan's, answered the same (the conformance suite runs conservative
+    backfilling with both and requires the same schedules), on free sets instead of snapshots:
+
+    * the plan's replay is kept (the free set before each event, where each reservation was placed,
+      the first allocation that fails), made again only once a reservation is added or removed;
+    * a trial (the job placed at a candidate time, the rest of the plan replayed with it) stops as
+      soon as its state is the kept replay's at the same event: the job has ended, the free sets are
+      equal and every reservation holding bits holds the ones it holds in the kept replay.  The rest
+      is then the kept replay's, feasible iff that is;
+    * :meth:`moves_earlier` answers for a job whose reservation is in the plan without taking it out:
+      before its reservation the plan's events are the same with it or without it, so the kept replay
+      serves; a trial compares states only past the job's old end.  A job that keeps its reservation
+      (most do) changes nothing, and the kept replay serves the next job too.
+    """
+
+    def __init__(self, now: float, allocator: Allocator, releases: list[tuple[float, Allocation]],
+                 request: Callable[[int], Request], priority: Callable[[int], int]):
+        a: Any = allocator
+        self.now = now
+        self.free0: int = a._free
+        self._placement_on: Callable[[int, Request], int | None] = a._placement_on
+        self._frame: Callable[[Request], Hashable] = a.frame_for
+        self._memo: dict[tuple[int, Hashable], int | None] = {}
+        self._frames: dict[int, Hashable] = {}
+        self.releases = [(t, a._mask_of(alloc), alloc.serial) for t, alloc in releases]
+        self.request = request
+        self.priority = priority
+        self._res: dict[int, tuple[float, float, float]] = {}  # job -> (start, end, span)
+        self._kept: tuple[list[tuple], list[int], dict[int, int], int] | None = None
+        self._keys: list[tuple] = []
+        self._all_times: list[float] | None = None
+        # the plan's free bits counted over time: a trial can succeed only where they hold the job
+        self._cells: Callable[[Request], int] = a.granted_size
+        self.counts = CountingProfile(now, self.free0.bit_count(), [(t, m.bit_count()) for t, m, _ in self.releases])
+
+    def add(self, job: int, t: float, size: int, dur: float) -> None:
+        span = _span(dur)
+        self._res[job] = (t, _end(t, span), span)
+        self._kept = self._all_times = None
+        self.counts.add(job, t, self._cells(self.request(job)), dur)
+
+    def remove(self, job: int) -> None:
+        del self._res[job]
+        self._kept = self._all_times = None
+        self.counts.remove(job)
+
+    def _events(self) -> list[tuple]:
+        """ReplayPlan's events and order: ``(time, kind, order, job, bits)``, kind 0 a release, 1 an allocation."""
+        events: list[tuple] = [(t, 0, serial, 0, m) for t, m, serial in self.releases]
+        for job, (t, end, _) in self._res.items():
+            events.append((t, 1, self.priority(job), job, None))
+            events.append((end, 0, -1, job, None))
+        events.sort(key=_event_key)
+        return events
+
+    def _place(self, free: int, job: int) -> int | None:
+        """The allocator's placement of ``job`` on ``free``, remembered for the plan's life by free set and
+        frame (the frame decides the placement: :meth:`~topoalloc.alloc.mesh2d.core.MeshAllocator.frame_for`)."""
+        frame = self._frames.get(job)
+        if frame is None:
+            frame = self._frames[job] = self._frame(self.request(job))
+        key = (free, frame)
+        got = self._memo.get(key, -1)
+        if got == -1:
+            got = self._memo[key] = self._placement_on(free, self.request(job))
+        return got
+
+    def _replay(self) -> tuple[list[tuple], list[int], dict[int, int], int]:
+        """The kept replay: events, the free set before each (and after the last), each reservation's bits,
+        and the index of the first allocation that fails (the number of events if none does)."""
+        if self._kept is None:
+            events = self._events()
+            self._keys = [_event_key(ev) for ev in events]
+            place = self._place
+            free = self.free0
+            states = [free]
+            bits: dict[int, int] = {}
+            fail = len(events)
+            for i, (_, kind, _, job, m) in enumerate(events):
+                if kind == 0:
+                    free |= m if m is not None else bits[job]
+                else:
+                    got = place(free, job)
+                    if got is None:
+                        fail = i
+                        break
+                    bits[job] = got
+                    free &= ~got
+                states.append(free)
+            self._kept = (events, states, bits, fail)
+        return self._kept
+
+    def feasible(self) -> bool:
+        events, _, _, fail = self._replay()
+        return fail == len(events)
+
+    def _times(self, not_after: float | None) -> list[float]:
+        """ReplayPlan's candidate times (kept with the replay, for the plan as it is)."""
+        if self._all_times is None:
+            times = {self.now}
+            times.update(t for t, _, _ in self.releases)
+            for t, end, _ in self._res.values():
+                times.add(t)
+                times.add(end)
+            self._all_times = sorted(x for x in times if x >= self.now)
+        times = self._all_times
+        if not_after is None:
+            return times
+        k = bisect_left(times, not_after)
+        return times[:k] + [not_after] if not_after >= self.now else []
+
+    def _first(self, job: int, span: float, not_after: float | None, own: bool) -> float | None:
+        """The earliest start (ReplayPlan.earliest's candidates and answer) on the kept replay; with ``own``,
+        the job's own reservation is in the plan (``not_after``) and is left out of the trials.  None: never fits."""
+        events, states, bits, fail = self._replay()
+        keys = self._keys
+        place = self._place
+        prio = self.priority(job)
+        n = len(events)
+        old_end = -1  # with `own`: the index of the job's own end event (compared states must be past it)
+        if own:
+            _, e0, _ = self._res[job]
+            old_end = bisect_left(keys, (e0, 0, -1, job))
+        i = 0
+        for t in self._times(not_after):
+            if t == not_after:
+                return t  # the plan with the job back where it was: see ReplayPlan.earliest
+            i = bisect_left(keys, (t, 1, prio, job), i)
+            if i > fail:
+                return None  # the plan fails before the job's turn at t: so it does at every later t
+            mine = place(states[i], job)
+            if mine is None:
+                continue
+            free = states[i] & ~mine
+            end_key = (_end(t, span), 0, -1, job)
+            live = True
+            moved: dict[int, int] = {}  # reservations placed in the trial: their bits
+            displaced = 0  # of those, holding other bits than in the kept replay
+            ok = True
+            for k in range(i, n):
+                ev = events[k]
+                if live and end_key < keys[k]:
+                    free |= mine
+                    live = False
+                if not live and displaced == 0 and k > old_end and k <= fail and free == states[k]:
+                    ok = fail == n  # from here on the kept replay's own events and states
+                    break
+                _, kind, _, who, m = ev
+                if own and who == job and m is None:
+                    continue  # its own reservation: taken out
+                if kind == 0:
+                    if m is None:
+                        got = moved.pop(who, None)
+                        if got is None:
+                            m = bits[who]
+                        else:
+                            m = got
+                            displaced -= got != bits.get(who)
+                    free |= m
+                else:
+                    got = place(free, who)
+                    if got is None:
+                        ok = False
+                        break
+                    moved[who] = got
+                    displaced += got != bits.get(who)
+                    free &= ~got
+            if ok:
+                return t
+        return None
+
+    def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
+        """As :meth:`ReplayPlan.earliest` (the job not in the plan)."""
+        t = self._first(job, _span(dur), not_after, False)
+        if t is None:
+            raise SimulationError(f"job position {job} (size {size}) never fits the plan")
+        return t
+
+    def moves_earlier(self, job: int) -> bool:
+        """Whether ``job``, taken out of the plan, would find a start before its reservation (its
+        :meth:`earliest` with ``not_after`` its reservation), answered with it in place (see the class notes)."""
+        t0, _, span = self._res[job]
+        if not self.counts.moves_earlier(job):
+            return False  # no start before its reservation holds its bits counted: no trial can succeed there
+        events, _, _, fail = self._replay()
+        if fail < len(events):
+            return True  # (not after a feasible pass) the general step answers: take it out and search
+        t = self._first(job, span, t0, True)
+        return t is not None and t < t0

@@ -732,7 +732,7 @@ def check_in_simulation(factory: Factory, *, schedulers: Sequence[str] = ("fcfs"
 
 
 #: the probes an allocator may answer itself; :func:`replaying` answers them as :class:`Allocator` does (by replay)
-PROBES = ("can_allocate", "max_request_now", "earliest_fit", "reservation_guard", "fit_key", "trial_state")
+PROBES = ("can_allocate", "max_request_now", "earliest_fit", "reservation_guard", "fit_key", "trial_state", "future_plan")
 _REPLAYING: dict[type, type] = {}
 
 
@@ -743,7 +743,8 @@ def replaying(allocator: Allocator) -> Allocator:
     :class:`Allocator`: ``can_allocate`` and the reservation guard replay on a
     snapshot, ``earliest_fit`` replays the releases, ``max_request_now`` is the
     free count and ``fit_key`` and ``trial_state`` are ``None`` (so EASY asks every
-    candidate, in queue order, remembering nothing).  Allocation itself is unchanged.
+    candidate, in queue order, remembering nothing); conservative backfilling's plan
+    (``future_plan``) is :class:`~topoalloc.sched.plan.ReplayPlan`.  Allocation itself is unchanged.
     """
     if not isinstance(allocator, Allocator):
         raise InvalidArgument("allocator", allocator, "an Allocator instance")

@@ -211,11 +211,16 @@ class _Partitioning(MeshAllocator):
     def can_allocate(self, request: Request) -> bool:
         if request.size > self._free_count:
             return False
+        return self._placement(request) is not None
+
+    places_by_free_set = True
+
+    def _placement(self, request: Request) -> tuple[Rect, ...] | None:
         rects = self._plan(*self.frame_for(request))
         if rects is None:
-            return False
+            return None
         self._give(rects)
-        return True
+        return tuple(rects)
 
     def fit_key(self, request: Request) -> Hashable:
         return self.frame_for(request)
