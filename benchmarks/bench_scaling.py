@@ -12,6 +12,9 @@ Targets
                   EASY <= 3 x flat EASY (median of interleaved pairs), under conservative <= 10 x flat EASY
                   (its median run); flat EASY measured both with the compiled kernel and with the general
                   engine, engine="python"
+  mesh2d          (the issue's "2-D mesh family as it lands"; numbers set for the hypercube only, shown for
+                  comparison) SDSC-SP2 on mesh:16x8: the submesh searches and ANCA under EASY and conservative,
+                  against flat EASY
   subtorus        (no target of its own: the Mao sweep's heavy cells, see bench_experiments.py mao) SDSC-SP2
                   as Mao, Chen & Watson run it (sizes x8 on QCDOC, x2 on JLAB, rounded to powers of two,
                   times x1.2): EP and NEP under EASY and FCFS, against flat EASY on the same torus
@@ -211,6 +214,31 @@ def probes() -> None:
             print(f"  -> {a:.1f} x flat (kernel, its median run), {b:.1f} x flat (general engine); target <= 10: {verdict(a <= 10)} / {verdict(b <= 10)}")
 
 
+#: the 2-D mesh allocators that search for submeshes (the family whose probes answer on free bit sets)
+MESH2D = ("mesh_first_fit", "mesh_best_fit", "frame_sliding", "adaptive_scan", "anca_ff", "anca_bf")
+
+
+def mesh2d() -> None:
+    """The 2-D mesh family on SDSC-SP2 (mesh:16x8, 128 processors, its machine's size) against flat EASY on the
+    same log.  The issue sets numbers for the hypercube only (EASY <= 3 x, conservative <= 10 x flat EASY); the
+    same bars are printed here for comparison.  Each allocator runs once under each scheduler (seconds to
+    minutes), against the median of PAIRS flat EASY runs made before them."""
+    print("2-D mesh allocators on SDSC-SP2, mesh:16x8, vs flat EASY (the hypercube's bars for comparison)")
+    base = {"trace": SP2, "clean": True, "locality": False}
+    flats = [run({**base, "machine": "flat:128", "allocator": "flat", "scheduler": "easy"}) for _ in range(PAIRS)]
+    flat = _median_run(flats)
+    show(f"flat EASY (the median of {len(flats)} runs)", flat)
+    for alloc in MESH2D:
+        for sched, bar in (("easy", 3), ("conservative", 10)):
+            if sched == "conservative" and EASY_ONLY:
+                continue
+            r = run({**base, "machine": "mesh:16x8", "allocator": alloc, "scheduler": sched})
+            show(f"mesh:16x8 {alloc} {sched}", r)
+            if "error" not in r and "error" not in flat:
+                a = r["seconds"] / flat["seconds"]
+                print(f"  -> {a:.1f} x flat EASY (the hypercube's bar: <= {bar}: {verdict(a <= bar)})", flush=True)
+
+
 def pair_ratios(pairs: list[tuple[dict, dict]]) -> tuple[list[float], float]:
     """The ratio of each interleaved pair's second run to its first (seconds), sorted, and their median."""
     ratios = sorted(b["seconds"] / a["seconds"] for a, b in pairs)
@@ -365,11 +393,11 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "locality": locality}
+    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "mesh2d": mesh2d, "locality": locality}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
-    ap.add_argument("--easy-only", action="store_true", help="probes: EASY only (conservative takes seconds to tens of seconds per allocator)")
+    ap.add_argument("--easy-only", action="store_true", help="probes, mesh2d: EASY only (conservative takes seconds to minutes per allocator)")
     ap.add_argument("--limit", type=float, default=LIMIT, metavar="SECONDS", help=f"stop a run after this long and report it unfinished (default {LIMIT:.0f})")
     ap.add_argument("--plot", default=None, metavar="PNG", help="write the scaling curves here")
     args = ap.parse_args()
