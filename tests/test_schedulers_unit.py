@@ -480,3 +480,15 @@ def test_a_job_whose_estimate_rounds_away_frees_its_processors_at_its_expected_e
         starts[engine] = r.start.tolist()
     assert starts["compiled"] == starts["python"]
     assert starts["python"][1] == base + estimate > base
+
+
+def test_easy_remakes_the_guard_where_fit_is_not_monotone():
+    """Frame Sliding's fit is not monotone in free cells (its lattice moves with the lowest free cell): a job
+    EASY admits can let the head fit earlier, so a kept guard would judge by a stale shadow time.  Its guard
+    is not reusable; this workload (found by the conformance check on more seeds) starts jobs differently
+    when it is, against replay probes."""
+    from topoalloc.api import make_allocator
+    from topoalloc.testing.conformance import check_schedules_equal_replay
+    from topoalloc.topology import parse_machine
+
+    check_schedules_equal_replay(lambda: make_allocator("frame_sliding", parse_machine("mesh:4x4")), seeds=(67,), jobs=60, schedulers=("easy",))

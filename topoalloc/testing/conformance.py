@@ -635,6 +635,47 @@ def judge_candidates(allocator: Allocator, head: Request, releases: list[Allocat
             allocator.release(alloc)
 
 
+def check_reusable_guard(factory: Factory, *, examples: int = EXAMPLES) -> None:
+    """A reusable guard (:attr:`~topoalloc.alloc.probes.ReservationGuard.reusable`) needs fit to be monotone in
+    what is free: a request that fits a state fits it with any of its allocations released too.
+
+    EASY keeps a reusable guard across passes in which jobs only arrived and candidates were admitted, as if
+    a fresh pass had found the same shadow time; a fresh pass looks for it in the state with the admitted jobs
+    holding nodes.  Were fit not monotone, a job admitted could let the head fit earlier (Frame Sliding's
+    lattice moves with the lowest free cell), and the kept guard would judge by a stale shadow time.  Checked
+    on random states for every allocator whose guard says it is reusable (a guard for a head that fits the
+    empty machine, with no releases); the others pass at once.
+    """
+    from hypothesis import strategies as st
+
+    def body(ops: list[tuple[bool, float]], seed: int) -> None:
+        a = _build(factory, ops)
+        if a.counting or not getattr(a.reservation_guard(Request(1), []), "reusable", False):
+            return
+        rng = random.Random(seed)
+        held = a.allocations
+        if not held:
+            return
+        fit = [Request(s) for s in _sizes(a, rng, 6) if _truth_fits(a, Request(s))]
+        more = copy.deepcopy(a)
+        for i in rng.sample(range(len(held)), rng.randint(1, len(held))):
+            more.release(_held_like(more, held[i]))
+        for req in fit:
+            if not _truth_fits(more, req):
+                _fail("reusable_guard", f"a request of {req.size} fits, but not once {len(held) - len(more.allocations)} of the "
+                      f"{len(held)} allocations are released: fit is not monotone, and the guard must not be reusable")
+
+    _hypothesis_run(body, examples, ops=_state_strategy(), seed=st.integers(0, 2**16))
+
+
+def _held_like(copy_: Allocator, original: Allocation) -> Allocation:
+    """The allocation of a deep copy that is ``original``'s (same serial number)."""
+    for alloc in copy_.allocations:
+        if alloc.serial == original.serial:
+            return alloc
+    raise AssertionError(f"no allocation #{original.serial} in the copy")
+
+
 def check_fit_keys(factory: Factory, *, examples: int = EXAMPLES) -> None:
     """Requests with equal ``fit_key`` get the same answers: fit now, and keep a reservation or not."""
     from hypothesis import strategies as st
@@ -835,6 +876,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "max_request_now": check_max_request_now,
     "counting_promise": check_counting_promise,
     "reservation_guard": check_reservation_guard,
+    "reusable_guard": check_reusable_guard,
     "fit_keys": check_fit_keys,
     "trial_state": check_trial_state,
     "stateful": check_stateful,

@@ -48,6 +48,7 @@ class FirstFit(ContiguousAllocator):
     """
 
     name = "mesh_first_fit"
+    fit_monotone = True
 
     def _search(self, w: int, l: int) -> Rect | None:
         return self._first_fit(w, l)
@@ -67,6 +68,7 @@ class BestFit(ContiguousAllocator):
     """
 
     name = "mesh_best_fit"
+    fit_monotone = True
 
     def __init__(self, topology: Topology, *, criterion: str = "perimeter", shape_rule: str = "square"):
         super().__init__(topology, shape_rule=shape_rule)
@@ -109,6 +111,7 @@ class AdaptiveScan(ContiguousAllocator):
 
     name = "adaptive_scan"
     rotates = True
+    fit_monotone = True
 
     def _search(self, w: int, l: int) -> Rect | None:
         return self._first_fit(w, l)

@@ -263,6 +263,12 @@ class MeshAllocator(Allocator):
     #: True for allocators that place a request by a pure function of the free set (:meth:`_placement`):
     #: the contiguous searches and the request-partitioning allocators built on them
     places_by_free_set: ClassVar[bool] = False
+    #: True where whether a request fits is monotone in the free set (more free cells never make it not fit):
+    #: First Fit, Best Fit and Adaptive Scan (a free W × L submesh, in either orientation for Adaptive Scan,
+    #: exists).  Not Frame Sliding (its lattice moves with the lowest free cell) nor the partitioning
+    #: allocators (their greedy pieces); EASY keeps a guard across passes only where it holds
+    #: (:class:`_FreeSetGuard`)
+    fit_monotone: ClassVar[bool] = False
 
     def _placement(self, request: Request) -> tuple[Rect, ...] | None:
         """The rectangles :meth:`allocate` would grant ``request`` now, none taken; None if it does not fit."""
@@ -505,18 +511,21 @@ class _FreeSetGuard(ReservationGuard):
     :class:`~topoalloc.alloc.probes.ReplayGuard` (the conformance suite checks them against replay),
     without a snapshot or a replayed release.
 
-    Reusable (:attr:`ReservationGuard.reusable`): a fresh guard's shadow set is the free set with
-    the releases added, admitted jobs ending by the shadow time among them, which is the kept set with
-    the rectangles of the admitted jobs running past it taken out; refusals come from ``allocate`` or
-    from the head's placement in a free set, both functions of the state.
+    Reusable (:attr:`ReservationGuard.reusable`) where fit is monotone in the free set
+    (:attr:`MeshAllocator.fit_monotone`): admitted jobs hold cells, and with fewer free cells the head
+    fits no earlier, so a fresh pass finds the same shadow time; its guard's shadow set is the free set
+    with the releases added, admitted jobs ending by the shadow time among them, which is the kept set
+    with the rectangles of the admitted jobs running past it taken out; refusals come from ``allocate``
+    or from the head's placement in a free set, both functions of the state.  Where fit is not monotone
+    (Frame Sliding, the partitioning allocators), a job admitted can let the head fit earlier: a fresh
+    pass would then find another shadow time, so the guard is made again every pass.
     """
-
-    reusable = True
 
     allocator: MeshAllocator
 
     def __init__(self, allocator: MeshAllocator, head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
+        self.reusable = allocator.fit_monotone
         shadow = allocator._free
         for alloc in self.releases:
             shadow |= allocator._rects_mask(allocator.token_of(alloc))
