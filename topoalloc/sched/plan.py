@@ -401,13 +401,16 @@ class FreeSetPlan:
         events.sort(key=_event_key)
         return events
 
-    def _place(self, free: int, job: int) -> int | None:
-        """The allocator's placement of ``job`` on ``free``, remembered for the plan's life by free set and
-        frame (the frame decides the placement: :meth:`~topoalloc.alloc.mesh2d.core.MeshAllocator.frame_for`)."""
+    def _frame_of(self, job: int) -> Hashable:
         frame = self._frames.get(job)
         if frame is None:
             frame = self._frames[job] = self._frame(self.request(job))
-        key = (free, frame)
+        return frame
+
+    def _place(self, free: int, job: int) -> int | None:
+        """The allocator's placement of ``job`` on ``free``, remembered for the plan's life by free set and
+        frame (the frame decides the placement: :meth:`~topoalloc.alloc.mesh2d.core.MeshAllocator.frame_for`)."""
+        key = (free, self._frame_of(job))
         got = self._memo.get(key, -1)
         if got == -1:
             got = self._memo[key] = self._placement_on(free, self.request(job))
@@ -419,6 +422,8 @@ class FreeSetPlan:
         if self._kept is None:
             events = self._events()
             self._keys = [_event_key(ev) for ev in events]
+            for job in self._res:
+                self._frame_of(job)
             place = self._place
             free = self.free0
             states = [free]
@@ -469,6 +474,9 @@ class FreeSetPlan:
         if own:
             _, e0, _ = self._res[job]
             old_end = bisect_left(keys, (e0, 0, -1, job))
+        memo = self._memo
+        frames = self._frames  # (every reservation's, by _replay)
+        frame = self._frame_of(job)
         i = 0
         for t in self._times(not_after):
             if t == not_after:
@@ -476,7 +484,9 @@ class FreeSetPlan:
             i = bisect_left(keys, (t, 1, prio, job), i)
             if i > fail:
                 return None  # the plan fails before the job's turn at t: so it does at every later t
-            mine = place(states[i], job)
+            mine = memo.get((states[i], frame), -1)  # (place's memo, read here: most candidates are known)
+            if mine == -1:
+                mine = place(states[i], job)
             if mine is None:
                 continue
             free = states[i] & ~mine
@@ -506,7 +516,9 @@ class FreeSetPlan:
                             displaced -= got != bits.get(who)
                     free |= m
                 else:
-                    got = place(free, who)
+                    got = memo.get((free, frames[who]), -1)
+                    if got == -1:
+                        got = place(free, who)
                     if got is None:
                         ok = False
                         break
