@@ -450,12 +450,12 @@ class FreeSetPlan:
     def _times(self, not_after: float | None) -> list[float]:
         """ReplayPlan's candidate times (kept with the replay, for the plan as it is)."""
         if self._all_times is None:
-            times = {self.now}
-            times.update(t for t, _, _ in self.releases)
+            every = {self.now}
+            every.update(t for t, _, _ in self.releases)
             for t, end, _ in self._res.values():
-                times.add(t)
-                times.add(end)
-            self._all_times = sorted(x for x in times if x >= self.now)
+                every.add(t)
+                every.add(end)
+            self._all_times = sorted(x for x in every if x >= self.now)
         times = self._all_times
         if not_after is None:
             return times
