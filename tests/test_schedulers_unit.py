@@ -116,7 +116,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     import numpy as np
 
     import topoalloc
-    from topoalloc.alloc.mesh2d.core import MeshAllocator
+    from topoalloc.alloc.mesh2d.core import FreeSetProbes
     from topoalloc.sched.plan import ReplayPlan
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -134,7 +134,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
 
     monkeypatch.setattr(ReplayPlan, "earliest", both)
     # the 2-D allocators that place by their free set answer with FreeSetPlan (checked against ReplayPlan below)
-    monkeypatch.setattr(MeshAllocator, "_free_set_probes", lambda self: False)
+    monkeypatch.setattr(FreeSetProbes, "_free_set_probes", lambda self: False)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(30))
     factor = parse_machine(machine).n_nodes / w.max_procs

@@ -78,7 +78,7 @@ class Conservative(Scheduler):
         if plan is None:
             plan = self._plan(ctx)  # remake every reservation from scratch, in queue order
             res.clear()
-        in_place = isinstance(plan, (CountingProfile, FreeSetPlan))  # plans that answer moves_earlier
+        in_place = hasattr(plan, "moves_earlier")  # a plan that answers it with the job's reservation in place
         for j in q:
             size = request(j).size
             old = res.get(j)

@@ -344,7 +344,7 @@ class FreeSetPlan:
     :meth:`~topoalloc.alloc.base.Allocator.allocate` would take with that free set, or None) and
     ``_mask_of(allocation)`` (the bits an allocation it holds took); a release gives back exactly those
     bits, so releases commute.  The 2-D mesh allocators that place by their free set
-    (:meth:`~topoalloc.alloc.mesh2d.core.MeshAllocator.future_plan`) answer with it.
+    (:meth:`~topoalloc.alloc.mesh2d.core.FreeSetProbes.future_plan`) answer with it.
 
     Every question is ReplayPlan's, answered the same (the conformance suite runs conservative
     backfilling with both and requires the same schedules), on free sets instead of snapshots:

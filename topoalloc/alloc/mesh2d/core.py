@@ -10,6 +10,7 @@ PALD) use the same code for each sub-frame.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -26,7 +27,7 @@ try:  # the compiled Best Fit search (an optional extension: without a C compile
 except ImportError:  # pragma: no cover - built without a C compiler
     _cmesh = None
 
-__all__ = ["MeshAllocator", "ContiguousAllocator", "CRITERIA", "Perimeter", "compiled_search"]
+__all__ = ["MeshAllocator", "FreeSetProbes", "ContiguousAllocator", "CRITERIA", "Perimeter", "compiled_search"]
 
 _T = TypeVar("_T")
 
@@ -259,87 +260,6 @@ class MeshAllocator(Allocator):
         if self._perim is not None:
             clone._perim = self._perim.copy()
 
-    # ------------------------------------------------- probes on free sets
-    #: True for allocators that place a request by a pure function of the free set (:meth:`_placement`):
-    #: the contiguous searches and the request-partitioning allocators built on them
-    places_by_free_set: ClassVar[bool] = False
-    #: True where whether a request fits is monotone in the free set (more free cells never make it not fit):
-    #: First Fit, Best Fit and Adaptive Scan (a free W × L submesh, in either orientation for Adaptive Scan,
-    #: exists).  Not Frame Sliding (its lattice moves with the lowest free cell) nor the partitioning
-    #: allocators (their greedy pieces); EASY keeps a guard across passes only where it holds
-    #: (:class:`_FreeSetGuard`)
-    fit_monotone: ClassVar[bool] = False
-
-    def _placement(self, request: Request) -> tuple[Rect, ...] | None:
-        """The rectangles :meth:`allocate` would grant ``request`` now, none taken; None if it does not fit."""
-        raise NotImplementedError  # pragma: no cover - only where places_by_free_set
-
-    def _free_set_probes(self) -> bool:
-        """Whether the probes may answer on free sets: the placement is a function of the free set alone
-        (no Python prefix sums kept beside it, :class:`Perimeter`, which follow the real free set only)."""
-        return self.places_by_free_set and self._perim is None
-
-    def _rects_mask(self, rects: Iterable[Rect]) -> int:
-        m = 0
-        for rect in rects:
-            m |= self.geom.rect_mask(rect)
-        return m
-
-    def _on_free(self, free: int, fn: Callable[..., _T], *args: Any) -> _T:
-        """``fn(*args)`` with ``free`` in place of the free set (the searches' caches kept apart), then the
-        state as it was.  Only for the searches, which read the free set and nothing else of the state
-        (:meth:`_free_set_probes`); what ``fn`` takes and gives back there is undone with the rest."""
-        saved = self._free, self._version, self._cache, self._ring_src
-        # the caches are keyed by version: versions counted from -1 here meet none of the real state's
-        self._free, self._version, self._cache, self._ring_src = free, -1, (-2, 0), (-2, 0)
-        try:
-            return fn(*args)
-        finally:
-            self._free, self._version, self._cache, self._ring_src = saved
-
-    def _fits_on(self, free: int, request: Request) -> bool:
-        """Whether ``request`` would be placed if the free set were ``free``."""
-        return self._on_free(free, self._placement, request) is not None
-
-    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
-        """As :meth:`Allocator.earliest_fit` (replay on a snapshot); on free sets where the placement is a
-        function of the free set (:meth:`_free_set_probes`): each release adds its rectangles to it."""
-        if not self._free_set_probes():
-            return super().earliest_fit(request, releases)
-        if self._placement(request) is not None:
-            return 0
-        free = self._free
-        for k, alloc in enumerate(releases, 1):
-            free |= self._rects_mask(self.token_of(alloc))
-            if self._fits_on(free, request):
-                return k
-        return None
-
-    def _placement_on(self, free: int, request: Request) -> int | None:
-        """The bits :meth:`allocate` would take with the free set ``free``, or None (the state unchanged)."""
-        rects = self._on_free(free, self._placement, request)
-        return None if rects is None else self._rects_mask(rects)
-
-    def _mask_of(self, allocation: Allocation) -> int:
-        """The bits an allocation held here took."""
-        return self._rects_mask(self.token_of(allocation))
-
-    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
-                    priority: Callable[[int], int]) -> Any:
-        """:class:`~topoalloc.sched.plan.FreeSetPlan` where the placement is a function of the free set
-        (the same answers as replay on snapshots, on free sets), else :meth:`Allocator.future_plan`."""
-        if self._free_set_probes():
-            from ...sched.plan import FreeSetPlan
-
-            return FreeSetPlan(now, self, releases, request, priority)
-        return super().future_plan(now, releases, request, priority)
-
-    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
-        """:class:`_FreeSetGuard` where the placement is a function of the free set, else replay."""
-        if self._free_set_probes():
-            return _FreeSetGuard(self, head, releases)
-        return super().reservation_guard(head, releases)
-
     def _layer_free_max(self) -> int:
         """The most free cells in one layer (the free count on a 2-D machine)."""
         g = self.geom
@@ -450,7 +370,93 @@ class MeshAllocator(Allocator):
         return None
 
 
-class ContiguousAllocator(MeshAllocator):
+class FreeSetProbes(MeshAllocator):
+    """Base of the 2-D allocators that place a request by a pure function of their free bit set
+    (:meth:`_placement`; a release gives back exactly the cells taken): the contiguous searches and the
+    request-partitioning allocators built on them.  The schedulers' probes answer on free sets, never on
+    snapshots: ``earliest_fit`` adds each release's rectangles, EASY's guard keeps the free set at the
+    shadow time (:class:`_FreeSetGuard`), and conservative backfilling replays its plan on free sets
+    (:class:`~topoalloc.sched.plan.FreeSetPlan`)."""
+
+    #: True where whether a request fits is monotone in the free set (more free cells never make it not fit):
+    #: First Fit, Best Fit and Adaptive Scan (a free W × L submesh, in either orientation for Adaptive Scan,
+    #: exists).  Not Frame Sliding (its lattice moves with the lowest free cell) nor the partitioning
+    #: allocators (their greedy pieces); EASY keeps a guard across passes only where it holds
+    #: (:class:`_FreeSetGuard`)
+    fit_monotone: ClassVar[bool] = False
+
+    @abstractmethod
+    def _placement(self, request: Request) -> tuple[Rect, ...] | None:
+        """The rectangles :meth:`allocate` would grant ``request`` now, none taken; None if it does not fit."""
+
+    def _free_set_probes(self) -> bool:
+        """Whether the probes may answer on free sets: the placement is a function of the free set alone
+        (no Python prefix sums kept beside it, :class:`Perimeter`, which follow the real free set only)."""
+        return self._perim is None
+
+    def _rects_mask(self, rects: Iterable[Rect]) -> int:
+        m = 0
+        for rect in rects:
+            m |= self.geom.rect_mask(rect)
+        return m
+
+    def _on_free(self, free: int, fn: Callable[..., _T], *args: Any) -> _T:
+        """``fn(*args)`` with ``free`` in place of the free set (the searches' caches kept apart), then the
+        state as it was.  Only for the searches, which read the free set and nothing else of the state
+        (:meth:`_free_set_probes`); what ``fn`` takes and gives back there is undone with the rest."""
+        saved = self._free, self._version, self._cache, self._ring_src
+        # the caches are keyed by version: versions counted from -1 here meet none of the real state's
+        self._free, self._version, self._cache, self._ring_src = free, -1, (-2, 0), (-2, 0)
+        try:
+            return fn(*args)
+        finally:
+            self._free, self._version, self._cache, self._ring_src = saved
+
+    def _fits_on(self, free: int, request: Request) -> bool:
+        """Whether ``request`` would be placed if the free set were ``free``."""
+        return self._on_free(free, self._placement, request) is not None
+
+    def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
+        """As :meth:`Allocator.earliest_fit` (replay on a snapshot); on free sets where the placement is a
+        function of the free set (:meth:`_free_set_probes`): each release adds its rectangles to it."""
+        if not self._free_set_probes():
+            return super().earliest_fit(request, releases)
+        if self._placement(request) is not None:
+            return 0
+        free = self._free
+        for k, alloc in enumerate(releases, 1):
+            free |= self._mask_of(alloc)
+            if self._fits_on(free, request):
+                return k
+        return None
+
+    def _placement_on(self, free: int, request: Request) -> int | None:
+        """The bits :meth:`allocate` would take with the free set ``free``, or None (the state unchanged)."""
+        rects = self._on_free(free, self._placement, request)
+        return None if rects is None else self._rects_mask(rects)
+
+    def _mask_of(self, allocation: Allocation) -> int:
+        """The bits an allocation held here took."""
+        return self._rects_mask(self.token_of(allocation))
+
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """:class:`~topoalloc.sched.plan.FreeSetPlan` where the placement is a function of the free set
+        (the same answers as replay on snapshots, on free sets), else :meth:`Allocator.future_plan`."""
+        if self._free_set_probes():
+            from ...sched.plan import FreeSetPlan
+
+            return FreeSetPlan(now, self, releases, request, priority)
+        return super().future_plan(now, releases, request, priority)
+
+    def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
+        """:class:`_FreeSetGuard` where the placement is a function of the free set, else replay."""
+        if self._free_set_probes():
+            return _FreeSetGuard(self, head, releases)
+        return super().reservation_guard(head, releases)
+
+
+class ContiguousAllocator(FreeSetProbes):
     """An allocator that grants one free ``W × L`` (or, if it rotates, ``L × W``) submesh.
 
     Probes are exact and copy nothing: ``can_allocate`` runs the search
@@ -481,8 +487,6 @@ class ContiguousAllocator(MeshAllocator):
     def can_allocate(self, request: Request) -> bool:
         return request.size <= self._free_count and self._locate(request) is not None
 
-    places_by_free_set = True
-
     def _placement(self, request: Request) -> tuple[Rect, ...] | None:
         rect = self._locate(request)
         return None if rect is None else (rect,)
@@ -501,7 +505,7 @@ class ContiguousAllocator(MeshAllocator):
 
 
 class _FreeSetGuard(ReservationGuard):
-    """EASY's guard for an allocator that places by its free set (:meth:`MeshAllocator._free_set_probes`).
+    """EASY's guard for an allocator that places by its free set (:meth:`FreeSetProbes._free_set_probes`).
 
     The free set at the shadow time is the free set now with the releases' rectangles added; a
     candidate that ends by the shadow time leaves it as it is (its cells, free now, are free then
@@ -512,7 +516,7 @@ class _FreeSetGuard(ReservationGuard):
     without a snapshot or a replayed release.
 
     Reusable (:attr:`ReservationGuard.reusable`) where fit is monotone in the free set
-    (:attr:`MeshAllocator.fit_monotone`): admitted jobs hold cells, and with fewer free cells the head
+    (:attr:`FreeSetProbes.fit_monotone`): admitted jobs hold cells, and with fewer free cells the head
     fits no earlier, so a fresh pass finds the same shadow time; its guard's shadow set is the free set
     with the releases added, admitted jobs ending by the shadow time among them, which is the kept set
     with the rectangles of the admitted jobs running past it taken out; refusals come from ``allocate``
@@ -521,14 +525,14 @@ class _FreeSetGuard(ReservationGuard):
     pass would then find another shadow time, so the guard is made again every pass.
     """
 
-    allocator: MeshAllocator
+    allocator: FreeSetProbes
 
-    def __init__(self, allocator: MeshAllocator, head: Request, releases: Iterable[Allocation]):
+    def __init__(self, allocator: FreeSetProbes, head: Request, releases: Iterable[Allocation]):
         super().__init__(allocator, head, releases)
         self.reusable = allocator.fit_monotone
         shadow = allocator._free
         for alloc in self.releases:
-            shadow |= allocator._rects_mask(allocator.token_of(alloc))
+            shadow |= allocator._mask_of(alloc)
         self.shadow = shadow
 
     def may_admit(self, request: Request, ends_by_shadow: bool) -> bool:
@@ -543,7 +547,7 @@ class _FreeSetGuard(ReservationGuard):
             self.releases.append(allocation)
             return True
         a = self.allocator
-        shadow = self.shadow & ~a._rects_mask(a.token_of(allocation))
+        shadow = self.shadow & ~a._mask_of(allocation)
         if not a._fits_on(shadow, self.head):
             return False
         self.shadow = shadow

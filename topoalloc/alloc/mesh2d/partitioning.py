@@ -48,7 +48,7 @@ from ...registry import ALLOCATORS
 from ...topology.base import Topology
 from ..base import Grant, Memo, Request
 from ..probes import CountingProbes
-from .core import CRITERIA, MeshAllocator
+from .core import CRITERIA, FreeSetProbes
 from .geometry import Rect, accepts_grid, factor_pairs, frame_for, request_frame, squareness
 
 __all__ = ["ANCA", "PALD", "anca_levels", "BASES", "VARIANTS", "PIECE_ORDERS", "TIES"]
@@ -105,7 +105,7 @@ _SIZE_FRAME: dict[tuple[Any, ...], tuple[int, int]] = {}
 _FITS_EMPTY: dict[tuple[Any, ...], bool] = {}
 
 
-class _Partitioning(MeshAllocator):
+class _Partitioning(FreeSetProbes):
     """Shared by ANCA and PALD: options, the contiguous base search and the probes."""
 
     pads: ClassVar[bool] = False
@@ -212,8 +212,6 @@ class _Partitioning(MeshAllocator):
         if request.size > self._free_count:
             return False
         return self._placement(request) is not None
-
-    places_by_free_set = True
 
     def _placement(self, request: Request) -> tuple[Rect, ...] | None:
         rects = self._plan(*self.frame_for(request))
