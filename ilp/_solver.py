@@ -25,6 +25,7 @@ several workers the portfolio's interleaving depends on timing, so only the
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -87,6 +88,26 @@ class _Best(cp_model.CpSolverSolutionCallback):
             self.progress(time.perf_counter() - self.t0, self.objective, self.best_objective_bound)
 
 
+def _start_holding_sigint(worker: threading.Thread) -> None:
+    """``worker.start()`` with SIGINT held back until the thread runs (POSIX; plain ``start`` elsewhere).
+
+    ``Thread.start`` launches the thread and then waits for it to say it is running.  A Ctrl-C in that
+    wait used to escape before the caller could stop the search, the process then exited while CP-SAT's
+    threads still ran, and the C++ runtime aborted it ("terminate called without an active exception",
+    exit -6 instead of 130).  Held back here, a pending Ctrl-C is raised when the mask is lifted: after
+    ``start`` has returned, where the caller stops the search and waits for it.  The worker inherits the
+    mask, so the signal always reaches the main thread.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        worker.start()
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        worker.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel, best: _Best) -> tuple[Any, bool]:
     """``solver.solve`` in a worker thread, the main thread waiting for it and for Ctrl-C: ``(status code, interrupted)``.
 
@@ -114,15 +135,17 @@ def _solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel, bes
         finally:
             done.set()
 
-    threading.Thread(target=work, name="cp-sat", daemon=True).start()
+    worker = threading.Thread(target=work, name="cp-sat", daemon=True)
     interrupted = False
     try:
+        _start_holding_sigint(worker)
         while not done.wait(0.05):
             pass
     except KeyboardInterrupt:
         interrupted = True
-        solver.stop_search()
         while True:
+            # asked until the worker ends: ``CpSolver.stop_search`` is a no-op until ``solve`` has made its search
+            solver.stop_search()
             try:
                 if done.wait(0.05):
                     break

@@ -229,6 +229,36 @@ def test_ctrl_c_during_a_solve_is_always_reported(tmp_path):
     assert p.returncode == 0 and p.stdout.split() == ["True", "True", "True"], (p.returncode, p.stdout, p.stderr)
 
 
+def test_ctrl_c_as_the_solver_thread_starts_stops_the_search(tmp_path):
+    """A Ctrl-C inside ``Thread.start`` (while it waits for the new solver thread to run) escaped before the search
+    could be stopped: the process then exited while CP-SAT's threads still ran and the C++ runtime aborted it
+    (exit -6, "terminate called without an active exception"; CI saw it once in the adversary test above).
+    Deterministic: the interrupt is raised right as the thread starts; the solve must stop at once, be
+    reported as interrupted, and leave no solver thread behind."""
+    code = (
+        "import threading, time\n"
+        "from ortools.sat.python import cp_model\n"
+        "from topoalloc.ilp._solver import run_solver\n"
+        "start = threading.Thread.start\n"
+        "def starting(self):\n"
+        "    start(self)\n"
+        "    if self.name == 'cp-sat':\n"
+        "        raise KeyboardInterrupt\n"
+        "threading.Thread.start = starting\n"
+        "m = cp_model.CpModel(); xs = [m.new_int_var(0, 200, f'x{i}') for i in range(120)]\n"
+        "m.add_all_different(xs)\n"
+        "for i in range(0, 118, 2): m.add(xs[i] + xs[i + 1] != 100)\n"
+        "m.maximize(sum(((i * 37) % 11 + 1) * x for i, x in enumerate(xs)))\n"
+        "t = time.perf_counter(); out = run_solver(m, time_limit=60, workers=2, seed=0, what='t')\n"
+        "quick = time.perf_counter() - t < 5\n"
+        "workers = [th for th in threading.enumerate() if th.name == 'cp-sat']\n"
+        "for th in workers: th.join(5)\n"
+        "print(out.interrupted, quick, not any(th.is_alive() for th in workers))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert p.returncode == 0 and p.stdout.split() == ["True", "True", "True"], (p.returncode, p.stdout, p.stderr)
+
+
 def test_order_interrupt_is_not_a_time_out(tmp_path):
     ready = tmp_path / ".searching"
     p = _popen([sys.executable, str(RUNNER), "order", "--topology", "mesh:6x6", "--time-limit", "120", "--json"],
