@@ -33,8 +33,8 @@ from ...registry import ALLOCATORS
 from ...topology.base import Topology
 from ..base import Allocation, Grant, Request
 from ..probes import CountingProbes
-from .core import MeshAllocator
-from .geometry import Blocks, Layers, accepts_grid
+from .core import FreeSetProbes, MeshAllocator
+from .geometry import Blocks, Layers, Rect, accepts_grid
 
 __all__ = ["BuddySystem", "square_roots", "Buddy2D", "MBS", "base4_digits"]
 
@@ -190,13 +190,23 @@ class BuddySystem:
         return [(k, key % X, key // X) for k, lst in enumerate(self.free) for key in lst]
 
 
-class Buddy2D(MeshAllocator):
+class Buddy2D(FreeSetProbes):
     """The 2-D Buddy System (Li & Cheng 1991): one aligned ``2^k × 2^k`` square per job.
 
     A ``W × L`` frame is rounded up to the square of side ``2^k ≥ max(W, L)``
     (``granted_size``); the waste ``4^k − W·L`` is internal fragmentation
     (``info["frame"]`` is the square, the simulation records the allocated
     size).  The machine's layers must be squares whose side is a power of two.
+
+    The free lists are a function of the busy cells (see the module notes): a
+    list of level ``j`` holds the aligned ``2^j`` squares that are wholly free
+    and whose parent square is not.  So the block :meth:`BuddySystem.take`
+    would give is also found from the free bit set alone
+    (:meth:`_placement`: whole-free squares level by level with shifts and
+    ANDs), and the schedulers' probes answer on free sets
+    (:class:`~topoalloc.alloc.mesh2d.core.FreeSetProbes`), not on snapshots.
+    A request fits iff some aligned square of its level is wholly free, which
+    more free cells never undo (:attr:`fit_monotone`).
 
     Examples
     --------
@@ -214,6 +224,8 @@ class Buddy2D(MeshAllocator):
         super().__init__(topology, shape_rule=shape_rule)
         g = self.geom
         self.buddies = BuddySystem(g, [(g.X.bit_length() - 1, 0, z * g.Y) for z in range(g.Z)])
+        # the free-mask bits of the lower-left cells of the aligned squares of each level (shared by copies)
+        self._corners = [sum(g.lattice(z, 0, z * g.Y, 1 << j, 1 << j) for z in range(g.Z)) for j in range(self.buddies.K + 1)]
 
     @classmethod
     def accepts(cls, topology: Topology) -> bool:
@@ -249,6 +261,44 @@ class Buddy2D(MeshAllocator):
 
     def _copy_state(self, clone: Self) -> None:
         clone.buddies = self.buddies.copy()
+
+    fit_monotone: ClassVar[bool] = True
+
+    def _placement(self, request: Request) -> tuple[Rect, ...] | None:
+        """The square :meth:`BuddySystem.take` gives, found from the free set (no list is read or changed).
+
+        ``whole[j]`` has the corner bit of every wholly free aligned square of level ``j`` (a level-``j+1``
+        square is whole iff its four quarters are); a square is on its level's free list iff it is whole and
+        its parent is not (or it is a root).  ``take(k)`` pops the lowest address of the lowest level
+        ``j ≥ k`` with a list entry and keeps the lower-left quarter down to ``k``: the same corner.
+        """
+        k = self.level_of(request)
+        K = self.buddies.K
+        if k > K:
+            return None
+        S = self.geom.S
+        corners = self._corners
+        whole = [self._free]
+        for j in range(K):
+            a, h = whole[j], 1 << j
+            a = a & (a >> h) & (a >> (h * S)) & (a >> (h + h * S)) & corners[j + 1]
+            if not a:
+                break  # no whole square of this level, nor above: the lists above are empty
+            whole.append(a)
+        if len(whole) <= k or not whole[k]:
+            return None
+        top = len(whole) - 1
+        for j in range(k, top + 1):
+            listed = whole[j]
+            if j < top:
+                p, h = whole[j + 1], 1 << j
+                listed &= ~(p | (p << h) | (p << (h * S)) | (p << (h + h * S)))
+            if listed:
+                bit = (listed & -listed).bit_length() - 1
+                node = int(self.geom.node_of_bit[bit])
+                s = 1 << k
+                return ((node % self.geom.X, node // self.geom.X, s, s),)
+        raise InternalError(f"buddy_2d: a whole square of level {k} but no free-list entry at level {k} or above")
 
     def _fits_empty(self, request: Request) -> bool:
         return self.level_of(request) <= self.buddies.K
