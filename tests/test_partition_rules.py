@@ -567,3 +567,37 @@ def guard_with_ties(machine: str, scheme: str, seeds: int = 150) -> int:
         # the subtorus guard's may_admit is the same judgement made before allocating: exact, not only necessary
         judge_candidates(a, head, releases, (Request(rng.choice(small)) for _ in range(10)), rng, ends_by_rate=0.3, exact_may_admit=True)
     return several
+
+
+@pytest.mark.parametrize("spec", ["ep", "nep", "ep:identify=first", "nep:identify=first", "nep:nep_order=balanced", "ep:prefer_dims=0"])
+@pytest.mark.parametrize("machine", ["torus:4x4x8", "torus:2x2x2x4x4x8", "mesh:6x5", "torus:3x4x5"])
+def test_the_forest_model_decides_as_the_allocator(spec, machine):
+    """Conservative backfilling's plan for EP and NEP replays on immutable forests (_ForestModel): through a
+    random history its placements are the allocator's, its release merges as the allocator does, and its
+    forest is, after every step, the allocator's forest interned afresh."""
+    import random
+
+    from topoalloc.alloc.base import Request
+    from topoalloc.alloc.partition.allocator import _ForestModel
+    from topoalloc.registry import ALLOCATORS
+    from topoalloc.topology import parse_machine
+
+    a = ALLOCATORS.create(spec, topology=parse_machine(machine))
+    model = _ForestModel(a)
+    state, tokens, held = model.state, {}, []
+    rng = random.Random(3)
+    for _ in range(800):
+        if held and rng.random() < 0.45:
+            x = held.pop(rng.randrange(len(held)))
+            state = model.release(state, tokens.pop(x.serial))
+            a.release(x)
+        else:
+            req = Request(rng.randint(1, max(1, a.n_nodes // 3)))
+            placed = model.place(state, req)
+            got = a.allocate(req)
+            assert (placed is None) == (got is None)
+            if got is not None:
+                assert placed[0] == a.token_of(got)[0].st
+                held.append(got)
+                tokens[got.serial], state = placed
+        assert state == tuple(model._intern_block(b) for b in a.roots)

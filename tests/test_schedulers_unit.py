@@ -116,7 +116,9 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     import numpy as np
 
     import topoalloc
+    from topoalloc.alloc.base import Allocator
     from topoalloc.alloc.mesh2d.core import FreeSetProbes
+    from topoalloc.alloc.partition import PartitionAllocator
     from topoalloc.sched.plan import ReplayPlan
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -133,8 +135,10 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         return got
 
     monkeypatch.setattr(ReplayPlan, "earliest", both)
-    # the 2-D allocators that place by their free set answer with FreeSetPlan (checked against ReplayPlan below)
+    # the 2-D allocators that place by their free set, and EP and NEP, answer with StatePlan (checked against
+    # ReplayPlan below): here they replay on snapshots
     monkeypatch.setattr(FreeSetProbes, "_free_set_probes", lambda self: False)
+    monkeypatch.setattr(PartitionAllocator, "future_plan", Allocator.future_plan)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(30))
     factor = parse_machine(machine).n_nodes / w.max_procs
@@ -152,27 +156,32 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         ("mesh:4x8", "anca_ff"),
         ("mesh:4x8", "anca_bf"),
         ("mesh:4x8", "pald:max_blocks=4"),
+        ("mesh:8x8", "buddy_2d"),
+        ("torus:4x4x2", "ep"),
+        ("torus:4x4x2", "nep"),
+        ("mesh:8x4", "nep:identify=first"),
     ],
 )
-def test_free_set_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator):
-    """FreeSetPlan (the 2-D allocators that place by their free set) answers every question of a
-    conservative run as ReplayPlan on snapshots does: feasibility, each earliest start, and whether a job
-    with its reservation in place would move earlier (ReplayPlan: taken out, searched, put back)."""
+def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator):
+    """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
+    EP and NEP) answers every question of a conservative run as ReplayPlan on snapshots does:
+    feasibility, each earliest start, and whether a job with its reservation in place would move earlier
+    (ReplayPlan: taken out, searched, put back)."""
     import numpy as np
 
     import topoalloc
-    from topoalloc.sched.plan import FreeSetPlan, ReplayPlan
+    from topoalloc.sched.plan import ReplayPlan, StatePlan
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
     from topoalloc.workload.swf import default_trace_path
 
-    init, add, remove = FreeSetPlan.__init__, FreeSetPlan.add, FreeSetPlan.remove
-    earliest, moves_earlier, feasible = FreeSetPlan.earliest, FreeSetPlan.moves_earlier, FreeSetPlan.feasible
+    init, add, remove = StatePlan.__init__, StatePlan.add, StatePlan.remove
+    earliest, moves_earlier, feasible = StatePlan.earliest, StatePlan.moves_earlier, StatePlan.feasible
     asked = {"earliest": 0, "moves": 0, "moved": 0}
 
-    def init2(self, now, allocator, releases, request, priority):
-        init(self, now, allocator, releases, request, priority)
-        self.ref = ReplayPlan(now, allocator, releases, request, priority)
+    def init2(self, now, model, releases, request, priority):
+        init(self, now, model, releases, request, priority)
+        self.ref = ReplayPlan(now, model.allocator, releases, request, priority)
         self.durs = {}
 
     def add2(self, job, t, size, dur):
@@ -207,7 +216,7 @@ def test_free_set_plan_answers_as_the_replay_plan(monkeypatch, machine, allocato
         return got
 
     for name, fn in (("__init__", init2), ("add", add2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2)):
-        monkeypatch.setattr(FreeSetPlan, name, fn)
+        monkeypatch.setattr(StatePlan, name, fn)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(60))
     factor = parse_machine(machine).n_nodes / w.max_procs

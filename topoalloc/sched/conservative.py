@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..registry import SCHEDULERS
 from .base import Scheduler, SchedulingContext
-from .plan import CountingProfile, FreeSetPlan, ReplayPlan
+from .plan import CountingProfile, ReplayPlan, StatePlan
 
 __all__ = ["Conservative"]
 
@@ -37,8 +37,9 @@ class Conservative(Scheduler):
     Other allocators answer by replay on snapshots (:class:`ReplayPlan`), or
     with a plan of their own that gives the same answers
     (:meth:`~topoalloc.alloc.base.Allocator.future_plan`; the 2-D submesh
-    searches replay on free bit sets, :class:`~.plan.FreeSetPlan`, which also
-    asks ``moves_earlier`` with the job's reservation in place).
+    searches and the 2-D Buddy replay on free bit sets, EP and NEP on immutable
+    forests, :class:`~.plan.StatePlan`, which also asks ``moves_earlier`` with
+    the job's reservation in place).
     """
 
     name = "conservative"
@@ -50,7 +51,7 @@ class Conservative(Scheduler):
     def reset(self) -> None:
         self._res: dict[int, float] = {}
 
-    def _plan(self, ctx: SchedulingContext, reservations: list[tuple[int, float, float, int]] | None = None) -> "CountingProfile | ReplayPlan | FreeSetPlan":
+    def _plan(self, ctx: SchedulingContext, reservations: list[tuple[int, float, float, int]] | None = None) -> "CountingProfile | ReplayPlan | StatePlan":
         if ctx.allocator.counting:
             releases = [(ctx.expected_end(e), e.allocation.size) for e in ctx.running]
             return CountingProfile(ctx.now, ctx.allocator.free_count, releases, reservations)

@@ -10,15 +10,18 @@ Three implementations answer the same questions:
   feasible iff every reserved allocation succeeds.  A job's earliest start
   walks once through the events before it and replays the rest only at the
   candidate times where the job fits then;
-* :class:`FreeSetPlan` — ReplayPlan's answers for allocators that place by a
-  pure function of a free bit set (the 2-D mesh allocators that search for
-  submeshes), replayed on those sets, with the plan's replay kept between
-  questions.  An allocator chooses its plan (:meth:`~topoalloc.alloc.base.Allocator.future_plan`).
+* :class:`StatePlan` — ReplayPlan's answers for allocators whose choices are
+  a pure function of a hashable state (:class:`StateModel`), replayed on those
+  states with the plan's replay kept between questions: :class:`FreeSetPlan`
+  on the free bit sets of the 2-D mesh allocators that search for submeshes
+  (and the 2-D Buddy), and the EP and NEP subtorus allocators on immutable
+  partition forests.  An allocator chooses its plan
+  (:meth:`~topoalloc.alloc.base.Allocator.future_plan`).
 
 The differential tests run conservative backfilling on the flat machine
 with the first two and require identical schedules; the conformance suite
 runs every allocator with its own plan and with ReplayPlan, and a unit test
-compares every answer FreeSetPlan gives in a run with ReplayPlan's.
+compares every answer StatePlan gives in a run with ReplayPlan's.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import SimulationError
 
-__all__ = ["CountingProfile", "ReplayPlan", "FreeSetPlan", "ZERO_LENGTH"]
+__all__ = ["CountingProfile", "ReplayPlan", "StateModel", "StatePlan", "FreeSetPlan", "ZERO_LENGTH"]
 
 #: A reservation holds its processors for at least this long, so a job whose
 #: estimate is 0 still needs free processors at its start instant.
@@ -337,49 +340,105 @@ class ReplayPlan:
         raise SimulationError(f"job position {job} (size {size}) never fits the plan")
 
 
-class FreeSetPlan:
-    """:class:`ReplayPlan` for an allocator that places by a pure function of its free set (an int bit set).
+class StateModel:
+    """What :class:`StatePlan` needs of an allocator whose choices are a pure function of a hashable state.
 
-    The allocator provides ``_free`` (its free set now), ``_placement_on(free, request)`` (the bits
-    :meth:`~topoalloc.alloc.base.Allocator.allocate` would take with that free set, or None) and
-    ``_mask_of(allocation)`` (the bits an allocation it holds took); a release gives back exactly those
-    bits, so releases commute.  The 2-D mesh allocators that place by their free set
-    (:meth:`~topoalloc.alloc.mesh2d.core.FreeSetProbes.future_plan`) answer with it.
+    ``state`` is the state now; ``place(state, request)`` gives ``(token, next state)`` for what
+    :meth:`~topoalloc.alloc.base.Allocator.allocate` would grant with that state (``token`` names it,
+    comparable with ``==``), or None if it would refuse; ``release(state, token)`` gives the state
+    after that grant is released; ``token_of(allocation)`` names a grant the allocator holds.  Both
+    functions must be pure: the plan remembers their answers.  ``frame(request)`` is a key that decides
+    the placement (requests with equal frames are placed alike); ``free_count``, ``cells(request)`` and
+    ``cells_of(allocation)`` count processors for the plan's counting pre-check.  ``allocator`` is the
+    allocator modelled.
+    """
+
+    allocator: Allocator
+    state: Hashable
+    free_count: int
+
+    def place(self, state: Any, request: Request) -> tuple[Any, Any] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def release(self, state: Any, token: Any) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def token_of(self, allocation: Allocation) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def frame(self, request: Request) -> Hashable:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def cells(self, request: Request) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def cells_of(self, allocation: Allocation) -> int:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class _BitsModel(StateModel):
+    """The 2-D allocators' free bit set as a :class:`StateModel`: a grant's token is its bits."""
+
+    def __init__(self, allocator: Any):
+        self.allocator = allocator
+        self.state = allocator._free
+        self.free_count = allocator._free.bit_count()
+        self._placement_on = allocator._placement_on
+        self._mask_of = allocator._mask_of
+        self.frame = allocator.frame_for
+        self.cells = allocator.granted_size
+        self.release = int.__or__  # type: ignore[assignment]  # a release gives back exactly the bits taken
+
+    def place(self, state: int, request: Request) -> tuple[int, int] | None:
+        got = self._placement_on(state, request)
+        return None if got is None else (got, state & ~got)
+
+    def token_of(self, allocation: Allocation) -> int:
+        return self._mask_of(allocation)
+
+    def cells_of(self, allocation: Allocation) -> int:
+        return self._mask_of(allocation).bit_count()
+
+
+class StatePlan:
+    """:class:`ReplayPlan` for an allocator whose choices are a pure function of a hashable state
+    (a :class:`StateModel`): the replay runs on states, not on snapshots.
 
     Every question is ReplayPlan's, answered the same (the conformance suite runs conservative
-    backfilling with both and requires the same schedules), on free sets instead of snapshots:
+    backfilling with both and requires the same schedules; a unit test compares every answer):
 
-    * the plan's replay is kept (the free set before each event, where each reservation was placed,
+    * the plan's replay is kept (the state before each event, where each reservation was placed,
       the first allocation that fails), made again only once a reservation is added or removed;
+      placements are remembered for the plan's life by state and frame;
     * a trial (the job placed at a candidate time, the rest of the plan replayed with it) stops as
-      soon as its state is the kept replay's at the same event: the job has ended, the free sets are
-      equal and every reservation holding bits holds the ones it holds in the kept replay.  The rest
-      is then the kept replay's, feasible iff that is;
+      soon as its state is the kept replay's at the same event: the job has ended, the states are
+      equal and every reservation holding processors holds what it holds in the kept replay.  The
+      rest is then the kept replay's, feasible iff that is;
     * :meth:`moves_earlier` answers for a job whose reservation is in the plan without taking it out:
       before its reservation the plan's events are the same with it or without it, so the kept replay
       serves; a trial compares states only past the job's old end.  A job that keeps its reservation
       (most do) changes nothing, and the kept replay serves the next job too.
     """
 
-    def __init__(self, now: float, allocator: Allocator, releases: list[tuple[float, Allocation]],
+    def __init__(self, now: float, model: StateModel, releases: list[tuple[float, Allocation]],
                  request: Callable[[int], Request], priority: Callable[[int], int]):
-        a: Any = allocator
         self.now = now
-        self.free0: int = a._free
-        self._placement_on: Callable[[int, Request], int | None] = a._placement_on
-        self._frame: Callable[[Request], Hashable] = a.frame_for
-        self._memo: dict[tuple[int, Hashable], int | None] = {}
+        self.free0: Any = model.state
+        self._placement: Callable[[Any, Request], tuple[Any, Any] | None] = model.place
+        self._rel: Callable[[Any, Any], Any] = model.release
+        self._frame: Callable[[Request], Hashable] = model.frame
+        self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {}
         self._frames: dict[int, Hashable] = {}
-        self.releases = [(t, a._mask_of(alloc), alloc.serial) for t, alloc in releases]
+        self.releases = [(t, model.token_of(alloc), alloc.serial) for t, alloc in releases]
         self.request = request
         self.priority = priority
         self._res: dict[int, tuple[float, float, float]] = {}  # job -> (start, end, span)
-        self._kept: tuple[list[tuple], list[int], dict[int, int], int] | None = None
+        self._kept: tuple[list[tuple], list[Any], dict[int, Any], int] | None = None
         self._keys: list[tuple] = []
         self._all_times: list[float] | None = None
-        # the plan's free bits counted over time: a trial can succeed only where they hold the job
-        self._cells: Callable[[Request], int] = a.granted_size
-        self.counts = CountingProfile(now, self.free0.bit_count(), [(t, m.bit_count()) for t, m, _ in self.releases])
+        # the plan's free processors counted over time: a trial can succeed only where they hold the job
+        self._cells: Callable[[Request], int] = model.cells
+        self.counts = CountingProfile(now, model.free_count, [(t, model.cells_of(alloc)) for t, alloc in releases])
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
         span = _span(dur)
@@ -393,7 +452,7 @@ class FreeSetPlan:
         self.counts.remove(job)
 
     def _events(self) -> list[tuple]:
-        """ReplayPlan's events and order: ``(time, kind, order, job, bits)``, kind 0 a release, 1 an allocation."""
+        """ReplayPlan's events and order: ``(time, kind, order, job, token)``, kind 0 a release, 1 an allocation."""
         events: list[tuple] = [(t, 0, serial, 0, m) for t, m, serial in self.releases]
         for job, (t, end, _) in self._res.items():
             events.append((t, 1, self.priority(job), job, None))
@@ -407,38 +466,37 @@ class FreeSetPlan:
             frame = self._frames[job] = self._frame(self.request(job))
         return frame
 
-    def _place(self, free: int, job: int) -> int | None:
-        """The allocator's placement of ``job`` on ``free``, remembered for the plan's life by free set and
-        frame (the frame decides the placement: :meth:`~topoalloc.alloc.mesh2d.core.MeshAllocator.frame_for`)."""
-        key = (free, self._frame_of(job))
+    def _place(self, state: Any, job: int) -> tuple[Any, Any] | None:
+        """The allocator's placement of ``job`` in ``state`` (its token and the next state), remembered for
+        the plan's life by state and frame (the frame decides the placement: :meth:`StateModel.frame`)."""
+        key = (state, self._frame_of(job))
         got = self._memo.get(key, -1)
         if got == -1:
-            got = self._memo[key] = self._placement_on(free, self.request(job))
-        return got
+            got = self._memo[key] = self._placement(state, self.request(job))
+        return got  # type: ignore[return-value]
 
-    def _replay(self) -> tuple[list[tuple], list[int], dict[int, int], int]:
-        """The kept replay: events, the free set before each (and after the last), each reservation's bits,
+    def _replay(self) -> tuple[list[tuple], list[Any], dict[int, Any], int]:
+        """The kept replay: events, the state before each (and after the last), each reservation's token,
         and the index of the first allocation that fails (the number of events if none does)."""
         if self._kept is None:
             events = self._events()
             self._keys = [_event_key(ev) for ev in events]
             for job in self._res:
                 self._frame_of(job)
-            place = self._place
+            place, rel = self._place, self._rel
             free = self.free0
             states = [free]
-            bits: dict[int, int] = {}
+            bits: dict[int, Any] = {}
             fail = len(events)
             for i, (_, kind, _, job, m) in enumerate(events):
                 if kind == 0:
-                    free |= m if m is not None else bits[job]
+                    free = rel(free, m if m is not None else bits[job])
                 else:
                     got = place(free, job)
                     if got is None:
                         fail = i
                         break
-                    bits[job] = got
-                    free &= ~got
+                    bits[job], free = got
                 states.append(free)
             self._kept = (events, states, bits, fail)
         return self._kept
@@ -475,6 +533,7 @@ class FreeSetPlan:
             _, e0, _ = self._res[job]
             old_end = bisect_left(keys, (e0, 0, -1, job))
         memo = self._memo
+        rel = self._rel
         frames = self._frames  # (every reservation's, by _replay)
         frame = self._frame_of(job)
         i = 0
@@ -484,21 +543,21 @@ class FreeSetPlan:
             i = bisect_left(keys, (t, 1, prio, job), i)
             if i > fail:
                 return None  # the plan fails before the job's turn at t: so it does at every later t
-            mine = memo.get((states[i], frame), -1)  # (place's memo, read here: most candidates are known)
-            if mine == -1:
-                mine = place(states[i], job)
-            if mine is None:
+            placed = memo.get((states[i], frame), -1)  # (place's memo, read here: most candidates are known)
+            if placed == -1:
+                placed = place(states[i], job)
+            if placed is None:
                 continue
-            free = states[i] & ~mine
+            mine, free = placed  # type: ignore[misc]
             end_key = (_end(t, span), 0, -1, job)
             live = True
-            moved: dict[int, int] = {}  # reservations placed in the trial: their bits
-            displaced = 0  # of those, holding other bits than in the kept replay
+            moved: dict[int, Any] = {}  # reservations placed in the trial: their tokens
+            displaced = 0  # of those, holding other processors than in the kept replay
             ok = True
             for k in range(i, n):
                 ev = events[k]
                 if live and end_key < keys[k]:
-                    free |= mine
+                    free = rel(free, mine)
                     live = False
                 if not live and displaced == 0 and k > old_end and k <= fail and free == states[k]:
                     ok = fail == n  # from here on the kept replay's own events and states
@@ -514,17 +573,17 @@ class FreeSetPlan:
                         else:
                             m = got
                             displaced -= got != bits.get(who)
-                    free |= m
+                    free = rel(free, m)
                 else:
-                    got = memo.get((free, frames[who]), -1)
-                    if got == -1:
-                        got = place(free, who)
-                    if got is None:
+                    placed = memo.get((free, frames[who]), -1)
+                    if placed == -1:
+                        placed = place(free, who)
+                    if placed is None:
                         ok = False
                         break
+                    got, free = placed  # type: ignore[misc]
                     moved[who] = got
                     displaced += got != bits.get(who)
-                    free &= ~got
             if ok:
                 return t
         return None
@@ -547,3 +606,14 @@ class FreeSetPlan:
             return True  # (not after a feasible pass) the general step answers: take it out and search
         t = self._first(job, span, t0, True)
         return t is not None and t < t0
+
+
+class FreeSetPlan(StatePlan):
+    """:class:`StatePlan` on the free bit set of a 2-D allocator that places by a pure function of it
+    (:class:`~topoalloc.alloc.mesh2d.core.FreeSetProbes`): ``_free`` the set now,
+    ``_placement_on(free, request)`` the bits :meth:`~topoalloc.alloc.base.Allocator.allocate` would take
+    with that set, ``_mask_of(allocation)`` the bits a grant took; a release gives back exactly those."""
+
+    def __init__(self, now: float, allocator: Allocator, releases: list[tuple[float, Allocation]],
+                 request: Callable[[int], Request], priority: Callable[[int], int]):
+        super().__init__(now, _BitsModel(allocator), releases, request, priority)

@@ -358,6 +358,14 @@ class PartitionAllocator(Allocator):
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         return _ProbeGuard(self, head, releases)
 
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """Conservative backfilling's plan replayed on immutable forests (:class:`_ForestModel`), not on
+        snapshots: :class:`~topoalloc.sched.plan.StatePlan`, ReplayPlan's answers."""
+        from ...sched.plan import StatePlan
+
+        return StatePlan(now, _ForestModel(self), releases, request, priority)
+
     def _copy_state(self, clone: Self) -> None:
         """The forest's blocks are cloned; partitions, boxes and conversions (immutable) are shared."""
         mapping: dict[int, Block] = {}
@@ -386,6 +394,151 @@ class PartitionAllocator(Allocator):
         for j in range(self.max_order, -1, -1):
             out.extend(sorted((b.st for b in self.free[j].values()), key=lambda st: st.offset[::-1]))
         return out
+
+
+class _ForestModel:
+    """The forest as an immutable value, for the conservative plan (:class:`~topoalloc.sched.plan.StateModel`).
+
+    A block is a node ``(semitorus, state, children)``, interned: equal subtrees get one id, so a forest
+    (the tuple of its roots' ids) is compared and hashed in O(roots), and a state the plan meets again
+    is recognised.  ``place`` and ``release`` are the allocator's :meth:`~PartitionAllocator._allocate` and
+    :meth:`~PartitionAllocator._release` as pure functions of the forest, built by path copying:
+
+    * identification (:meth:`~PartitionAllocator._identify`) takes, among the free leaves of order at
+      least ``k``, the least of (order, not giving ``prefer_dims`` dimensions, first node) under
+      ``smallest``, of (not giving them, first node) under ``first`` (the same choice as its buckets:
+      the lowest first node of the first bucket that has one, the preferred shapes first);
+      :meth:`_best` keeps that least leaf per subtree and order;
+    * the leaf taken is split by the allocator's own partition (shared memo), the piece allocated;
+    * a release frees the leaf and, on the way back up, turns every split block all of whose
+      children are free leaves into a free leaf (the allocator's ``_merge_up``).
+
+    A grant's token is its semitorus: a forest's leaves are disjoint, so it names one leaf.  Each
+    model lives for one plan: its tables hold only the forests that plan met.
+    """
+
+    def __init__(self, allocator: PartitionAllocator):
+        a = self.allocator = allocator
+        self._ids: dict[tuple, int] = {}
+        self._nodes: list[tuple[Semitorus, int, tuple[int, ...]]] = []
+        self._best_memo: dict[tuple[int, int], tuple | None] = {}
+        self._take_memo: dict[tuple[int, Semitorus, int], int] = {}
+        self._free_memo: dict[tuple[int, Semitorus], int] = {}
+        self._release_memo: dict[tuple[tuple[int, ...], Semitorus], tuple[int, ...]] = {}
+        self.state = tuple(self._intern_block(b) for b in a.roots)
+        self.free_count = a._free_count
+
+    def _intern(self, st: Semitorus, kind: int, kids: tuple[int, ...]) -> int:
+        key = (st, kind, kids)
+        got = self._ids.get(key)
+        if got is None:
+            got = self._ids[key] = len(self._nodes)
+            self._nodes.append(key)
+        return got
+
+    def _intern_block(self, b: Block) -> int:
+        kids = tuple(self._intern_block(c) for c in b.children) if b.children is not None else ()
+        return self._intern(b.st, b.state, kids)
+
+    def frame(self, request: Request) -> int:
+        return self.allocator.order_of(request.size)
+
+    def cells(self, request: Request) -> int:
+        return 1 << self.allocator.order_of(request.size)
+
+    def token_of(self, allocation: Allocation) -> Semitorus:
+        return self.allocator.token_of(allocation)[0].st
+
+    def cells_of(self, allocation: Allocation) -> int:
+        return allocation.size
+
+    def _best(self, node: int, k: int) -> tuple | None:
+        """The free leaf under ``node`` identification prefers for order ``k``: ``(key, semitorus)``, or None."""
+        mk = (node, k)
+        if mk in self._best_memo:
+            return self._best_memo[mk]
+        st, kind, kids = self._nodes[node]
+        out = None
+        if kind == Block.FREE:
+            if st.order >= k:
+                a = self.allocator
+                dims = a.prefer_dims if k >= a.prefer_dims else 0
+                bad = bool(dims) and not a._job_dims_ok(st, k)
+                out = ((st.order, bad, st.offset[::-1]) if a.identify == "smallest" else (bad, st.offset[::-1]), st)
+        elif kind == Block.SPLIT and st.order > k:  # (its pieces are smaller than it)
+            for c in kids:
+                got = self._best(c, k)
+                if got is not None and (out is None or got[0] < out[0]):
+                    out = got
+        self._best_memo[mk] = out
+        return out
+
+    @staticmethod
+    def _holds(st: Semitorus, inner: Semitorus) -> bool:
+        """Whether ``st`` holds ``inner`` (boxes of a forest are nested or disjoint: its first node decides)."""
+        for o, s, p in zip(st.offset, st.sides, inner.offset):
+            if p < o or p >= o + s:
+                return False
+        return True
+
+    def _take(self, node: int, target: Semitorus, k: int) -> int:
+        """``node`` with the free leaf ``target`` allocated for order ``k`` (split first if larger)."""
+        mk = (node, target, k)
+        got = self._take_memo.get(mk)
+        if got is not None:
+            return got
+        st, kind, kids = self._nodes[node]
+        if st == target:
+            if st.order > k:
+                pieces, at = self.allocator._partition(st, k)
+                got = self._intern(st, Block.SPLIT, tuple(self._intern(p, Block.ALLOCATED if i == at else Block.FREE, ()) for i, p in enumerate(pieces)))
+            else:
+                got = self._intern(st, Block.ALLOCATED, ())
+        else:
+            got = self._intern(st, kind, tuple(self._take(c, target, k) if self._holds(self._nodes[c][0], target) else c for c in kids))
+        self._take_memo[mk] = got
+        return got
+
+    def place(self, state: tuple[int, ...], request: Request) -> tuple[Semitorus, tuple[int, ...]] | None:
+        k = self.allocator.order_of(request.size)
+        best = None
+        for root in state:
+            got = self._best(root, k)
+            if got is not None and (best is None or got[0] < best[0]):
+                best = got
+        if best is None:
+            return None
+        target = token = best[1]
+        if target.order > k:
+            pieces, at = self.allocator._partition(target, k)
+            token = pieces[at]
+        return token, tuple(self._take(r, target, k) if self._holds(self._nodes[r][0], target) else r for r in state)
+
+    def _free(self, node: int, leaf: Semitorus) -> int:
+        """``node`` with the allocated leaf ``leaf`` freed, merged upwards where every sibling is a free leaf."""
+        mk = (node, leaf)
+        got = self._free_memo.get(mk)
+        if got is not None:
+            return got
+        st, kind, kids = self._nodes[node]
+        if st == leaf:
+            got = self._intern(st, Block.FREE, ())
+        else:
+            new = tuple(self._free(c, leaf) if self._holds(self._nodes[c][0], leaf) else c for c in kids)
+            nodes = self._nodes
+            if all(nodes[c][1] == Block.FREE for c in new):
+                got = self._intern(st, Block.FREE, ())
+            else:
+                got = self._intern(st, kind, new)
+        self._free_memo[mk] = got
+        return got
+
+    def release(self, state: tuple[int, ...], token: Semitorus) -> tuple[int, ...]:
+        key = (state, token)
+        got = self._release_memo.get(key)
+        if got is None:
+            got = self._release_memo[key] = tuple(self._free(r, token) if self._holds(self._nodes[r][0], token) else r for r in state)
+        return got
 
 
 def _overlay_release(b: Block, extra: dict[int, int]) -> list[Block]:
