@@ -176,8 +176,8 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator):
     from topoalloc.workload.swf import default_trace_path
 
     init, add, remove = StatePlan.__init__, StatePlan.add, StatePlan.remove
-    earliest, moves_earlier, feasible = StatePlan.earliest, StatePlan.moves_earlier, StatePlan.feasible
-    asked = {"earliest": 0, "moves": 0, "moved": 0}
+    earliest, moves_earlier, feasible, update = StatePlan.earliest, StatePlan.moves_earlier, StatePlan.feasible, StatePlan._update
+    asked = {"earliest": 0, "moves": 0, "moved": 0, "updates": 0}
 
     def init2(self, now, model, releases, request, priority):
         init(self, now, model, releases, request, priority)
@@ -193,19 +193,30 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator):
         remove(self, job)
         self.ref.remove(job)
 
+    def kept_is_fresh(self):
+        # the kept replay, brought up to date after each change, is the whole plan replayed afresh
+        events, states, tokens, fail = self._replay()
+        events2, states2, tokens2, fail2 = self._full_replay()
+        assert (events, states, fail) == (events2, states2, fail2)
+        assert all(tokens[j] == tokens2[j] for j in tokens2)
+        assert self._keys == [ev[:4] for ev in events2]
+
     def feasible2(self):
         got = feasible(self)
         assert got == self.ref.feasible()
+        kept_is_fresh(self)
         return got
 
     def earliest2(self, job, size, dur, not_after=None):
         got = earliest(self, job, size, dur, not_after)
         assert got == self.ref.earliest_by_full_replay(job, size, dur, not_after), (job, size, dur, not_after)
+        kept_is_fresh(self)
         asked["earliest"] += 1
         return got
 
     def moves_earlier2(self, job):
         got = moves_earlier(self, job)
+        kept_is_fresh(self)
         t, size, dur = self.durs[job]
         self.ref.remove(job)
         want = self.ref.earliest_by_full_replay(job, size, dur, t) < t
@@ -215,13 +226,17 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator):
         asked["moved"] += got
         return got
 
-    for name, fn in (("__init__", init2), ("add", add2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2)):
+    def update2(self):
+        asked["updates"] += 1
+        return update(self)
+
+    for name, fn in (("__init__", init2), ("add", add2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2), ("_update", update2)):
         monkeypatch.setattr(StatePlan, name, fn)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(60))
     factor = parse_machine(machine).n_nodes / w.max_procs
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
-    assert asked["earliest"] > 10 and asked["moves"] > 10 and asked["moved"] > 0, asked
+    assert asked["earliest"] > 10 and asked["moves"] > 10 and asked["moved"] > 0 and asked["updates"] > 10, asked
 
 
 class _LyingCounter(FlatAllocator):

@@ -27,7 +27,7 @@ compares every answer StatePlan gives in a run with ReplayPlan's.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -181,9 +181,15 @@ class CountingProfile:
 
         ``not_after`` (a reservation being compressed) needs no special care here:
         free processors are monotone, so the old time is always still feasible."""
+        t = self.first_fit(size, _span(dur))
+        if t == math.inf:
+            raise SimulationError(f"job position {job} (size {size}) never fits the profile")
+        return t
+
+    def first_fit(self, size: int, span: float) -> float:
+        """The first breakpoint from which ``size`` processors stay free for ``span``; ``inf`` if none."""
         times, free = self.times, self.free
         n = len(times)
-        span = _span(dur)
         i = 0
         while i < n:
             if free[i] < size:
@@ -198,7 +204,7 @@ class CountingProfile:
             else:
                 return times[i]
             i = j + 1
-        raise SimulationError(f"job position {job} (size {size}) never fits the profile")
+        return math.inf
 
 
 class ReplayPlan:
@@ -434,22 +440,54 @@ class StatePlan:
         self.priority = priority
         self._res: dict[int, tuple[float, float, float]] = {}  # job -> (start, end, span)
         self._kept: tuple[list[tuple], list[Any], dict[int, Any], int] | None = None
+        self._pending: list[tuple[int, tuple, tuple]] = []  # reservations added (1) or removed (-1) since the replay
         self._keys: list[tuple] = []
-        self._all_times: list[float] | None = None
+        # ReplayPlan's candidate times, kept sorted with how many events fall on each
+        self._times_at: dict[float, int] = {}
+        self._times_sorted: list[float] = []
+        for t in [now, *(t for t, _, _ in self.releases)]:
+            self._time_in(t)
         # the plan's free processors counted over time: a trial can succeed only where they hold the job
         self._cells: Callable[[Request], int] = model.cells
         self.counts = CountingProfile(now, model.free_count, [(t, model.cells_of(alloc)) for t, alloc in releases])
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
         span = _span(dur)
-        self._res[job] = (t, _end(t, span), span)
-        self._kept = self._all_times = None
+        end = _end(t, span)
+        self._res[job] = (t, end, span)
+        self._frame_of(job)
+        self._changed(job, t, end, 1)
         self.counts.add(job, t, self._cells(self.request(job)), dur)
 
     def remove(self, job: int) -> None:
-        del self._res[job]
-        self._kept = self._all_times = None
+        t, end, _ = self._res.pop(job)
+        self._changed(job, t, end, -1)
         self.counts.remove(job)
+
+    def _time_in(self, t: float) -> None:
+        n = self._times_at.get(t, 0)
+        if not n:
+            insort(self._times_sorted, t)
+        self._times_at[t] = n + 1
+
+    def _time_out(self, t: float) -> None:
+        n = self._times_at[t] - 1
+        if n:
+            self._times_at[t] = n
+        else:
+            del self._times_at[t]
+            del self._times_sorted[bisect_left(self._times_sorted, t)]
+
+    def _changed(self, job: int, t: float, end: float, sign: int) -> None:
+        """A reservation added (``sign`` 1) or removed (-1): its times, and its two events for :meth:`_replay`."""
+        if sign > 0:
+            self._time_in(t)
+            self._time_in(end)
+        else:
+            self._time_out(t)
+            self._time_out(end)
+        if self._kept is not None:
+            self._pending.append((sign, (t, 1, self.priority(job), job), (end, 0, -1, job)))
 
     def _events(self) -> list[tuple]:
         """ReplayPlan's events and order: ``(time, kind, order, job, token)``, kind 0 a release, 1 an allocation."""
@@ -477,48 +515,122 @@ class StatePlan:
 
     def _replay(self) -> tuple[list[tuple], list[Any], dict[int, Any], int]:
         """The kept replay: events, the state before each (and after the last), each reservation's token,
-        and the index of the first allocation that fails (the number of events if none does)."""
+        and the index of the first allocation that fails (the number of events if none does).
+
+        Made in full once (:meth:`_full_replay`); after reservations are added or removed it is brought up to
+        date from their first event (:meth:`_update`).  ``tokens`` holds every reservation placed before the
+        first failure (after one, it may also hold tokens of later ones, which no question reads)."""
         if self._kept is None:
-            events = self._events()
-            self._keys = [_event_key(ev) for ev in events]
-            for job in self._res:
-                self._frame_of(job)
-            place, rel = self._place, self._rel
-            free = self.free0
-            states = [free]
-            bits: dict[int, Any] = {}
-            fail = len(events)
-            for i, (_, kind, _, job, m) in enumerate(events):
-                if kind == 0:
-                    free = rel(free, m if m is not None else bits[job])
-                else:
-                    got = place(free, job)
-                    if got is None:
-                        fail = i
-                        break
-                    bits[job], free = got
-                states.append(free)
-            self._kept = (events, states, bits, fail)
+            self._kept = self._full_replay()
+            self._keys = [_event_key(ev) for ev in self._kept[0]]
+            self._pending = []
+        elif self._pending:
+            self._kept = self._update()
+            self._pending = []
         return self._kept
+
+    def _full_replay(self) -> tuple[list[tuple], list[Any], dict[int, Any], int]:
+        """The whole plan replayed from now: what :meth:`_replay` keeps (the tests compare it with the updates)."""
+        events = self._events()
+        place, rel = self._place, self._rel
+        free = self.free0
+        states = [free]
+        bits: dict[int, Any] = {}
+        fail = len(events)
+        for i, (_, kind, _, job, m) in enumerate(events):
+            if kind == 0:
+                free = rel(free, m if m is not None else bits[job])
+            else:
+                got = place(free, job)
+                if got is None:
+                    fail = i
+                    break
+                bits[job], free = got
+            states.append(free)
+        return events, states, bits, fail
+
+    def _update(self) -> tuple[list[tuple], list[Any], dict[int, Any], int]:
+        """The kept replay brought up to date with the reservations added and removed since (``_pending``).
+
+        The events before the first changed one are the same, and so are the states before them: the replay
+        starts there.  Once past every changed event, with the state the old replay had at the same event and
+        every reservation still held holding what it held there, the rest is the old replay's (its events,
+        states and tokens, shifted by the events added and removed), as a trial's early stop in :meth:`_first`."""
+        events, states, bits, fail = self._kept  # type: ignore[misc]
+        n_old = len(events)
+        events, keys = list(events), list(self._keys)
+        lo: tuple | None = None
+        hi: tuple | None = None
+        shift = 0
+        gone: list[int] = []
+        for sign, start, end in self._pending:
+            for key in (start, end):
+                i = bisect_left(keys, key)
+                if sign > 0:
+                    keys.insert(i, key)
+                    events.insert(i, (*key, None))
+                else:
+                    del keys[i], events[i]
+                if lo is None or key < lo:
+                    lo = key
+                if hi is None or key > hi:
+                    hi = key
+            shift += 2 * sign
+            if sign < 0:
+                gone.append(start[3])
+        self._keys = keys
+        i0 = bisect_left(keys, lo)
+        new_bits = dict(bits)
+        for job in gone:
+            if job not in self._res:
+                new_bits.pop(job, None)
+        if i0 > fail:
+            return events, states, new_bits, fail  # the same prefix fails at the same event
+        n = len(events)
+        place, rel = self._place, self._rel
+        free = states[i0]
+        new_states = states[: i0 + 1]
+        held: dict[int, Any] = {}  # reservations placed in this update and not yet released: their tokens
+        displaced = 0  # of those, holding other processors than in the old replay
+        new_fail = n
+        for k in range(i0, n):
+            if displaced == 0 and keys[k] > hi:  # type: ignore[operator]
+                j = k - shift
+                if j <= fail and free == states[j]:
+                    new_states.extend(states[j + 1 :])
+                    return events, new_states, new_bits, (fail + shift if fail < n_old else n)
+            _, kind, _, who, m = events[k]
+            if kind == 0:
+                if m is None:
+                    if who in held:
+                        m = held.pop(who)
+                        displaced -= m != bits.get(who)
+                    else:
+                        m = new_bits[who]  # placed before the update started
+                free = rel(free, m)
+            else:
+                got = place(free, who)
+                if got is None:
+                    new_fail = k
+                    break
+                tok, free = got
+                new_bits[who] = held[who] = tok
+                displaced += tok != bits.get(who)
+            new_states.append(free)
+        return events, new_states, new_bits, new_fail
 
     def feasible(self) -> bool:
         events, _, _, fail = self._replay()
         return fail == len(events)
 
     def _times(self, not_after: float | None) -> list[float]:
-        """ReplayPlan's candidate times (kept with the replay, for the plan as it is)."""
-        if self._all_times is None:
-            every = {self.now}
-            every.update(t for t, _, _ in self.releases)
-            for t, end, _ in self._res.values():
-                every.add(t)
-                every.add(end)
-            self._all_times = sorted(x for x in every if x >= self.now)
-        times = self._all_times
+        """ReplayPlan's candidate times: now, the releases' times and the reservations' starts and ends, from
+        now on; with ``not_after``, those before it and then it (none if it is before now)."""
+        times = self._times_sorted
+        lo = bisect_left(times, self.now)
         if not_after is None:
-            return times
-        k = bisect_left(times, not_after)
-        return times[:k] + [not_after] if not_after >= self.now else []
+            return times[lo:]
+        return times[lo : bisect_left(times, not_after)] + [not_after] if not_after >= self.now else []
 
     def _first(self, job: int, span: float, not_after: float | None, own: bool) -> float | None:
         """The earliest start (ReplayPlan.earliest's candidates and answer) on the kept replay; with ``own``,
@@ -536,10 +648,15 @@ class StatePlan:
         rel = self._rel
         frames = self._frames  # (every reservation's, by _replay)
         frame = self._frame_of(job)
+        # no start before the first time the plan's counted free processors hold the job for its span (the job
+        # not in the plan; a trial places every reservation, so the counts of each are held throughout)
+        lb = -math.inf if own else self.counts.first_fit(self._cells(self.request(job)), span)
         i = 0
         for t in self._times(not_after):
             if t == not_after:
                 return t  # the plan with the job back where it was: see ReplayPlan.earliest
+            if t < lb:
+                continue
             i = bisect_left(keys, (t, 1, prio, job), i)
             if i > fail:
                 return None  # the plan fails before the job's turn at t: so it does at every later t

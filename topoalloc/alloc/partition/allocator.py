@@ -146,6 +146,8 @@ class PartitionAllocator(Allocator):
         #: identification's answers per (bucket order, request order, dims) for the current state
         self._first_memo: dict[tuple[int, int, int], tuple[Block, bool]] = {}
         self._largest: int | None = None  # the largest order of a free block, when known
+        #: conservative backfilling's forest model, kept from plan to plan (its tables are pure functions)
+        self._forest_model: _ForestModel | None = None
 
     def _forget(self) -> None:
         """The available set is about to change: drop what was remembered of it."""
@@ -364,7 +366,12 @@ class PartitionAllocator(Allocator):
         snapshots: :class:`~topoalloc.sched.plan.StatePlan`, ReplayPlan's answers."""
         from ...sched.plan import StatePlan
 
-        return StatePlan(now, _ForestModel(self), releases, request, priority)
+        model = self._forest_model
+        if model is None or len(model._nodes) > _FOREST_MODEL_NODES:
+            model = self._forest_model = _ForestModel(self)
+        else:
+            model.renew()
+        return StatePlan(now, model, releases, request, priority)
 
     def _copy_state(self, clone: Self) -> None:
         """The forest's blocks are cloned; partitions, boxes and conversions (immutable) are shared."""
@@ -378,6 +385,7 @@ class PartitionAllocator(Allocator):
             return nb
 
         clone.roots = [dup(r, None) for r in self.roots]
+        clone._forest_model = None
         clone._first_memo = {}
         clone._largest = None
         clone.free = [{k: mapping[k] for k in bucket} for bucket in self.free]
@@ -394,6 +402,11 @@ class PartitionAllocator(Allocator):
         for j in range(self.max_order, -1, -1):
             out.extend(sorted((b.st for b in self.free[j].values()), key=lambda st: st.offset[::-1]))
         return out
+
+
+#: a forest model interning more nodes than this is dropped for a new one (a node costs a few hundred bytes
+#: with its share of the memo tables)
+_FOREST_MODEL_NODES = 50_000
 
 
 class _ForestModel:
@@ -413,8 +426,10 @@ class _ForestModel:
     * a release frees the leaf and, on the way back up, turns every split block all of whose
       children are free leaves into a free leaf (the allocator's ``_merge_up``).
 
-    A grant's token is its semitorus: a forest's leaves are disjoint, so it names one leaf.  Each
-    model lives for one plan: its tables hold only the forests that plan met.
+    A grant's token is its semitorus: a forest's leaves are disjoint, so it names one leaf.  Its tables
+    are pure functions of the forests they name, so one model serves plan after plan (:meth:`renew` takes
+    the allocator's forest of the moment); the allocator starts a new one past
+    :data:`_FOREST_MODEL_NODES` interned nodes, which bounds their memory.
     """
 
     def __init__(self, allocator: PartitionAllocator):
@@ -425,6 +440,11 @@ class _ForestModel:
         self._take_memo: dict[tuple[int, Semitorus, int], int] = {}
         self._free_memo: dict[tuple[int, Semitorus], int] = {}
         self._release_memo: dict[tuple[tuple[int, ...], Semitorus], tuple[int, ...]] = {}
+        self.renew()
+
+    def renew(self) -> None:
+        """The allocator's forest now, and its free count, for the next plan."""
+        a = self.allocator
         self.state = tuple(self._intern_block(b) for b in a.roots)
         self.free_count = a._free_count
 
