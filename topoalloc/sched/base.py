@@ -16,7 +16,7 @@ from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import InvalidArgument
@@ -62,7 +62,31 @@ class ReservationRecord:
     time: float
 
 
-class WaitingSizes:
+class SortedCounts:
+    """A multiset of ordered values: how many of each, and the distinct values present, ascending (``values``)."""
+
+    __slots__ = ("_count", "values")
+
+    def __init__(self) -> None:
+        self._count: dict = {}
+        self.values: list = []
+
+    def add(self, value: Any) -> None:
+        c = self._count.get(value, 0)
+        if not c:
+            insort(self.values, value)
+        self._count[value] = c + 1
+
+    def remove(self, value: Any) -> None:
+        c = self._count[value] - 1
+        if c:
+            self._count[value] = c
+        else:
+            del self._count[value]
+            del self.values[bisect_left(self.values, value)]
+
+
+class WaitingSizes(SortedCounts):
     """Counts of the sizes of queued jobs, kept in step with the queue.
 
     The simulation adds a job's size when it joins the queue and
@@ -71,30 +95,12 @@ class WaitingSizes:
     queue of tens of thousands of jobs.
     """
 
-    __slots__ = ("_count", "_sizes")
-
-    def __init__(self) -> None:
-        self._count: dict[int, int] = {}
-        self._sizes: list[int] = []  # the distinct sizes present, ascending
-
-    def add(self, size: int) -> None:
-        c = self._count.get(size, 0)
-        if not c:
-            insort(self._sizes, size)
-        self._count[size] = c + 1
-
-    def remove(self, size: int) -> None:
-        c = self._count[size] - 1
-        if c:
-            self._count[size] = c
-        else:
-            del self._count[size]
-            del self._sizes[bisect_left(self._sizes, size)]
+    __slots__ = ()
 
     def count_at_most(self, limit: int, exclude: int | None = None) -> int:
         """Queued jobs of at most ``limit`` processors, not counting one job of size ``exclude``."""
         n = 0
-        for s in self._sizes:
+        for s in self.values:
             if s > limit:
                 break
             n += self._count[s]

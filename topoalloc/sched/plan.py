@@ -27,12 +27,13 @@ compares every answer StatePlan gives in a run with ReplayPlan's.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import SimulationError
+from .base import SortedCounts
 
 __all__ = ["CountingProfile", "ReplayPlan", "StateModel", "StatePlan", "FreeSetPlan", "ZERO_LENGTH"]
 
@@ -443,10 +444,9 @@ class StatePlan:
         self._pending: list[tuple[int, tuple, tuple]] = []  # reservations added (1) or removed (-1) since the replay
         self._keys: list[tuple] = []
         # ReplayPlan's candidate times, kept sorted with how many events fall on each
-        self._times_at: dict[float, int] = {}
-        self._times_sorted: list[float] = []
+        self._every_time = SortedCounts()
         for t in [now, *(t for t, _, _ in self.releases)]:
-            self._time_in(t)
+            self._every_time.add(t)
         # the plan's free processors counted over time: a trial can succeed only where they hold the job
         self._cells: Callable[[Request], int] = model.cells
         self.counts = CountingProfile(now, model.free_count, [(t, model.cells_of(alloc)) for t, alloc in releases])
@@ -464,28 +464,11 @@ class StatePlan:
         self._changed(job, t, end, -1)
         self.counts.remove(job)
 
-    def _time_in(self, t: float) -> None:
-        n = self._times_at.get(t, 0)
-        if not n:
-            insort(self._times_sorted, t)
-        self._times_at[t] = n + 1
-
-    def _time_out(self, t: float) -> None:
-        n = self._times_at[t] - 1
-        if n:
-            self._times_at[t] = n
-        else:
-            del self._times_at[t]
-            del self._times_sorted[bisect_left(self._times_sorted, t)]
-
     def _changed(self, job: int, t: float, end: float, sign: int) -> None:
         """A reservation added (``sign`` 1) or removed (-1): its times, and its two events for :meth:`_replay`."""
-        if sign > 0:
-            self._time_in(t)
-            self._time_in(end)
-        else:
-            self._time_out(t)
-            self._time_out(end)
+        change = self._every_time.add if sign > 0 else self._every_time.remove
+        change(t)
+        change(end)
         if self._kept is not None:
             self._pending.append((sign, (t, 1, self.priority(job), job), (end, 0, -1, job)))
 
@@ -626,7 +609,7 @@ class StatePlan:
     def _times(self, not_after: float | None) -> list[float]:
         """ReplayPlan's candidate times: now, the releases' times and the reservations' starts and ends, from
         now on; with ``not_after``, those before it and then it (none if it is before now)."""
-        times = self._times_sorted
+        times = self._every_time.values
         lo = bisect_left(times, self.now)
         if not_after is None:
             return times[lo:]
