@@ -13,8 +13,10 @@ Targets
                   (its median run); flat EASY measured both with the compiled kernel and with the general
                   engine, engine="python"
   mesh2d          (the issue's "2-D mesh family as it lands"; numbers set for the hypercube only, shown for
-                  comparison) SDSC-SP2 on mesh:16x8: the submesh searches and ANCA under EASY (the whole log)
-                  and conservative (its first 10,000 jobs), against flat EASY on the same jobs
+                  comparison) SDSC-SP2 on mesh:16x8: the submesh searches and ANCA, and the 2-D Buddy on
+                  mesh:16x16, under EASY (the whole log) and conservative (its first 10,000 jobs), against
+                  flat EASY on the same jobs
+  subtorus-sp2    (the same comparison) EP and NEP on SDSC-SP2 as torus:4x4x8, sizes rounded to powers of two
   subtorus        (no target of its own: the Mao sweep's heavy cells, see bench_experiments.py mao) SDSC-SP2
                   as Mao, Chen & Watson run it (sizes x8 on QCDOC, x2 on JLAB, rounded to powers of two,
                   times x1.2): EP and NEP under EASY and FCFS, against flat EASY on the same torus
@@ -214,23 +216,37 @@ def probes() -> None:
             print(f"  -> {a:.1f} x flat (kernel, its median run), {b:.1f} x flat (general engine); target <= 10: {verdict(a <= 10)} / {verdict(b <= 10)}")
 
 
-#: the 2-D mesh allocators that search for submeshes (the family whose probes answer on free bit sets)
-MESH2D = ("mesh_first_fit", "mesh_best_fit", "frame_sliding", "adaptive_scan", "anca_ff", "anca_bf")
+#: the 2-D mesh allocators whose probes answer on free bit sets (the submesh searches, ANCA, the 2-D Buddy), each
+#: on its machine: SDSC-SP2's 128 processors as mesh:16x8; the 2-D Buddy needs square power-of-two layers: mesh:16x16
+MESH2D = (("mesh:16x8", "mesh_first_fit"), ("mesh:16x8", "mesh_best_fit"), ("mesh:16x8", "frame_sliding"),
+          ("mesh:16x8", "adaptive_scan"), ("mesh:16x8", "anca_ff"), ("mesh:16x8", "anca_bf"), ("mesh:16x16", "buddy_2d"))
+
+#: the subtorus allocators (conservative replays on their forests) on SDSC-SP2's 128 processors as a torus
+SUBTORUS = (("torus:4x4x8", "ep"), ("torus:4x4x8", "nep"))
 
 
-#: conservative on the 2-D family runs on this many first jobs of SDSC-SP2 (minutes each on the whole log)
+#: conservative on the 2-D and subtorus families runs on this many first jobs of SDSC-SP2 (minutes each on the whole log)
 MESH2D_CONSERVATIVE_JOBS = 10_000
 
 
 def mesh2d() -> None:
-    """The 2-D mesh family on SDSC-SP2 (mesh:16x8, 128 processors, its machine's size) against flat EASY on the
-    same jobs.  The issue sets numbers for the hypercube only (EASY <= 3 x, conservative <= 10 x flat EASY); the
-    same bars are printed here for comparison.  EASY runs on the whole log, conservative on its first
-    MESH2D_CONSERVATIVE_JOBS jobs; each allocator once per scheduler, against the median of PAIRS flat EASY
-    runs on the same jobs."""
-    print(f"2-D mesh allocators on SDSC-SP2, mesh:16x8, vs flat EASY on the same jobs (the hypercube's bars for comparison); "
+    """The 2-D mesh family on SDSC-SP2 against flat EASY on the same jobs (:func:`_family`)."""
+    _family("2-D mesh allocators", MESH2D, {})
+
+
+def subtorus_sp2() -> None:
+    """EP and NEP on SDSC-SP2, sizes rounded to powers of two, against flat EASY on the same jobs (:func:`_family`)."""
+    _family("subtorus allocators (sizes rounded to powers of two)", SUBTORUS, {"round_pow2": True})
+
+
+def _family(what: str, cases: tuple[tuple[str, str], ...], extra: dict) -> None:
+    """``cases`` (machine, allocator) on SDSC-SP2 against flat EASY on the same jobs.  The issue sets numbers for
+    the hypercube only (EASY <= 3 x, conservative <= 10 x flat EASY); the same bars are printed here for comparison.
+    EASY runs on the whole log, conservative on its first MESH2D_CONSERVATIVE_JOBS jobs; each allocator once per
+    scheduler, against the median of PAIRS flat EASY runs on the same jobs."""
+    print(f"{what} on SDSC-SP2 vs flat EASY on the same jobs (the hypercube's bars for comparison); "
           f"conservative on the first {MESH2D_CONSERVATIVE_JOBS:,} jobs")
-    base = {"trace": SP2, "clean": True, "locality": False}
+    base = {"trace": SP2, "clean": True, "locality": False, **extra}
     flat = {}
     for sched, jobs in (("easy", None), ("conservative", MESH2D_CONSERVATIVE_JOBS)):
         if sched == "conservative" and EASY_ONLY:
@@ -238,13 +254,13 @@ def mesh2d() -> None:
         cut = {} if jobs is None else {"jobs": jobs}
         flat[sched] = _median_run([run({**base, **cut, "machine": "flat:128", "allocator": "flat", "scheduler": "easy"}) for _ in range(PAIRS)])
         show(f"flat EASY, {'the whole log' if jobs is None else f'{jobs:,} jobs'} (the median of {PAIRS} runs)", flat[sched])
-    for alloc in MESH2D:
+    for machine, alloc in cases:
         for sched, bar in (("easy", 3), ("conservative", 10)):
             if sched not in flat:
                 continue
             cut = {} if sched == "easy" else {"jobs": MESH2D_CONSERVATIVE_JOBS}
-            r = run({**base, **cut, "machine": "mesh:16x8", "allocator": alloc, "scheduler": sched})
-            show(f"mesh:16x8 {alloc} {sched}", r)
+            r = run({**base, **cut, "machine": machine, "allocator": alloc, "scheduler": sched})
+            show(f"{machine} {alloc} {sched}", r)
             if "error" not in r and "error" not in flat[sched]:
                 a = r["seconds"] / flat[sched]["seconds"]
                 print(f"  -> {a:.1f} x flat EASY (the hypercube's bar: <= {bar}: {verdict(a <= bar)})", flush=True)
@@ -404,7 +420,7 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "mesh2d": mesh2d, "locality": locality}
+    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "locality": locality}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
