@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Protocol
 
 from ..alloc.base import Allocation, Allocator, Request
 from ..errors import SimulationError
@@ -347,7 +347,7 @@ class ReplayPlan:
         raise SimulationError(f"job position {job} (size {size}) never fits the plan")
 
 
-class StateModel:
+class StateModel(Protocol):
     """What :class:`StatePlan` needs of an allocator whose choices are a pure function of a hashable state.
 
     ``state`` is the state now; ``place(state, request)`` gives ``(token, next state)`` for what
@@ -360,31 +360,37 @@ class StateModel:
     allocator modelled.
     """
 
-    allocator: Allocator
-    state: Hashable
-    free_count: int
+    @property
+    def allocator(self) -> Allocator: ...
 
-    def place(self, state: Any, request: Request) -> tuple[Any, Any] | None:  # pragma: no cover - interface
-        raise NotImplementedError
+    @property
+    def state(self) -> Hashable: ...
 
-    def release(self, state: Any, token: Any) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
+    @property
+    def free_count(self) -> int: ...
 
-    def token_of(self, allocation: Allocation) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
+    def place(self, state: Any, request: Request) -> tuple[Any, Any] | None:
+        ...
 
-    def frame(self, request: Request) -> Hashable:  # pragma: no cover - interface
-        raise NotImplementedError
+    def release(self, state: Any, token: Any) -> Any:
+        ...
 
-    def cells(self, request: Request) -> int:  # pragma: no cover - interface
-        raise NotImplementedError
+    def token_of(self, allocation: Allocation) -> Any:
+        ...
 
-    def cells_of(self, allocation: Allocation) -> int:  # pragma: no cover - interface
-        raise NotImplementedError
+    def frame(self, request: Request) -> Hashable:
+        ...
+
+    def cells(self, request: Request) -> int:
+        ...
+
+    def cells_of(self, allocation: Allocation) -> int:
+        ...
 
 
-class _BitsModel(StateModel):
-    """The 2-D allocators' free bit set as a :class:`StateModel`: a grant's token is its bits."""
+class _BitsModel:
+    """The 2-D allocators' free bit set as a :class:`StateModel`: a grant's token is its bits, and a release gives
+    back exactly the bits taken (:class:`StatePlan` then releases with ``int.__or__`` itself, not through here)."""
 
     def __init__(self, allocator: Any):
         self.allocator = allocator
@@ -392,16 +398,22 @@ class _BitsModel(StateModel):
         self.free_count = allocator._free.bit_count()
         self._placement_on = allocator._placement_on
         self._mask_of = allocator._mask_of
-        self.frame = allocator.frame_for
-        self.cells = allocator.granted_size
-        self.release = int.__or__  # type: ignore[assignment]  # a release gives back exactly the bits taken
 
     def place(self, state: int, request: Request) -> tuple[int, int] | None:
         got = self._placement_on(state, request)
         return None if got is None else (got, state & ~got)
 
+    def release(self, state: int, token: int) -> int:
+        return state | token
+
     def token_of(self, allocation: Allocation) -> int:
         return self._mask_of(allocation)
+
+    def frame(self, request: Request) -> Hashable:
+        return self.allocator.frame_for(request)
+
+    def cells(self, request: Request) -> int:
+        return self.allocator.granted_size(request)
 
     def cells_of(self, allocation: Allocation) -> int:
         return self._mask_of(allocation).bit_count()
@@ -415,8 +427,9 @@ class StatePlan:
     backfilling with both and requires the same schedules; a unit test compares every answer):
 
     * the plan's replay is kept (the state before each event, where each reservation was placed,
-      the first allocation that fails), made again only once a reservation is added or removed;
-      placements are remembered for the plan's life by state and frame;
+      the first allocation that fails); once reservations are added or removed it is brought up to
+      date from the first event they change, and the old replay's rest is kept where the states meet
+      again (:meth:`_update`); placements are remembered for the plan's life by state and frame;
     * a trial (the job placed at a candidate time, the rest of the plan replayed with it) stops as
       soon as its state is the kept replay's at the same event: the job has ended, the states are
       equal and every reservation holding processors holds what it holds in the kept replay.  The
@@ -432,7 +445,7 @@ class StatePlan:
         self.now = now
         self.free0: Any = model.state
         self._placement: Callable[[Any, Request], tuple[Any, Any] | None] = model.place
-        self._rel: Callable[[Any, Any], Any] = model.release
+        self._rel: Callable[[Any, Any], Any] = int.__or__ if isinstance(model, _BitsModel) else model.release
         self._frame: Callable[[Request], Hashable] = model.frame
         self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {}
         self._frames: dict[int, Hashable] = {}
@@ -562,6 +575,7 @@ class StatePlan:
             if sign < 0:
                 gone.append(start[3])
         self._keys = keys
+        assert lo is not None and hi is not None  # (there were changes)
         i0 = bisect_left(keys, lo)
         new_bits = dict(bits)
         for job in gone:
@@ -577,7 +591,7 @@ class StatePlan:
         displaced = 0  # of those, holding other processors than in the old replay
         new_fail = n
         for k in range(i0, n):
-            if displaced == 0 and keys[k] > hi:  # type: ignore[operator]
+            if displaced == 0 and keys[k] > hi:
                 j = k - shift
                 if j <= fail and free == states[j]:
                     new_states.extend(states[j + 1 :])
