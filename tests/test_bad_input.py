@@ -209,6 +209,15 @@ def test_ctrl_c_between_two_solves_is_a_keyboard_interrupt(tmp_path):
     assert p.returncode == 0 and p.stdout.strip() == "caught", (p.returncode, p.stdout, p.stderr)
 
 
+#: a CP-SAT model (as source) that takes far longer than the tests wait: a solve of it ends only when stopped
+_HARD_MODEL = (
+    "m = cp_model.CpModel(); xs = [m.new_int_var(0, 200, f'x{i}') for i in range(120)]\n"
+    "m.add_all_different(xs)\n"
+    "for i in range(0, 118, 2): m.add(xs[i] + xs[i + 1] != 100)\n"
+    "m.maximize(sum(((i * 37) % 11 + 1) * x for i, x in enumerate(xs)))\n"
+)
+
+
 def test_ctrl_c_during_a_solve_is_always_reported(tmp_path):
     """A Ctrl-C during a solve stops it within a moment and is reported as an interruption, whatever status the
     solve ends with (CP-SAT's own handler swallowed a signal that came as a short solve ended optimal, and an
@@ -217,11 +226,8 @@ def test_ctrl_c_during_a_solve_is_always_reported(tmp_path):
         "import os, signal, threading, time\n"
         "from ortools.sat.python import cp_model\n"
         "from topoalloc.ilp._solver import run_solver\n"
-        "m = cp_model.CpModel(); xs = [m.new_int_var(0, 200, f'x{i}') for i in range(120)]\n"
-        "m.add_all_different(xs)\n"
-        "for i in range(0, 118, 2): m.add(xs[i] + xs[i + 1] != 100)\n"
-        "m.maximize(sum(((i * 37) % 11 + 1) * x for i, x in enumerate(xs)))\n"
-        "threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
+        + _HARD_MODEL
+        + "threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
         "t = time.perf_counter(); out = run_solver(m, time_limit=60, workers=2, seed=0, what='t')\n"
         "print(out.interrupted, round(time.perf_counter() - t, 1) < 5, signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
     )
@@ -245,11 +251,8 @@ def test_ctrl_c_as_the_solver_thread_starts_stops_the_search(tmp_path):
         "    if self.name == 'cp-sat':\n"
         "        raise KeyboardInterrupt\n"
         "threading.Thread.start = starting\n"
-        "m = cp_model.CpModel(); xs = [m.new_int_var(0, 200, f'x{i}') for i in range(120)]\n"
-        "m.add_all_different(xs)\n"
-        "for i in range(0, 118, 2): m.add(xs[i] + xs[i + 1] != 100)\n"
-        "m.maximize(sum(((i * 37) % 11 + 1) * x for i, x in enumerate(xs)))\n"
-        "t = time.perf_counter(); out = run_solver(m, time_limit=60, workers=2, seed=0, what='t')\n"
+        + _HARD_MODEL
+        + "t = time.perf_counter(); out = run_solver(m, time_limit=60, workers=2, seed=0, what='t')\n"
         "quick = time.perf_counter() - t < 5\n"
         "workers = [th for th in threading.enumerate() if th.name == 'cp-sat']\n"
         "for th in workers: th.join(5)\n"
