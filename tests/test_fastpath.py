@@ -50,6 +50,7 @@ def assert_same(a, b) -> None:
     assert np.array_equal(a.start, b.start), f"first difference at job position {int(np.flatnonzero(a.start != b.start)[0])}"
     assert np.array_equal(a.end, b.end)
     assert np.array_equal(a.allocated_size, b.allocated_size)
+    assert a.reservation_changes == b.reservation_changes
     assert a.to_json() == b.to_json()
     assert a.to_csv() == b.to_csv()
 

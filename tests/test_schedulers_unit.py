@@ -277,6 +277,7 @@ def test_conservative_records_a_reservation_when_made_and_when_it_moves_only():
         r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", record_reservations=True)
         assert [(x.job, x.made_at, x.time) for x in r.reservations] == want, machine
         assert r.start.tolist() == [0.0, 3.0, 2.0]
+        assert r.reservation_changes == len(want)
 
 
 def test_conservative_overrun_at_the_reservation_instant_moves_it_once():
@@ -294,6 +295,48 @@ def test_conservative_overrun_at_the_reservation_instant_moves_it_once():
         r = topoalloc.simulate(w, machine="flat:8", allocator=allocator, scheduler="conservative", record_reservations=True)
         assert [(x.job, x.made_at, x.time) for x in r.reservations] == want, allocator
         assert r.start.tolist() == [0.0, 20.0]
+        assert r.reservation_changes == len(want)
+
+
+def test_reservation_changes_on_a_hand_checked_log():
+    """``early_end.swf`` (8 processors): job 0 takes them all at 0 (reserved at 0, started), job 1 (6 for
+    10 s) is reserved at 20 when job 0 is expected to end, job 2 (4 for 10 s) at 30, job 3 (2 for 30 s) at
+    20 beside job 1.  Job 0 ends at 5: compression moves job 1 to 5, job 2 to 15 and job 3 to 5.  Four
+    reservations made and three moves: 7, on every engine; EASY and FCFS keep no such plan (None, and no
+    entry in the summary)."""
+    import topoalloc
+    from topoalloc.sched import fastpath
+
+    path = "tests/golden/early_end.swf"
+    engines = ["python"] + (["compiled"] if fastpath.compiled_available() else [])
+    for engine in engines:
+        r = topoalloc.simulate(path, scheduler="conservative", engine=engine)
+        assert r.start.tolist() == [0.0, 5.0, 15.0, 5.0]
+        assert r.reservation_changes == 7 and r.summary()["reservation_changes"] == 7, engine
+        for other in ("easy", "fcfs"):
+            q = topoalloc.simulate(path, scheduler=other, engine=engine)
+            assert q.reservation_changes is None and "reservation_changes" not in q.summary()
+
+
+@pytest.mark.parametrize(("machine", "allocator"), [("flat:8", "flat"), ("flat:8", "flat:probe=replay"), ("hypercube:3", "buddy"), ("hypercube:3", "free_list"), ("mesh:4x2", "best_fit")])
+@pytest.mark.parametrize("sched", ["conservative", "conservative:order=sjf"])
+def test_reservation_changes_are_the_reservations_recorded(machine, allocator, sched):
+    """On 150 random jobs with early ends and overruns, the count of reservations made or moved is the
+    number the plan records, and the same without recording (the compiled kernel, where it runs these)."""
+    import topoalloc
+
+    rng = np.random.default_rng(7)
+    n = 150
+    submit = np.sort(rng.integers(0, 2500, n)).astype(float)
+    run = rng.integers(1, 60, n).astype(float)
+    requested = np.where(rng.random(n) < 0.15, run // 2 + 1, run * rng.integers(1, 4, n)).astype(float)
+    size = (1 << rng.integers(0, 4, n)) if machine.startswith("hypercube") else rng.integers(1, 9, n)
+    w = workload(submit.tolist(), run.tolist(), size.tolist(), requested.tolist(), 8)
+    recorded = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=sched, record_reservations=True)
+    plain = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=sched)
+    assert recorded.reservation_changes == len(recorded.reservations) > n
+    assert plain.reservation_changes == recorded.reservation_changes
+    assert plain.start.tolist() == recorded.start.tolist()
 
 
 def test_easy_names_a_head_that_never_fits():

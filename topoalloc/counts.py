@@ -147,13 +147,15 @@ def run(args: "argparse.Namespace", plugins: Sequence[str], progress: Callable[[
     spec, kind = SCHEDULER_SPECS[name]
     start = array("d", [math.nan]) * jobs
     end = array("d", [math.nan]) * jobs
-    status, _, _ = _ckernel.run(kind, n, w.submit, w.run, w.estimate, w.size, None, kind == 1, start, end, None, 0)
+    status, _, _, changes = _ckernel.run(kind, n, w.submit, w.run, w.estimate, w.size, None, kind == 1, start, end, None, 0)
     if status:
         return None  # (the general path raises what the kernel found)
     if progress is not None:
         progress(jobs, jobs)
     summary: dict[str, Any] = {"jobs": jobs, "machine": f"flat:{n}", "nodes": n, "allocator": ALLOCATOR_SPEC, "scheduler": spec}
     summary.update(metrics(n, w.submit, w.run, w.size, start, end))
+    if kind == 2:  # (conservative: as the general path's summary has it)
+        summary["reservation_changes"] = changes
     summary["params"] = {"trace": str(path), "estimate": args.estimate, "clean": bool(args.clean), "seed": None, "jobs_in_trace": w.lines}
     summary["filters"] = [rep.as_dict() for rep in w.reports]
     return summary, w.reports

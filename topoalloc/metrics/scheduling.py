@@ -157,6 +157,8 @@ def summarize(result: "SimulationResult") -> dict[str, Any]:
         out["mean_slice_hops"] = float(h.mean()) if h.size else float("nan")
     out["first_submit"] = float(np.min(result.submit)) if len(result) else 0.0
     out["last_end"] = float(np.max(result.end)) if len(result) else 0.0
+    if result.reservation_changes is not None:  # conservative's plan: reservations made or moved
+        out["reservation_changes"] = result.reservation_changes
     if result.params:
         out["params"] = result.params
     if result.reports:

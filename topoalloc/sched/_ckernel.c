@@ -658,6 +658,7 @@ typedef struct {
     i32 *carve;             /* scratch: the listed cubes a recognised cube meets (fl_carve) */
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
     i64 ntried, cap_tried;
+    i64 changes;            /* conservative: reservations made or moved (Conservative.reservation_changes) */
     /* error */
     i64 err_job;
 } Sim;
@@ -1489,6 +1490,7 @@ static int conservative_pass(Sim *s) {
             i64 at;
             if (prof_earliest(p, lo, limit, sz, span, 1, old, old_end, &t, &at)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
             if (t == old) goto kept; /* given up and taken again: the same profile */
+            s->changes++;
             /* t is the breakpoint at index `at`, and old > t: the breakpoints before `at` are < both */
             if (steps_add_from(p, old, old_end, sz, p->v[p->n - 1], at) < 0) return -1;
             if (steps_add_from(p, t, end_at(t, span), -sz, p->v[p->n - 1], at) < 0) return -1;
@@ -1503,6 +1505,7 @@ static int conservative_pass(Sim *s) {
             if (prof_earliest(p, 0, old, sz, span, 0, old, old, &t, &at)) { s->err_job = j; return ST_PROFILE_NEVER_FITS; }
             if (steps_add_from(p, t, end_at(t, span), -sz, p->v[p->n - 1], at) < 0) return -1;
             s->live++;
+            s->changes++;
             s->res[j] = t;
         }
     kept:
@@ -2058,6 +2061,7 @@ static int conservative_pass_mask(Sim *s) {
         if (st) return st;
         s->blocked[j] = (unsigned char)blocked;
         if (has && t == old) continue; /* given up and taken again: the same plan */
+        s->changes++;
         if ((st = plan_move(s, j, has, old, t))) return st;
         if (has) {
             double old_end = end_at(old, span);
@@ -2162,7 +2166,7 @@ static int get_buf(PyObject *obj, Py_buffer *v, int itemsize, i64 n, int writabl
 }
 
 PyDoc_STRVAR(run_doc,
-"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout[, placed]]]) -> (status, job, tried)\n\n"
+"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout[, placed]]]) -> (status, job, tried, changes)\n\n"
 "Simulate every job on a counting allocator of `nodes` processors: kind 0 FCFS,\n"
 "1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
 "is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
@@ -2178,6 +2182,7 @@ PyDoc_STRVAR(run_doc,
 "free << dim | value).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
 "int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
 "than they were (the replay repeats them); else None.\n"
+"`changes`: under conservative, the reservations made or moved (a remade plan makes each again).\n"
 "status 6: the free list's lists disagreed with a peek at them (a defect of the kernel).");
 
 static PyObject *py_run(PyObject *self, PyObject *args) {
@@ -2290,9 +2295,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         for (i64 j = 0; j < n; j++) placed[j] = isnan(s.start[j]) ? -1 : s.pos[j];
     }
     if (layout == L_FREE && s.log)
-        result = Py_BuildValue("(iLy#)", st, (long long)(st ? s.err_job : -1), s.tried ? (const char *)s.tried : "", (Py_ssize_t)(s.ntried * (i64)sizeof(i64)));
+        result = Py_BuildValue("(iLy#L)", st, (long long)(st ? s.err_job : -1), s.tried ? (const char *)s.tried : "", (Py_ssize_t)(s.ntried * (i64)sizeof(i64)), (long long)s.changes);
     else
-        result = Py_BuildValue("(iLO)", st, (long long)(st ? s.err_job : -1), Py_None);
+        result = Py_BuildValue("(iLOL)", st, (long long)(st ? s.err_job : -1), Py_None, (long long)s.changes);
 done:
     for (int i = 0; i < 9; i++)
         if (b[i].obj) PyBuffer_Release(&b[i]);

@@ -259,6 +259,9 @@ class Scheduler(ABC):
     name = "scheduler"
     #: the full registry spec the scheduler was built from (set by :func:`topoalloc.api.make_scheduler`)
     spec: str | None = None
+    #: reservations made or moved since :meth:`reset`, for schedulers that keep one for every queued job
+    #: (conservative backfilling); None for the others (see ``SimulationResult.reservation_changes``)
+    reservation_changes: int | None = None
 
     def __init__(self, order: str = "fcfs"):
         if order not in QUEUE_ORDERS:

@@ -50,6 +50,7 @@ class Conservative(Scheduler):
 
     def reset(self) -> None:
         self._res: dict[int, float] = {}
+        self.reservation_changes = 0
 
     def _plan(self, ctx: SchedulingContext, reservations: list[tuple[int, float, float, int]] | None = None) -> "CountingProfile | ReplayPlan | StatePlan":
         if ctx.allocator.counting:
@@ -80,6 +81,7 @@ class Conservative(Scheduler):
             plan = self._plan(ctx)  # remake every reservation from scratch, in queue order
             res.clear()
         in_place = hasattr(plan, "moves_earlier")  # a plan that answers it with the job's reservation in place
+        changes = 0
         for j in q:
             size = request(j).size
             old = res.get(j)
@@ -91,7 +93,9 @@ class Conservative(Scheduler):
             plan.add(j, t, size, est[j])
             res[j] = t
             if old is None or t != old:
+                changes += 1
                 ctx.record(j, t)
+        self.reservation_changes = (self.reservation_changes or 0) + changes
         started = []
         for j in q:
             if res[j] <= now:

@@ -214,7 +214,7 @@ def run(sim: "Simulation") -> SimulationResult:
     end = np.full(n, np.nan)
     log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
     placed = np.empty(n, dtype=np.int64) if log is not None and layout == 3 else None
-    status, job, tried = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, granted, rank, incremental, start, end, log, layout, placed)
+    status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, granted, rank, incremental, start, end, log, layout, placed)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
     if status == 2:
@@ -238,6 +238,7 @@ def run(sim: "Simulation") -> SimulationResult:
         allocator=sim.allocator.describe(),
         scheduler=sched.describe(),
         reservations=None,
+        reservation_changes=changes if isinstance(sched, Conservative) else None,
         actual_run=None,
         network=None,
         **fields,

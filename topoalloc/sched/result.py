@@ -55,6 +55,10 @@ class SimulationResult:
     scheduler: str
     allocations: tuple[np.ndarray, np.ndarray] | None = None
     reservations: list | None = None
+    #: how many reservations the scheduler made or moved over the run (conservative backfilling: each job's
+    #: first reservation, each move at a compression, each made again when the plan is remade), the work
+    #: its plan itself defines; None for schedulers that do not keep a reservation for every queued job
+    reservation_changes: int | None = None
     reports: list = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     bsld_threshold: float = 10.0

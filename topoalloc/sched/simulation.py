@@ -384,6 +384,7 @@ class Simulation:
             allocator=self.allocator.describe(),
             scheduler=sched.describe(),
             reservations=self._ctx.reservations,
+            reservation_changes=sched.reservation_changes,
             actual_run=None if self.runtime_model is None and self.network is None else np.array(self._actual, dtype=np.float64),
             network=None if self.network is None else self._network_result(),
             **self._grants.fields(),
