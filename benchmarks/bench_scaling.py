@@ -201,6 +201,13 @@ def probes() -> None:
         rows.append((alloc, pairs, None if EASY_ONLY else run({**base, "machine": "hypercube:7", "allocator": alloc, "scheduler": "conservative"})))
     flat_c = _median_run(flats)
     show(f"flat EASY (compiled kernel; the median of {len(flats)} runs)", flat_c)
+    # conservative on the flat machine, the same jobs: what the cheapest exact plan (counts) costs on this log, and the
+    # work its plan defines (reservations made or moved), for the hypercube's conservative runs to be read against
+    flat_cons = None if EASY_ONLY else run({**flat, "scheduler": "conservative"})
+    if flat_cons is not None:
+        show("flat conservative (compiled kernel, counts; a reference)", flat_cons)
+        if "error" not in flat_cons and "error" not in flat_c:
+            print(f"  -> {flat_cons['seconds'] / flat_c['seconds']:.1f} x flat EASY; {_per_change(flat_cons)}")
     for alloc, pairs, cons in rows:
         easy = _median_run([r for _, r in pairs])
         show(f"hypercube:7 {alloc} easy (median run)", easy)
@@ -216,6 +223,12 @@ def probes() -> None:
             a = cons["seconds"] / flat_c["seconds"]
             b = cons["seconds"] / flat_p["seconds"] if "error" not in flat_p else math.nan
             print(f"  -> {a:.1f} x flat (kernel, its median run), {b:.1f} x flat (general engine); target <= 10: {verdict(a <= 10)} / {verdict(b <= 10)}")
+            print(f"     {_per_change(cons)}")
+
+
+def _per_change(r: dict) -> str:
+    """A conservative run's plan changes (reservations made or moved) and its simulation's time per change."""
+    return f"reservations made or moved {r['changes']:,}, {r['sim_seconds'] / r['changes'] * 1e6:.2f} us of simulate per change"
 
 
 #: the 2-D mesh allocators whose probes answer on free bit sets (the submesh searches, ANCA, the 2-D Buddy), each
