@@ -79,13 +79,14 @@ def test_bench_scaling_probes_take_the_median_of_interleaved_pairs(monkeypatch, 
     def fake_run(spec):
         kind = "python" if spec.get("engine") == "python" else spec["allocator"] if spec["machine"].startswith("hypercube") else "flat"
         order.append((kind, spec["scheduler"]))
+        cons = spec["scheduler"] == "conservative"
         if kind == "python":
             seconds = 2.0
         elif kind == "flat":
-            seconds = next(flat_times)
+            seconds = 1.0 if cons else next(flat_times)
         else:
-            seconds = 0.5 if spec["scheduler"] == "easy" else 1.5
-        return {"seconds": seconds, "mb": 70.0, "jobs": 10, "mean_wait": 1.0}
+            seconds = 1.5 if cons else 0.5
+        return {"seconds": seconds, "sim_seconds": seconds / 2, "changes": 1_000_000 if cons else None, "mb": 70.0, "jobs": 10, "mean_wait": 1.0}
 
     monkeypatch.setattr(bs, "run", fake_run)
     monkeypatch.setattr(bs, "EASY_ONLY", False)
@@ -96,6 +97,10 @@ def test_bench_scaling_probes_take_the_median_of_interleaved_pairs(monkeypatch, 
     assert out.count("7.5 x flat (kernel, its median run)") == 4
     assert "MISSED" not in out.split("general engine")[0]
     assert out.count(": met / met") == 8
+    # flat conservative, a reference: 1.0 / 0.2; each conservative run's plan changes and time per change
+    assert "-> 5.0 x flat EASY; reservations made or moved 1,000,000, 0.50 us of simulate per change" in out
+    assert out.count("reservations made or moved 1,000,000, 0.75 us of simulate per change") == 4
+    assert order.count(("flat", "conservative")) == 1
     # pairs interleaved: flat, allocator, flat, allocator ...
     buddy = [k for k in order if k != ("python", "easy")][: 2 * bs.PAIRS]
     assert buddy == [("flat", "easy"), ("buddy", "easy")] * bs.PAIRS
