@@ -375,6 +375,7 @@ def jobs_scaling(quick: bool, curves: dict) -> None:
                 print(f"  {machine:14s} {alloc:24s} {sched:13s} " + " ".join(f"{y:8.3f}" for y in ys) + f"  slope {s:.2f}: {verdict(s <= 1.1)}"
                       f"  (against jobs x mean queue: {slope(work, ys):.2f}{unequal})", flush=True)
                 if None not in changes and min(changes) > 0:
+                    curves[f"changes {machine} {sched}"] = (xs, changes)
                     # conservative's plan: the reservations it makes or moves are the algorithm's own work (each is
                     # a change of the schedule it keeps), so a simulator that makes each change pays at least one
                     # step for it; the time's slope against the changes says how far the rest of a pass adds to that
@@ -411,21 +412,28 @@ def plot(curves: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5))
     colours: dict[str, str] = {}
     styles = {"fcfs": ":", "easy": "--", "conservative": "-"}
+
+    def panel(label: str) -> int:
+        return 1 if label.startswith("NASA") else 2 if label.startswith("changes ") else 0
+
     for label, (xs, ys) in curves.items():
-        ax = axes[1] if label.startswith("NASA") else axes[0]
-        machine, _, sched = label.rpartition(" ")
+        machine, _, sched = label.removeprefix("changes ").rpartition(" ")
         colour = colours.setdefault(machine, f"C{len(colours)}")
-        ax.loglog(xs, ys, marker="o", color=colour, linestyle=styles.get(sched, "-"), label=label)
-    if any(not k.startswith("NASA") for k in curves):
-        # a guide of slope 1 through the smallest first point: a curve steeper than it is superlinear
-        x0, y0 = min((xs[0], ys[0]) for k, (xs, ys) in curves.items() if not k.startswith("NASA"))
-        x1 = max(xs[-1] for k, (xs, ys) in curves.items() if not k.startswith("NASA"))
-        axes[0].loglog([x0, x1], [y0, y0 * x1 / x0], color="grey", linewidth=3, alpha=0.3, label="slope 1")
+        axes[panel(label)].loglog(xs, ys, marker="o", color=colour, linestyle=styles.get(sched, "-"), label=label.removeprefix("changes "))
+    for i in (0, 2):
+        mine = [(xs, ys) for k, (xs, ys) in curves.items() if panel(k) == i]
+        if mine:
+            # a guide of slope 1 through the smallest first point: a curve steeper than it is superlinear
+            x0, y0 = min(((xs[0], ys[0]) for xs, ys in mine), key=lambda p: p[1])
+            x1 = max(xs[-1] for xs, ys in mine)
+            axes[i].loglog([x0, x1], [y0, y0 * x1 / x0], color="grey", linewidth=3, alpha=0.3, label="slope 1")
     axes[0].set(xlabel="jobs (SDSC-BLUE prefix)", ylabel="seconds", title="time against jobs")
     axes[1].set(xlabel="nodes (NASA scaled)", ylabel="seconds", title="time against machine size, all metrics")
+    axes[2].set(xlabel="jobs (SDSC-BLUE prefix)", ylabel="reservations made or moved",
+                title="conservative: reservations made or moved")
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:  # (a sweep of one kind leaves the other panel empty)

@@ -104,3 +104,36 @@ def test_bench_scaling_probes_take_the_median_of_interleaved_pairs(monkeypatch, 
     # pairs interleaved: flat, allocator, flat, allocator ...
     buddy = [k for k in order if k != ("python", "easy")][: 2 * bs.PAIRS]
     assert buddy == [("flat", "easy"), ("buddy", "easy")] * bs.PAIRS
+
+
+def test_bench_scaling_plot_draws_the_plan_changes_in_a_third_panel(tmp_path, monkeypatch):
+    """The jobs sweep's conservative plan changes go to their own panel with a slope-1 guide; time curves and the
+    size sweep keep theirs; a sweep without changes leaves that panel empty (no legend), and still writes the PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    drawn = {}
+    real = plt.subplots
+
+    def spy(*a, **kw):
+        fig, axes = real(*a, **kw)
+        drawn["axes"] = axes
+        return fig, axes
+
+    monkeypatch.setattr(plt, "subplots", spy)
+    xs = [25_000, 60_000, 120_000, 243_306]
+    curves = {"flat:1152 easy": (xs, [0.01, 0.02, 0.04, 0.08]), "flat:1152 conservative": (xs, [0.03, 0.07, 0.16, 0.5]),
+              "changes flat:1152 conservative": (xs, [82_346, 193_393, 423_149, 1_279_728]), "NASA, mesh size": ([1024, 4096], [0.1, 0.2])}
+    bs.plot(curves, str(tmp_path / "s.png"))
+    assert (tmp_path / "s.png").stat().st_size > 10_000
+    labels = [[line.get_label() for line in ax.get_lines()] for ax in drawn["axes"]]
+    assert labels[0] == ["flat:1152 easy", "flat:1152 conservative", "slope 1"]
+    assert labels[1] == ["NASA, mesh size"]
+    assert labels[2] == ["flat:1152 conservative", "slope 1"]
+    bs.plot({k: v for k, v in curves.items() if not k.startswith("changes")}, str(tmp_path / "t.png"))
+    assert [line.get_label() for line in drawn["axes"][2].get_lines()] == [] and drawn["axes"][2].get_legend() is None
