@@ -43,6 +43,19 @@ def test_schedulers(sched, capsys, tmp_path):
     assert json.loads(capsys.readouterr().out)["jobs"] == 5
 
 
+def test_conservative_summary_shows_its_plan_changes_on_both_paths(tmp_path, capsys):
+    """Conservative's text summary ends its metrics with the reservations its plan made or moved, the same on the
+    lean flat path and the general one (``--jobs-out`` takes the general path); EASY's has no such line."""
+    lines = {}
+    for label, extra in (("lean", []), ("general", ["--jobs-out", str(tmp_path / "j.csv")])):
+        assert main(["simulate", "--quiet", "--scheduler", "conservative", *extra]) == 0
+        out = capsys.readouterr().out
+        lines[label] = [line for line in out.splitlines() if "reservation_changes" in line]
+    assert lines["lean"] == lines["general"] == ["  reservation_changes          18250"]
+    assert main(["simulate", "--quiet", "--scheduler", "easy"]) == 0
+    assert "reservation_changes" not in capsys.readouterr().out
+
+
 def test_jobs_out_csv_and_parquet(tmp_path, capsys):
     out = tmp_path / "jobs.csv"
     assert main(["simulate", "--quiet", "--jobs-out", str(out), "--json"]) == 0

@@ -272,6 +272,8 @@ def _print_summary(summary: dict, units: dict[str, str]) -> None:
     for key, unit in (("mean_pairwise_l1", " hops"), ("mean_slice_hops", " hops"), ("mean_blocks_per_job", "")):
         if key in summary:  # locality on a topology; a slice allocator's own networks; an allocator's blocks
             print(f"  {key:24s} {summary[key]:14.4f}{unit}")
+    if "reservation_changes" in summary:  # conservative: the reservations its plan made or moved
+        print(f"  {'reservation_changes':24s} {summary['reservation_changes']:9d}")
     net = summary.get("network")
     if net:
         print(f"  network {net['network']}, traffic {net['traffic']}, service {net['service']}")
