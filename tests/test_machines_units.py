@@ -642,3 +642,36 @@ def test_kept_guard_on_long_queues(spec, rule, shapes, seed, load, monkeypatch):
     simulate(w, machine=parse_machine(spec), allocator=SliceAllocator(parse_machine(spec), rule, shapes), scheduler="easy", record_reservations=True)
     assert len(made) < len(runs[0].reservations)  # some passes kept their guard
     assert kept_run_guards > len(made)  # (the full passes made one every time)
+
+
+@pytest.mark.parametrize("machine", ["tpu:4x2x3,cube=1", "tofu:3x2x2", "bgq:6x4x2x2x2,midplane=2x2x2x2x2", "tpu:v4"])
+@pytest.mark.parametrize("rule", ["static", "ocs"])
+def test_the_plan_on_free_units_places_as_the_allocator(machine, rule):
+    """Conservative's plan for the slice allocators runs on free units (``future_plan``: a StatePlan): through
+    random grants and releases, the units the plan's placement takes from the free set now are those
+    ``allocate`` takes (under OCS too, where which units are taken does not change any start time), a refusal
+    is a refusal, and the free set and each grant's bits are the allocator's."""
+    import random
+
+    a = SliceAllocator(parse_machine(machine), rule)
+    n = a.units.n_units
+    rng = random.Random(11)
+    held = []
+    grants = 0
+    for step in range(300):
+        if held and (rng.random() < 0.45 or a._free_units == 0):
+            got = held.pop(rng.randrange(len(held)))
+            a.release(got)
+            continue
+        req = Request(rng.randint(1, a.n_nodes // 3))
+        free = a._free
+        assert free == sum(1 << u for u in range(n) if not a._unit_busy[u])
+        want = a._placement_on(free, req)
+        got = a.allocate(req)
+        if got is None:
+            assert want is None, step
+            continue
+        assert want == a._mask_of(got) == a._units_mask(np.flatnonzero(a._unit_busy & ~np.array([(free >> u) & 1 == 0 for u in range(n)]))), step
+        held.append(got)
+        grants += 1
+    assert grants > 60, grants

@@ -119,6 +119,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     from topoalloc.alloc.base import Allocator
     from topoalloc.alloc.mesh2d.core import FreeSetProbes
     from topoalloc.alloc.partition import PartitionAllocator
+    from topoalloc.alloc.slices import SliceAllocator
     from topoalloc.sched.plan import ReplayPlan
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -135,10 +136,11 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         return got
 
     monkeypatch.setattr(ReplayPlan, "earliest", both)
-    # the 2-D allocators that place by their free set, and EP and NEP, answer with StatePlan (checked against
-    # ReplayPlan below): here they replay on snapshots
+    # the 2-D allocators that place by their free set, EP and NEP, and the slice allocators answer with StatePlan
+    # (checked against ReplayPlan below): here they replay on snapshots
     monkeypatch.setattr(FreeSetProbes, "_free_set_probes", lambda self: False)
     monkeypatch.setattr(PartitionAllocator, "future_plan", Allocator.future_plan)
+    monkeypatch.setattr(SliceAllocator, "future_plan", Allocator.future_plan)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(30))
     factor = parse_machine(machine).n_nodes / w.max_procs
@@ -160,12 +162,16 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         ("torus:4x4x2", "ep"),
         ("torus:4x4x2", "nep"),
         ("mesh:8x4", "nep:identify=first"),
+        ("tpu:4x2x3,cube=1", "slice"),
+        ("tpu:4x2x3,cube=1", "slice:rule=ocs"),
+        ("tofu:3x2x2", "slice"),
+        ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "slice"),
     ],
 )
 @pytest.mark.parametrize("reference", ["snapshots", pytest.param("full replay", marks=pytest.mark.slow)])
 def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, reference):
     """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
-    EP and NEP) answers every question of a conservative run as ReplayPlan on snapshots does:
+    EP and NEP, on free units for the slice allocators) answers every question of a conservative run as ReplayPlan on snapshots does:
     feasibility, each earliest start, and whether a job with its reservation in place would move earlier
     (ReplayPlan: taken out, searched, put back).
 

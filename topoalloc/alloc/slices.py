@@ -74,7 +74,7 @@ Requests of one slice volume ``V`` are interchangeable (``fit_key`` = ``V``).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, Literal, NamedTuple, Self
 
 import numpy as np
@@ -84,7 +84,7 @@ from ..registry import ALLOCATORS
 from ..topology.base import Topology
 from ..topology.slicenet import slice_net, twist_kind
 from ..topology.units import UnitTorus
-from .base import Allocation, Allocator, Grant, Request
+from .base import Allocation, Allocator, Grant, Memo, Request
 from .probes import ReservationGuard
 
 try:  # the compiled box search (an optional extension: without a C compiler the numpy search runs, same answers)
@@ -304,6 +304,7 @@ class SliceAllocator(Allocator):
         #: the last release-time map: (state, serials of the releases, map) (see :meth:`_release_map`)
         self._last_map: tuple[int, list[int], np.ndarray] | None = None
         self._boxes = _BoxCache()  # pure: shared with snapshots
+        self._box_masks: Memo[tuple[tuple[int, ...], tuple[int, ...]], int] = Memo()  # box -> its units as bits (pure)
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
         #: whether the compiled box search (``_cboxes.c``) answers; else the placement tables and the window search
@@ -541,20 +542,23 @@ class SliceAllocator(Allocator):
                 return True
         return False
 
-    def _first_box(self, size: int, shapes: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-        """The first free box (shape by shape, offsets first grid dimension fastest), searched now:
-        compiled (``_cboxes.first_box``), else in the placement table, else by the sliding windows."""
+    def _first_box(self, size: int, shapes: np.ndarray, busy: np.ndarray | None = None) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """The first free box (shape by shape, offsets first grid dimension fastest), searched now (or on the
+        busy map ``busy``): compiled (``_cboxes.first_box``), else in the placement table, else by the sliding
+        windows."""
+        if busy is None:
+            busy = self._unit_busy
         if self.compiled:
-            hit = _cboxes.first_box(self._unit_busy.view(np.uint8), 0, self.units.grid, self._wrap_i, shapes)
+            hit = _cboxes.first_box(busy.view(np.uint8), 0, self.units.grid, self._wrap_i, shapes)
             return None if hit is None else (tuple(int(x) for x in shapes[hit[0]]), hit[1])
         table = self._table(size)
         if table is not None:
-            ok = np.flatnonzero(~self._unit_busy[table.units].any(axis=1))
+            ok = np.flatnonzero(~busy[table.units].any(axis=1))
             if not ok.size:
                 return None
             r = int(ok[0])
             return tuple(int(x) for x in shapes[table.shape[r]]), tuple(int(x) for x in table.offset[r])
-        blocked = self._grid(self._unit_busy.view(np.uint8))
+        blocked = self._grid(busy.view(np.uint8))
         for shape_arr, m in zip(shapes, self._box_maxima(blocked, shapes)):
             free_at = np.flatnonzero(m.ravel(order="F") == 0)
             if free_at.size:
@@ -581,6 +585,69 @@ class SliceAllocator(Allocator):
         clone._placed = dict(self._placed)
         clone._failed = dict(self._failed)
         clone._fails = list(self._fails)
+
+    # ------------------------------------------------ the plan on free units
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """Conservative's plan on sets of free units (:class:`~topoalloc.sched.plan.StatePlan`), not on snapshots.
+
+        Both rules place by a pure function of the busy units and the slice volume: OCS takes the ``V``
+        lowest-numbered free units, the static rule the first free box of the volume's candidate shapes
+        (what :meth:`_static_place` remembers is a memo of that search).  So a state is the set of free
+        units as an int (bit ``u``: unit ``u``), a grant's token its units' bits, a release gives those
+        bits back, and the plan's counting pre-check counts units.  The same answers as replay on
+        snapshots (the conformance suite's schedules against replay, and a unit test answer by answer).
+        """
+        from ..sched.plan import StatePlan, _BitsModel
+
+        return StatePlan(now, _BitsModel(self, cells=self._volume), releases, request, priority)
+
+    def _volume(self, request: Request) -> int:
+        return self.candidates(request.size)[0]
+
+    @property
+    def _free(self) -> int:
+        """The free units as an int, bit ``u`` for unit ``u``."""
+        return self._bits_of(~self._unit_busy)
+
+    @staticmethod
+    def _bits_of(flags: np.ndarray) -> int:
+        return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
+
+    def _mask_of(self, allocation: Allocation) -> int:
+        """The units a grant holds, as bits."""
+        return self._units_mask(self._tokens[allocation.serial])
+
+    def _units_mask(self, units: np.ndarray) -> int:
+        flags = np.zeros(self.units.n_units, dtype=bool)
+        flags[units] = True
+        return self._bits_of(flags)
+
+    def frame_for(self, request: Request) -> Hashable:
+        """The slice volume: placement depends on the request through it alone."""
+        return self._volume(request)
+
+    def _placement_on(self, free: int, request: Request) -> int | None:
+        """The units (as bits) :meth:`allocate` would take for ``request`` with the free units ``free``, or None."""
+        v, shapes = self.candidates(request.size)
+        if v == 0 or v > free.bit_count():
+            return None
+        if self.rule == "ocs":  # the v lowest-numbered free units
+            token, rest = 0, free
+            for _ in range(v):
+                low = rest & -rest
+                token |= low
+                rest ^= low
+            return token
+        n = self.units.n_units
+        busy = ~np.unpackbits(np.frombuffer(free.to_bytes((n + 7) // 8, "little"), dtype=np.uint8), count=n, bitorder="little").astype(bool)
+        found = self._first_box(request.size, shapes, busy)
+        if found is None:
+            return None
+        mask = self._box_masks.get(found)
+        if mask is None:
+            mask = self._box_masks[found] = self._units_mask(self._box_units(*found))
+        return mask
 
     # ------------------------------------------------------------- probes
     def can_allocate(self, request: Request) -> bool:

@@ -389,15 +389,19 @@ class StateModel(Protocol):
 
 
 class _BitsModel:
-    """The 2-D allocators' free bit set as a :class:`StateModel`: a grant's token is its bits, and a release gives
-    back exactly the bits taken (:class:`StatePlan` then releases with ``int.__or__`` itself, not through here)."""
+    """A free bit set as a :class:`StateModel` (the 2-D allocators' cells, the slice allocator's units): a grant's
+    token is its bits, and a release gives back exactly the bits taken (:class:`StatePlan` then releases with
+    ``int.__or__`` itself, not through here).  ``cells`` counts the bits a request takes (one per node unless
+    given)."""
 
-    def __init__(self, allocator: Any):
+    def __init__(self, allocator: Any, cells: Callable[[Request], int] | None = None):
         self.allocator = allocator
         self.state = allocator._free
         self.free_count = allocator._free.bit_count()
         self._placement_on = allocator._placement_on
         self._mask_of = allocator._mask_of
+        #: bits a request takes (default: the allocator's granted size, one bit per node)
+        self._cells = allocator.granted_size if cells is None else cells
 
     def place(self, state: int, request: Request) -> tuple[int, int] | None:
         got = self._placement_on(state, request)
@@ -413,7 +417,7 @@ class _BitsModel:
         return self.allocator.frame_for(request)
 
     def cells(self, request: Request) -> int:
-        return self.allocator.granted_size(request)
+        return self._cells(request)
 
     def cells_of(self, allocation: Allocation) -> int:
         return self._mask_of(allocation).bit_count()
