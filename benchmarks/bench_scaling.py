@@ -17,6 +17,9 @@ Targets
                   mesh:16x16, under EASY (the whole log) and conservative (its first 10,000 jobs), against
                   flat EASY on the same jobs
   subtorus-sp2    (the same comparison) EP and NEP on SDSC-SP2 as torus:4x4x8, sizes rounded to powers of two
+  slices          (no target: today's machines came after the issue) the slice allocators on tpu:v4 (OCS and
+                  static) and bgq:sequoia, SDSC-SP2's first 10,000 jobs scaled to the machine, EASY and
+                  conservative (its plan on free units), against flat EASY and conservative on as many nodes
   subtorus        (no target of its own: the Mao sweep's heavy cells, see bench_experiments.py mao) SDSC-SP2
                   as Mao, Chen & Watson run it (sizes x8 on QCDOC, x2 on JLAB, rounded to powers of two,
                   times x1.2): EP and NEP under EASY and FCFS, against flat EASY on the same torus
@@ -281,6 +284,34 @@ def _family(what: str, cases: tuple[tuple[str, str], ...], extra: dict) -> None:
                 print(f"  -> {a:.1f} x flat EASY (the hypercube's bar: <= {bar}: {verdict(a <= bar)})", flush=True)
 
 
+#: the slice allocators (conservative's plan on free units), and how many first jobs of SDSC-SP2 they run
+SLICES = (("tpu:v4", "slice:rule=ocs"), ("tpu:v4", "slice"), ("bgq:sequoia", "slice"))
+SLICES_JOBS = 10_000
+
+
+def slices() -> None:
+    """Each slice case under EASY and conservative on SDSC-SP2's first SLICES_JOBS jobs, sizes scaled from its 128
+    processors to the machine's nodes, and flat EASY and conservative on a flat machine of as many nodes with the
+    same jobs (references: what the counting plan costs on these queues).  One run each."""
+    from topoalloc.topology import parse_machine
+
+    print(f"slice allocators on SDSC-SP2's first {SLICES_JOBS:,} jobs, sizes scaled to the machine (no target; the hypercube's bars for comparison)")
+    for machine, alloc in SLICES:
+        nodes = parse_machine(machine).n_nodes
+        base = {"trace": SP2, "jobs": SLICES_JOBS, "clean": True, "locality": False, "scale_sizes": nodes / 128}
+        got = {}
+        for m, a in ((f"flat:{nodes}", "flat"), (machine, alloc)):
+            for sched in ("easy", "conservative"):
+                r = got[m, sched] = run({**base, "machine": m, "allocator": a, "scheduler": sched})
+                show(f"{m} {a} {sched}", r)
+        flat_easy, easy, cons = got[f"flat:{nodes}", "easy"], got[machine, "easy"], got[machine, "conservative"]
+        if not any("error" in r for r in (flat_easy, easy, cons)):
+            print(f"  -> {alloc}: EASY {easy['seconds'] / flat_easy['seconds']:.1f} x flat EASY (bar 3: {verdict(easy['seconds'] <= 3 * flat_easy['seconds'])}), "
+                  f"conservative {cons['seconds'] / flat_easy['seconds']:.1f} x (bar 10: {verdict(cons['seconds'] <= 10 * flat_easy['seconds'])}); {_per_change(cons)}", flush=True)
+        if "error" not in got[f"flat:{nodes}", "conservative"]:
+            print(f"     flat conservative: {_per_change(got[f'flat:{nodes}', 'conservative'])}", flush=True)
+
+
 def pair_ratios(pairs: list[tuple[dict, dict]]) -> tuple[list[float], float]:
     """The ratio of each interleaved pair's second run to its first (seconds), sorted, and their median."""
     ratios = sorted(b["seconds"] / a["seconds"] for a, b in pairs)
@@ -451,7 +482,7 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "locality": locality}
+    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "locality": locality}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")

@@ -137,3 +137,27 @@ def test_bench_scaling_plot_draws_the_plan_changes_in_a_third_panel(tmp_path, mo
     assert labels[2] == ["flat:1152 conservative", "slope 1"]
     bs.plot({k: v for k, v in curves.items() if not k.startswith("changes")}, str(tmp_path / "t.png"))
     assert [line.get_label() for line in drawn["axes"][2].get_lines()] == [] and drawn["axes"][2].get_legend() is None
+
+
+def test_bench_scaling_slices_compares_with_flat_runs_on_as_many_nodes(monkeypatch, capsys):
+    """The slices group runs each case and flat EASY and conservative on a flat machine of the machine's nodes,
+    the same jobs scaled from SDSC-SP2's 128 processors, and reads the case against flat EASY."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    specs = []
+
+    def fake_run(spec):
+        specs.append(spec)
+        cons = spec["scheduler"] == "conservative"
+        seconds = (4.0 if cons else 0.5) if spec["allocator"] != "flat" else (1.0 if cons else 0.2)
+        return {"seconds": seconds, "sim_seconds": seconds / 2, "changes": 1_000_000 if cons else None, "mb": 70.0, "jobs": 10, "mean_wait": 1.0}
+
+    monkeypatch.setattr(bs, "run", fake_run)
+    bs.slices()
+    out = capsys.readouterr().out
+    assert len(specs) == 4 * len(bs.SLICES)
+    tpu = [s for s in specs if s["machine"] in ("tpu:v4", "flat:4096")]
+    assert {s["scale_sizes"] for s in tpu} == {4096 / 128} and {s["jobs"] for s in specs} == {bs.SLICES_JOBS}
+    assert out.count("EASY 2.5 x flat EASY (bar 3: met), conservative 20.0 x (bar 10: MISSED)") == len(bs.SLICES)
+    assert out.count("flat conservative: reservations made or moved 1,000,000, 0.50 us of simulate per change") == len(bs.SLICES)
