@@ -645,15 +645,13 @@ def test_kept_guard_on_long_queues(spec, rule, shapes, seed, load, monkeypatch):
 
 
 @pytest.mark.parametrize("machine", ["tpu:4x2x3,cube=1", "tofu:3x2x2", "bgq:6x4x2x2x2,midplane=2x2x2x2x2", "tpu:v4"])
-@pytest.mark.parametrize("rule", ["static", "ocs"])
-def test_the_plan_on_free_units_places_as_the_allocator(machine, rule):
-    """Conservative's plan for the slice allocators runs on free units (``future_plan``: a StatePlan): through
-    random grants and releases, the units the plan's placement takes from the free set now are those
-    ``allocate`` takes (under OCS too, where which units are taken does not change any start time), a refusal
-    is a refusal, and the free set and each grant's bits are the allocator's."""
+def test_the_plan_on_free_units_places_as_the_allocator(machine):
+    """Conservative's plan for the static slice allocators runs on free units (``future_plan``: a StatePlan):
+    through random grants and releases, the units the plan's placement takes from the free set now are those
+    ``allocate`` takes, a refusal is a refusal, and the free set and each grant's bits are the allocator's."""
     import random
 
-    a = SliceAllocator(parse_machine(machine), rule)
+    a = SliceAllocator(parse_machine(machine))
     n = a.units.n_units
     rng = random.Random(11)
     held = []
@@ -675,3 +673,23 @@ def test_the_plan_on_free_units_places_as_the_allocator(machine, rule):
         held.append(got)
         grants += 1
     assert grants > 60, grants
+
+
+@pytest.mark.parametrize(("machine", "sched"), [("tpu:4x2x3,cube=1", "conservative"), ("tofu:3x2x2", "conservative:order=sjf"), ("tpu:v4", "conservative")])
+def test_ocs_plans_on_unit_counts_as_replay_does(machine, sched, monkeypatch):
+    """Under OCS a slice fits exactly when its volume of units is free, so conservative's plan is a profile of
+    free units: the bundled trace's first 60 jobs scaled to the machine, run three times as long (queues,
+    moves), give the per-job table and the plan's changes that replay on snapshots gives (a hundred times
+    slower)."""
+    from topoalloc.alloc.base import Allocator
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    w = read_swf(default_trace_path())
+    w = w.take(np.arange(60))
+    kw = {"machine": machine, "allocator": "slice:rule=ocs", "scheduler": sched, "clean": True, "scale_sizes": parse_machine(machine).n_nodes / w.max_procs, "work_multiple": 3.0}
+    counts = simulate(w, **kw)
+    monkeypatch.setattr(SliceAllocator, "future_plan", Allocator.future_plan)
+    replay = simulate(w, **kw)
+    assert counts.to_csv() == replay.to_csv()
+    assert counts.reservation_changes == replay.reservation_changes > len(counts) + 20

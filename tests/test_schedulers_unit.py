@@ -163,7 +163,6 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         ("torus:4x4x2", "nep"),
         ("mesh:8x4", "nep:identify=first"),
         ("tpu:4x2x3,cube=1", "slice"),
-        ("tpu:4x2x3,cube=1", "slice:rule=ocs"),
         ("tofu:3x2x2", "slice"),
         ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "slice"),
     ],
@@ -171,7 +170,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
 @pytest.mark.parametrize("reference", ["snapshots", pytest.param("full replay", marks=pytest.mark.slow)])
 def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, reference):
     """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
-    EP and NEP, on free units for the slice allocators) answers every question of a conservative run as ReplayPlan on snapshots does:
+    EP and NEP, on free units for the static slice allocators) answers every question of a conservative run as ReplayPlan on snapshots does:
     feasibility, each earliest start, and whether a job with its reservation in place would move earlier
     (ReplayPlan: taken out, searched, put back).
 

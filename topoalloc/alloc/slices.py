@@ -589,18 +589,26 @@ class SliceAllocator(Allocator):
     # ------------------------------------------------ the plan on free units
     def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
                     priority: Callable[[int], int]) -> Any:
-        """Conservative's plan on sets of free units (:class:`~topoalloc.sched.plan.StatePlan`), not on snapshots.
+        """Conservative's plan, not on snapshots: on unit counts under OCS, on sets of free units under the
+        static rule.
 
-        Both rules place by a pure function of the busy units and the slice volume: OCS takes the ``V``
-        lowest-numbered free units, the static rule the first free box of the volume's candidate shapes
-        (what :meth:`_static_place` remembers is a memo of that search).  So a state is the set of free
-        units as an int (bit ``u``: unit ``u``), a grant's token its units' bits, a release gives those
-        bits back, and the plan's counting pre-check counts units.  The same answers as replay on
-        snapshots (the conformance suite's schedules against replay, and a unit test answer by answer).
+        OCS grants ``V`` free units wherever they are (the lowest-numbered), so a request fits exactly when
+        ``V`` units are free: the plan is a :class:`~topoalloc.sched.plan.CountingProfile` of free units
+        (:class:`_UnitCounts`).  The static rule places by a pure function of the busy units and the volume,
+        the first free box of the volume's candidate shapes (what :meth:`_static_place` remembers is a
+        memo of that search): the plan is a :class:`~topoalloc.sched.plan.StatePlan` whose state is the
+        set of free units as an int (bit ``u``: unit ``u``), a grant's token its units' bits, a release
+        giving those bits back, its counting pre-check in units.  Both give the answers replay on
+        snapshots gives (tests compare schedules, and the static plan answer by answer).
         """
+        if self.rule == "ocs":
+            return _UnitCounts(now, self._free_units, [(t, int(self._tokens[a.serial].size)) for t, a in releases], self._volume_of_size)
         from ..sched.plan import StatePlan, _BitsModel
 
         return StatePlan(now, _BitsModel(self, cells=self._volume), releases, request, priority)
+
+    def _volume_of_size(self, size: int) -> int:
+        return self.candidates(size)[0]
 
     def _volume(self, request: Request) -> int:
         return self.candidates(request.size)[0]
@@ -628,17 +636,11 @@ class SliceAllocator(Allocator):
         return self._volume(request)
 
     def _placement_on(self, free: int, request: Request) -> int | None:
-        """The units (as bits) :meth:`allocate` would take for ``request`` with the free units ``free``, or None."""
+        """The units (as bits) :meth:`allocate` would take for ``request`` under the static rule with the free
+        units ``free``, or None (the static plan's placement; OCS plans on counts)."""
         v, shapes = self.candidates(request.size)
         if v == 0 or v > free.bit_count():
             return None
-        if self.rule == "ocs":  # the v lowest-numbered free units
-            token, rest = 0, free
-            for _ in range(v):
-                low = rest & -rest
-                token |= low
-                rest ^= low
-            return token
         n = self.units.n_units
         busy = ~np.unpackbits(np.frombuffer(free.to_bytes((n + 7) // 8, "little"), dtype=np.uint8), count=n, bitorder="little").astype(bool)
         found = self._first_box(request.size, shapes, busy)
@@ -728,6 +730,32 @@ class SliceAllocator(Allocator):
         if self.rule == "ocs":
             return _UnitCountGuard(self, head, releases)
         return _ShadowMapGuard(self, head, releases)
+
+
+class _UnitCounts:
+    """Conservative's plan for OCS slices: a :class:`~topoalloc.sched.plan.CountingProfile` of free units, each
+    request taking its slice volume (the scheduler speaks in nodes: sizes become volumes here)."""
+
+    def __init__(self, now: float, free_units: int, releases: list[tuple[float, int]], volume: Callable[[int], int]):
+        from ..sched.plan import CountingProfile
+
+        self._p = CountingProfile(now, free_units, releases)
+        self._volume = volume
+
+    def add(self, job: int, t: float, size: int, dur: float) -> None:
+        self._p.add(job, t, self._volume(size), dur)
+
+    def remove(self, job: int) -> None:
+        self._p.remove(job)
+
+    def feasible(self) -> bool:
+        return self._p.feasible()
+
+    def moves_earlier(self, job: int) -> bool:
+        return self._p.moves_earlier(job)
+
+    def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
+        return self._p.earliest(job, self._volume(size), dur, not_after)
 
 
 class _UnitCountGuard(ReservationGuard):
