@@ -611,7 +611,7 @@ class SliceAllocator(Allocator):
         return self.candidates(size)[0]
 
     def _volume(self, request: Request) -> int:
-        return self.candidates(request.size)[0]
+        return self._volume_of_size(request.size)
 
     @property
     def _free(self) -> int:
