@@ -337,7 +337,7 @@ class SliceAllocator(Allocator):
     def fit_key(self, request: Request) -> Hashable | None:
         """The slice volume ``V``: the candidate shapes are a function of it (:func:`slice_shapes`), so
         requests of one volume get one answer whatever their sizes (5 to 8 cubes under ``pow2``)."""
-        return self.candidates(request.size)[0]
+        return self._volume(request)
 
     # -------------------------------------------------------- box search
     def _box_maxima(self, values: np.ndarray, shapes: np.ndarray) -> list[np.ndarray]:
@@ -631,9 +631,7 @@ class SliceAllocator(Allocator):
         flags[units] = True
         return self._bits_of(flags)
 
-    def frame_for(self, request: Request) -> Hashable:
-        """The slice volume: placement depends on the request through it alone."""
-        return self._volume(request)
+    frame_for = fit_key  # (the static plan's frame: placement depends on the request through its volume alone)
 
     def _placement_on(self, free: int, request: Request) -> int | None:
         """The units (as bits) :meth:`allocate` would take for ``request`` under the static rule with the free
