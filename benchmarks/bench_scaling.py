@@ -20,6 +20,10 @@ Targets
   slices          (no target: today's machines came after the issue) the slice allocators on tpu:v4 (OCS and
                   static) and bgq:sequoia, SDSC-SP2's first 10,000 jobs scaled to the machine, EASY and
                   conservative (its plan on free units), against flat EASY and conservative on as many nodes
+  orders          (the hypercube's EASY bar for comparison) EASY in SJF and LPT order with keyed allocators on the
+                  general engine (the subtorus, 2-D mesh and slice families, and the free list with
+                  engine="python"), SDSC-SP2's whole log (slices: its first 10,000 jobs scaled), against flat
+                  EASY in the same order and against the same allocator in FCFS order
   subtorus        (no target of its own: the Mao sweep's heavy cells, see bench_experiments.py mao) SDSC-SP2
                   as Mao, Chen & Watson run it (sizes x8 on QCDOC, x2 on JLAB, rounded to powers of two,
                   times x1.2): EP and NEP under EASY and FCFS, against flat EASY on the same torus
@@ -312,6 +316,38 @@ def slices() -> None:
             print(f"     flat conservative: {_per_change(got[f'flat:{nodes}', 'conservative'])}", flush=True)
 
 
+#: keyed allocators EASY runs on the general engine (machine, allocator, extra spec): every family without a compiled
+#: EASY, and the free list as the compiled kernel's reference
+ORDERS = (("torus:4x4x8", "ep", {"round_pow2": True}), ("mesh:16x8", "mesh_first_fit", {}), ("mesh:16x8", "anca_bf", {}),
+          ("tpu:v4", "slice", {"jobs": SLICES_JOBS, "scale_sizes": "nodes"}),
+          ("hypercube:7", "free_list", {"round_pow2": True, "engine": "python"}))
+
+
+def orders() -> None:
+    """Each ORDERS case under EASY in FCFS, SJF and LPT order, once each, against flat EASY on as many nodes in the
+    same order (the compiled kernel; the median of PAIRS runs).  In FCFS order the general engine walks the queue by
+    fit key; in the other orders it does so by the queue key's ranks (before: a plain scan of every candidate)."""
+    from topoalloc.topology import parse_machine
+
+    print("EASY in SJF and LPT order on the general engine (keyed walk), SDSC-SP2 (the hypercube's EASY bar, 3 x flat EASY, for comparison)")
+    for machine, alloc, extra in ORDERS:
+        nodes = parse_machine(machine).n_nodes
+        base = {"trace": SP2, "clean": True, "locality": False, **extra}
+        if base.get("scale_sizes") == "nodes":  # (SDSC-SP2's 128 processors scaled to the machine's nodes)
+            base["scale_sizes"] = nodes / 128
+        runs = {}
+        for order in ("fcfs", "sjf", "lpt"):
+            sched = "easy" if order == "fcfs" else f"easy:order={order}"
+            flat = _median_run([run({**base, "engine": "compiled", "machine": f"flat:{nodes}", "allocator": "flat", "scheduler": sched}) for _ in range(PAIRS)])
+            r = runs[order] = run({**base, "machine": machine, "allocator": alloc, "scheduler": sched})
+            show(f"{machine} {alloc} {sched}", r)
+            if "error" in r or "error" in flat:
+                continue
+            a = r["seconds"] / flat["seconds"]
+            own = "" if order == "fcfs" or "error" in runs["fcfs"] else f", {r['seconds'] / runs['fcfs']['seconds']:.2f} x its FCFS run"
+            print(f"  -> {a:.1f} x flat EASY in the same order ({flat['seconds']:.2f} s, median of {PAIRS}; bar 3: {verdict(a <= 3)}){own}", flush=True)
+
+
 def pair_ratios(pairs: list[tuple[dict, dict]]) -> tuple[list[float], float]:
     """The ratio of each interleaved pair's second run to its first (seconds), sorted, and their median."""
     ratios = sorted(b["seconds"] / a["seconds"] for a, b in pairs)
@@ -482,7 +518,7 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "locality": locality}
+    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")

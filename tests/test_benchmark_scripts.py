@@ -139,6 +139,35 @@ def test_bench_scaling_plot_draws_the_plan_changes_in_a_third_panel(tmp_path, mo
     assert [line.get_label() for line in drawn["axes"][2].get_lines()] == [] and drawn["axes"][2].get_legend() is None
 
 
+def test_bench_scaling_orders_reads_each_order_against_flat_easy_and_fcfs(monkeypatch, capsys):
+    """The orders group runs each keyed case in FCFS, SJF and LPT order, each beside flat EASY on as many nodes in the
+    same order (the compiled kernel, PAIRS runs), and reads it against both; a failed run is shown, not divided."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    specs = []
+
+    def fake_run(spec):
+        specs.append(spec)
+        if spec["allocator"] == "ep" and spec["scheduler"] == "easy:order=lpt":
+            return {"error": "not finished within 900 s (--limit): stopped", "mb": 50.0}
+        seconds = 0.2 if spec["allocator"] == "flat" else {"easy": 0.4, "easy:order=sjf": 0.5, "easy:order=lpt": 1.0}[spec["scheduler"]]
+        return {"seconds": seconds, "sim_seconds": seconds, "mb": 70.0, "jobs": 10, "mean_wait": 1.0}
+
+    monkeypatch.setattr(bs, "run", fake_run)
+    bs.orders()
+    out = capsys.readouterr().out
+    assert len(specs) == 3 * (bs.PAIRS + 1) * len(bs.ORDERS)
+    flats = [s for s in specs if s["allocator"] == "flat"]
+    assert {s["engine"] for s in flats} == {"compiled"} and {s["scheduler"] for s in flats} == {"easy", "easy:order=sjf", "easy:order=lpt"}
+    assert {s["scale_sizes"] for s in specs if s["machine"] in ("tpu:v4", "flat:4096")} == {4096 / 128}
+    assert all(s.get("engine") == "python" for s in specs if s["allocator"] == "free_list")
+    assert out.count("2.0 x flat EASY in the same order (0.20 s, median of 5; bar 3: met)\n") == len(bs.ORDERS)  # (FCFS: no own ratio)
+    assert out.count("2.5 x flat EASY in the same order (0.20 s, median of 5; bar 3: met), 1.25 x its FCFS run") == len(bs.ORDERS)
+    assert out.count("5.0 x flat EASY in the same order (0.20 s, median of 5; bar 3: MISSED), 2.50 x its FCFS run") == len(bs.ORDERS) - 1
+    assert "torus:4x4x8 ep easy:order=lpt" in out and "FAILED: not finished within 900 s" in out
+
+
 def test_bench_scaling_slices_compares_with_flat_runs_on_as_many_nodes(monkeypatch, capsys):
     """The slices group runs each case and flat EASY and conservative on a flat machine of the machine's nodes,
     the same jobs scaled from SDSC-SP2's 128 processors, and reads the case against flat EASY."""

@@ -198,3 +198,49 @@ def test_a_trial_that_changed_the_lists_lifts_the_guards_earlier_refusals(alloca
     assert walk.start[29] == 70.0
     if fastpath.compiled_available():
         assert np.array_equal(topoalloc.simulate(w, machine="hypercube:6", allocator=allocator, scheduler="easy", engine="compiled").start, scan.start)
+
+
+#: every keyed allocator family (Allocator.fit_key, not counting), each on a small machine of its own
+_KEYED = [("buddy", "hypercube:6"), ("gray_code", "hypercube:6"), ("free_list", "hypercube:6"), ("afl", "hypercube:6"),
+          ("mesh_first_fit", "mesh:8x8"), ("frame_sliding", "mesh:8x8"), ("anca_bf", "mesh:8x8"), ("buddy_2d", "mesh:8x8"),
+          ("ep", "torus:4x4x4"), ("nep", "torus:4x4x4"), ("slice", "tpu:4x2x3,cube=1")]
+
+
+#: (Cplant's queue is by size, smallest first: where ``max_request_now`` is exact, as for the subtorus allocators, a
+#: head that does not fit leaves no candidate to backfill, and the walk is never asked)
+_KEYED_ORDERS = [(a, m, o) for a, m in _KEYED for o in ("sjf", "lpt", "cplant") if not (o == "cplant" and a in ("ep", "nep"))]
+
+
+@pytest.mark.parametrize("allocator,machine,order", _KEYED_ORDERS, ids=[f"{a}-{m}-{o}" for a, m, o in _KEYED_ORDERS])
+def test_the_walk_in_a_keyed_queue_order_decides_as_the_plain_scan(allocator, machine, order, monkeypatch):
+    """In SJF, LPT and Cplant order the walk ranks jobs by the queue's key, so a job arriving later can rank
+    before queued jobs and its key's list takes it in the middle.  The same schedule and the same nodes as the
+    plain scan of every candidate (``_backfill_guarded``), on overloaded workloads where that happens often."""
+    import numpy as np
+
+    from topoalloc.sched import easy as easy_mod
+    from topoalloc.topology import parse_machine
+
+    n = parse_machine(machine).n_nodes
+    w = poisson_workload(300, load=1.8, sizes=Uniform(1, n // 2), machine_nodes=n, estimate_factor=3.0, seed=7)
+    walked = [0]
+    middle = [0]
+    real_walk, real_insert = EASY._backfill_indexed, easy_mod._KeyClass.insert
+
+    def walk(self, *a, **k):
+        walked[0] += 1
+        return real_walk(self, *a, **k)
+
+    def insert(self, job, rank, est):
+        middle[0] += bool(self.n) and self.ranks[-1] > rank
+        return real_insert(self, job, rank, est)
+
+    with monkeypatch.context() as m:
+        m.setattr(EASY, "_backfill_indexed", walk)
+        m.setattr(easy_mod._KeyClass, "insert", insert)
+        by_walk = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=f"easy:order={order}", engine="python", record_allocations=True)
+    monkeypatch.setattr(EASY, "_index_ok", lambda self, ctx: False)
+    by_scan = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=f"easy:order={order}", engine="python", record_allocations=True)
+    assert by_walk.to_csv() == by_scan.to_csv()
+    assert all(np.array_equal(x, y) for x, y in zip(by_walk.allocations, by_scan.allocations))
+    assert walked[0] > 10 and middle[0] > 10  # (not vacuous: the walk ran, and jobs were taken in the middle of their key's list)

@@ -383,10 +383,53 @@ def test_easy_key_class_grows_by_doubling():
 
     cl = _KeyClass()
     for j in range(1000):
-        assert cl.append(j, j + 1, float(j)) == j
+        cl.insert(j, j + 1, float(j))
     assert cl.n == cl.alive_count == 1000
     assert len(cl.est) == 1024
     assert cl.est[:1000].tolist() == [float(j) for j in range(1000)]
+
+
+def test_easy_key_class_takes_a_job_ranked_before_queued_ones_at_its_place():
+    """In a keyed queue order (SJF) a job arriving later can rank before queued jobs: its key's list takes it in
+    the middle, after the dead jobs ranked before it, with its estimate beside it; the first live job's index
+    moves onto it when it comes first."""
+    from topoalloc.sched.easy import _KeyClass
+
+    cl = _KeyClass()
+    for job, rank in ((0, 10), (1, 20), (2, 30)):
+        cl.insert(job, rank, float(rank))
+    cl.alive[0] = False  # job 0 gone: the first live job is at index 1
+    cl.est[0] = np.nan
+    cl.alive_count -= 1
+    cl.lo = 1
+    cl.insert(3, 25, 25.0)  # after the first live job: it stays first
+    assert (cl.jobs, cl.ranks, cl.lo) == ([0, 1, 3, 2], [10, 20, 25, 30], 1)
+    cl.insert(4, 15, 15.0)  # before it: the new job is the first live one
+    assert (cl.jobs, cl.ranks, cl.lo) == ([0, 4, 1, 3, 2], [10, 15, 20, 25, 30], 1)
+    cl.insert(5, 5, 5.0)  # before even the dead job
+    assert (cl.jobs, cl.ranks, cl.lo, cl.n, cl.alive_count) == ([5, 0, 4, 1, 3, 2], [5, 10, 15, 20, 25, 30], 0, 6, 5)
+    assert cl.alive == [True, False, True, True, True, True]
+    assert np.array_equal(cl.est[:6], [5.0, np.nan, 15.0, 20.0, 25.0, 30.0], equal_nan=True)
+
+
+def test_easy_key_index_ranks_jobs_by_the_queue_key():
+    """With the context's queue key (SJF here) each job's rank is its place among all the jobs by that key, fixed
+    before any arrives, and jobs are found again by rank when they leave, in any order."""
+    from topoalloc.sched.easy import _KeyIndex
+
+    est = [40.0, 10.0, 30.0, 10.0, 20.0]
+    ctx = context([1] * 5, est)
+    ctx.queue_key = lambda j: (est[j], j)
+    index = _KeyIndex(ctx, 5)
+    assert index.rank == [5, 1, 4, 2, 3]
+    for j in (0, 2, 4, 1, 3):  # arrival order: later jobs rank first
+        index.add(j)
+    (cl,) = index.classes  # (flat: one key)
+    assert cl.jobs == [1, 3, 4, 2, 0]
+    assert index.last_rank == 5
+    for j in (4, 1, 0, 3, 2):
+        index.remove(j)
+    assert not index.live and cl.n == 0
 
 
 def test_easy_remove_started_names_a_job_the_index_misplaces():

@@ -124,6 +124,9 @@ class SchedulingContext:
         Sorted: the order in which jobs are expected to free their processors.
     allocator : Allocator
     size, estimate : sequences indexed by job position
+    queue_key : callable or None
+        The key the queue is kept in order by (:meth:`Scheduler.queue_key`;
+        ``None``: arrival order).  A scheduler may rank jobs by it.
     """
 
     def __init__(
@@ -134,11 +137,13 @@ class SchedulingContext:
         size: Sequence[int],
         requests: Callable[[int], Request],
         record_reservations: bool = False,
+        queue_key: Callable[[int], tuple] | None = None,
     ):
         self.allocator = allocator
         self.estimate = estimate
         self.size = size
         self.request = requests
+        self.queue_key = queue_key
         self.now = 0.0
         self.queue: list[int] = []
         self.running: list[RunningJob] = []

@@ -65,8 +65,9 @@ class EASY(Scheduler):
         Counting allocators (:class:`~topoalloc.alloc.probes.CountingProbes`):
         EASY's "extra nodes" arithmetic, no guard object.
     :meth:`_backfill_indexed`
-        Allocators with fit keys, FCFS order: the whole queue in order, but a
-        key refused in the current state is skipped through a per-key index.
+        Allocators with fit keys, in any queue order the simulation keeps: the
+        whole queue in order, but a key refused in the current state is
+        skipped through a per-key index.
     :meth:`_backfill_guarded`
         Any allocator: the allocator's reservation guard judges each
         candidate; refusals are remembered per fit key while the state is
@@ -209,10 +210,17 @@ class EASY(Scheduler):
         return k
 
     def _index_ok(self, ctx: SchedulingContext) -> bool:
-        """The per-key queue index serves FCFS order (queue order = arrival order) on
-        allocators that declare interchangeable requests (:meth:`Allocator.fit_key`)."""
+        """The per-key queue index serves allocators that declare interchangeable requests
+        (:meth:`Allocator.fit_key`), in FCFS order (queue order = arrival order) or in the order
+        of the context's queue key (the simulation's; a hand-made context without one is walked
+        plainly)."""
         a = ctx.allocator
-        return self.order == "fcfs" and not a.counting and type(a).fit_key is not Allocator.fit_key and len(ctx.queue) == len(ctx.arrived)
+        return (
+            (self.order == "fcfs" or ctx.queue_key is not None)
+            and not a.counting
+            and type(a).fit_key is not Allocator.fit_key
+            and len(ctx.queue) == len(ctx.arrived)
+        )
 
     # -------------------------------------------------------------- backfill
     def _backfill_arrivals(self, ctx: SchedulingContext) -> None:
@@ -566,13 +574,14 @@ def _broken_counting(allocator: Allocator, size: int) -> ConformanceError:
 
 
 class _KeyClass:
-    """The queued jobs of one fit key, in arrival order (removed ones stay, marked dead).
+    """The queued jobs of one fit key, in queue order (removed ones stay, marked dead).
 
     ``ranks`` and ``alive`` are Python lists (bisection and ``list.index`` find a
     key's next live job at C speed); ``est`` is a numpy array for the scans by
     estimate, with NaN for dead jobs (no comparison holds for them).  ``lo`` is
     the index of the first live job (``n`` if none): removals only move it
-    forward, so finding a key's first queued job costs no search.
+    forward and an insertion before it moves it onto the new job, so finding a
+    key's first queued job costs no search.
     """
 
     __slots__ = ("jobs", "ranks", "est", "alive", "n", "alive_count", "lo")
@@ -586,26 +595,44 @@ class _KeyClass:
         self.alive_count = 0
         self.lo = 0
 
-    def append(self, job: int, rank: int, est: float) -> int:
+    def insert(self, job: int, rank: int, est: float) -> None:
+        """Add a queued job at its rank's place (at the end in arrival order; within the list where the
+        queue is ordered otherwise, after the dead jobs ranked before it)."""
         n = self.n
         if n == len(self.est):
             self.est = np.concatenate([self.est, np.zeros(n)])
-        self.jobs.append(job)
-        self.ranks.append(rank)
-        self.est[n] = est
-        self.alive.append(True)
+        ranks = self.ranks
+        if not n or ranks[-1] < rank:
+            self.jobs.append(job)
+            ranks.append(rank)
+            self.alive.append(True)
+            self.est[n] = est
+        else:
+            i = bisect_left(ranks, rank)
+            self.jobs.insert(i, job)
+            ranks.insert(i, rank)
+            self.alive.insert(i, True)
+            self.est[i + 1 : n + 1] = self.est[i:n]
+            self.est[i] = est
+            if i < self.lo:
+                self.lo = i
         self.n = n + 1
         self.alive_count += 1
-        return n
 
 
 class _KeyIndex:
-    """Queued jobs grouped by the allocator's fit key, for FCFS-order EASY.
+    """Queued jobs grouped by the allocator's fit key, for EASY.
 
     Within a pass, refusals are remembered per (key, ends by the shadow or
     not) until a job starts; this index finds, for each key, the next queued
     job that may still be asked, with numpy scans over that key's jobs
     instead of a Python walk over the whole queue.
+
+    Ranks order the queue.  In arrival order a job's rank is its arrival
+    count; in a keyed order (``ctx.queue_key``: SJF, LPT, Cplant) it is the
+    job's place among all the run's jobs by that key, fixed once, so a job
+    arriving later can rank before jobs already queued (its key's list then
+    takes it in the middle).
     """
 
     def __init__(self, ctx: SchedulingContext, n_jobs: int):
@@ -615,14 +642,19 @@ class _KeyIndex:
         #: the keys with queued jobs (a set in insertion order; keys whose jobs all left are dropped
         #: until one comes again, so a pass's first lookup does not visit every key ever seen)
         self.live: dict[int, None] = {}
+        key = ctx.queue_key
+        self._keyed = key is not None
         self.rank = [0] * n_jobs
-        self._where: list[tuple[int, int] | None] = [None] * n_jobs
+        if key is not None:
+            for r, j in enumerate(sorted(range(n_jobs), key=key), 1):
+                self.rank[j] = r
+        self._where: list[int | None] = [None] * n_jobs  # the class of each queued job
         self._next_rank = 0
         self.threshold = 0.0
 
     @property
     def last_rank(self) -> int:
-        """The rank of the last job added (ranks grow with queue position)."""
+        """The greatest rank of a job added (ranks grow with queue position)."""
         return self._next_rank
 
     def add(self, job: int) -> None:
@@ -634,19 +666,25 @@ class _KeyIndex:
         if c is None:
             c = self._ids[key] = len(self.classes)
             self.classes.append(_KeyClass())
-        self._next_rank += 1
-        self.rank[job] = self._next_rank
+        if self._keyed:
+            r = self.rank[job]
+            if r > self._next_rank:
+                self._next_rank = r
+        else:
+            r = self._next_rank = self._next_rank + 1
+            self.rank[job] = r
         cl = self.classes[c]
         if not cl.alive_count:
             self.live[c] = None
-        self._where[job] = (c, cl.append(job, self._next_rank, ctx.estimate[job]))
+        cl.insert(job, r, ctx.estimate[job])
+        self._where[job] = c
 
     def remove(self, job: int) -> None:
-        where = self._where[job]
-        if where is None:
+        c = self._where[job]
+        cl = None if c is None else self.classes[c]
+        i = -1 if cl is None else bisect_left(cl.ranks, self.rank[job], cl.lo, cl.n)
+        if cl is None or i == cl.n or cl.jobs[i] != job:
             raise InternalError(f"job position {job} is not in the EASY key index")
-        c, i = where
-        cl = self.classes[c]
         cl.alive[i] = False
         cl.est[i] = np.nan
         cl.alive_count -= 1

@@ -259,8 +259,8 @@ class Simulation:
 
         sched = self.scheduler
         sched.reset()
-        self._ctx = SchedulingContext(self.allocator, estimate=est, size=sizes, requests=request, record_reservations=self.record_reservations)
         self._qkey = sched.queue_key(self._submit, est, sizes)
+        self._ctx = SchedulingContext(self.allocator, estimate=est, size=sizes, requests=request, record_reservations=self.record_reservations, queue_key=self._qkey)
         self._start = [math.nan] * n
         self._end = [math.nan] * n
         self._alloc_size = [0] * n
