@@ -681,10 +681,12 @@ class _KeyIndex:
 
     def remove(self, job: int) -> None:
         c = self._where[job]
-        cl = None if c is None else self.classes[c]
-        i = -1 if cl is None else bisect_left(cl.ranks, self.rank[job], cl.lo, cl.n)
-        if cl is None or i == cl.n or cl.jobs[i] != job:
+        if c is None:
             raise InternalError(f"job position {job} is not in the EASY key index")
+        cl = self.classes[c]
+        i = bisect_left(cl.ranks, self.rank[job], cl.lo, cl.n)
+        if i == cl.n or cl.jobs[i] != job:  # pragma: no cover - a queued job is where its rank puts it
+            raise InternalError(f"job position {job} is not where the EASY key index ranks it")
         cl.alive[i] = False
         cl.est[i] = np.nan
         cl.alive_count -= 1
