@@ -244,3 +244,20 @@ def test_the_walk_in_a_keyed_queue_order_decides_as_the_plain_scan(allocator, ma
     assert by_walk.to_csv() == by_scan.to_csv()
     assert all(np.array_equal(x, y) for x, y in zip(by_walk.allocations, by_scan.allocations))
     assert walked[0] > 10 and middle[0] > 10  # (not vacuous: the walk ran, and jobs were taken in the middle of their key's list)
+
+
+def test_a_scheduler_with_its_own_queue_key_is_walked_in_that_order():
+    """A subclass that keeps the order name "fcfs" but orders its queue by a key of its own (shortest first, as SJF)
+    gets the keyed walk in that order, and neither FCFS shortcut (the kept guard's jump, the arrivals-only pass),
+    which assume arrivals queue behind every job: the same schedule as ``easy:order=sjf``."""
+    import numpy as np
+
+    class ShortestFirst(EASY):
+        def queue_key(self, submit, estimate, size=None):
+            return lambda j: (estimate[j], submit[j], j)
+
+    w = poisson_workload(300, load=1.8, sizes=Uniform(1, 32), machine_nodes=64, estimate_factor=3.0, seed=3)
+    for allocator in ("free_list", "buddy"):
+        mine = topoalloc.simulate(w, machine="hypercube:6", allocator=allocator, scheduler=ShortestFirst(), engine="python")
+        sjf = topoalloc.simulate(w, machine="hypercube:6", allocator=allocator, scheduler="easy:order=sjf", engine="python")
+        assert np.array_equal(mine.start, sjf.start), allocator

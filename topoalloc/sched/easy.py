@@ -148,13 +148,14 @@ class EASY(Scheduler):
         self._stamp = allocator.state_stamp
 
     def _guard_kept(self, ctx: SchedulingContext, index: "_KeyIndex | None") -> bool:
-        """Whether this pass keeps the last pass's reservation and guard: FCFS order with the key
-        index, a guard that allows it (:attr:`ReservationGuard.reusable`), the same head, no job ended
+        """Whether this pass keeps the last pass's reservation and guard: FCFS order (the queue in
+        arrival order: no queue key, so no arrival ranks before a queued job) with the key index, a guard that allows it (:attr:`ReservationGuard.reusable`), the same head, no job ended
         and nothing granted or released since that pass, and its shadow time not reached."""
         g = self._guard
         q = ctx.queue
         return (
             self._incremental_ok
+            and ctx.queue_key is None
             and index is not None
             and g is not None
             and g.reusable
@@ -166,10 +167,12 @@ class EASY(Scheduler):
         )
 
     def _arrivals_only(self, ctx: SchedulingContext) -> bool:
-        """Whether this pass may look at the new arrivals only (see :meth:`_backfill_arrivals`)."""
+        """Whether this pass may look at the new arrivals only (see :meth:`_backfill_arrivals`; the queue
+        in arrival order, so every arrival is behind every queued job)."""
         q = ctx.queue
         return (
             self._incremental_ok
+            and ctx.queue_key is None
             and self._reserved
             and not ctx.released
             and bool(q)

@@ -820,8 +820,8 @@ def check_schedules_equal_replay(factory: Factory, *, seeds: Sequence[int] = (1,
     On overloaded bursty workloads (queues of tens of jobs, estimates that
     overrun): every job starts at the same time and the same reservations are
     recorded with the allocator's own probes (EASY's keyed walk, in FCFS and in
-    SJF order, kept guards, counting shortcuts), with EASY's full passes (``incremental=false``), and with
-    :func:`replaying` probes.  This checks the probes where the
+    SJF order, kept guards, counting shortcuts), with EASY's full passes
+    (``incremental=false``), and with :func:`replaying` probes.  This checks the probes where the
     schedulers use them, and the schedulers' shortcuts against their plain
     definition.
     """
