@@ -944,31 +944,40 @@ def semitorus_shapes(max_dims: int = 6, max_order: int = 12, *, orientations: bo
                     yield base
 
 
-def _offset_constants(p: Semitorus) -> tuple[int, ...] | None:
-    """A piece's offset as integers: itself, or ``c`` where the offset is ``o_i + c`` in every dimension ``i``.
+def _offset_constant(o: "int | SymbolicInt", i: int) -> int | None:
+    """An offset term of dimension ``i`` as an integer: itself, or ``c`` where it is ``o_i + c``.
 
     None for any other symbolic term (such an output is never taken for an
     image: it is proved by Z3 directly).
     """
-    out = []
-    for i, o in enumerate(p.offset):
-        if isinstance(o, SymbolicInt):
-            if o.coefs != ((i, 1),):
-                return None
-            out.append(o.const)
-        else:
-            out.append(int(o))
-    return tuple(out)
+    if isinstance(o, SymbolicInt):
+        return o.const if o.coefs == ((i, 1),) else None
+    return int(o)
 
 
 def _rows(pieces: Sequence[Semitorus]) -> np.ndarray | None:
-    """The pieces as integer rows ``offset + sides + wrapped`` (one row per piece); None if not representable."""
+    """The pieces as integer rows ``offset + sides + wrapped`` (one row per piece); None if not representable.
+
+    Each offset term is read once per dimension (:func:`_offset_constant`; the pieces share them: EP's thousands
+    of pieces take their offsets from a few per dimension), and each pair of sides and wrap flags once (the pieces
+    hold them while this runs, so their ids stand for them)."""
+    terms: dict[tuple[int, int], int] = {}  # (dimension, id of the term) -> its constant
+    tails: dict[tuple[int, int], tuple[int, ...]] = {}  # (id of sides, id of wrapped) -> sides + flags as integers
     rows = []
     for p in pieces:
-        off = _offset_constants(p)
-        if off is None:
-            return None
-        rows.append(off + tuple(p.sides) + tuple(bool(w) for w in p.wrapped))
+        row = []
+        for i, o in enumerate(p.offset):
+            c = terms.get((i, id(o)))
+            if c is None:
+                c = _offset_constant(o, i)
+                if c is None:
+                    return None
+                terms[i, id(o)] = c
+            row.append(c)
+        tail = tails.get((id(p.sides), id(p.wrapped)))
+        if tail is None:
+            tail = tails[id(p.sides), id(p.wrapped)] = tuple(p.sides) + tuple(int(bool(w)) for w in p.wrapped)
+        rows.append((*row, *tail))
     return np.array(rows, dtype=np.int64)
 
 

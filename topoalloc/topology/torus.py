@@ -240,24 +240,30 @@ class Semitorus:
             raise InvalidArgument("sides", self.sides, "offset, sides and wrapped of one length")
         if any(not is_pow2(s) for s in self.sides):
             raise InvalidArgument("sides", self.sides, "powers of two")
-        object.__setattr__(self, "wrapped", tuple(bool(w) or s <= 2 for w, s in zip(self.wrapped, self.sides)))
+        object.__setattr__(self, "wrapped", Semitorus.ring_flags(self.sides, self.wrapped))
         size = int(reduce(lambda a, b: a * b, self.sides, 1))
         object.__setattr__(self, "size", size)
         object.__setattr__(self, "order", size.bit_length() - 1)
         object.__setattr__(self, "_hash", None)
 
     @classmethod
-    def _unchecked(cls, offset: tuple[int, ...], sides: tuple[int, ...], wrapped: tuple[bool, ...], order: int) -> "Semitorus":
-        """For the partition schemes, whose arguments are valid by construction (and tested so)."""
+    def _unchecked(cls, offset: tuple[int, ...], sides: tuple[int, ...], wrapped: tuple[bool, ...], order: int, *, normal: bool = False) -> "Semitorus":
+        """For the partition schemes, whose arguments are valid by construction (and tested so); ``normal``:
+        ``wrapped`` already counts every side of 1 or 2 a ring (as :meth:`ring_flags` gives it), and is kept as is."""
         self = object.__new__(cls)
         setattr_ = object.__setattr__
         setattr_(self, "offset", offset)
         setattr_(self, "sides", sides)
-        setattr_(self, "wrapped", tuple(w or s <= 2 for w, s in zip(wrapped, sides)))
+        setattr_(self, "wrapped", wrapped if normal else Semitorus.ring_flags(sides, wrapped))
         setattr_(self, "size", 1 << order)
         setattr_(self, "order", order)
         setattr_(self, "_hash", None)
         return self
+
+    @staticmethod
+    def ring_flags(sides: tuple[int, ...], wrapped: tuple[bool, ...]) -> tuple[bool, ...]:
+        """The wrap flags as a semitorus keeps them: a side of 1 or 2 is always a ring."""
+        return tuple(bool(w) or s <= 2 for w, s in zip(wrapped, sides))
 
     @property
     def exponents(self) -> tuple[int, ...]:

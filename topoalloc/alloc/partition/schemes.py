@@ -121,7 +121,8 @@ def ep_partition(s: Semitorus, k: int) -> list[Semitorus]:
     # by construction (sides powers of two dividing S's, wraps S's or none), so they are built unchecked
     axes = [[o + i * ps for i in range(ss // ps)] for o, ss, ps in zip(s.offset, s.sides, psides)]
     unchecked = Semitorus._unchecked
-    return [unchecked(off[::-1], psides, wraps, order) for off in itertools.product(*reversed(axes))]
+    wraps = Semitorus.ring_flags(psides, wraps)  # (once for every piece: they share it)
+    return [unchecked(off[::-1], psides, wraps, order, normal=True) for off in itertools.product(*reversed(axes))]
 
 
 #: NEP halving orders: "exhaust-largest" (the paper's example: halve the longest
