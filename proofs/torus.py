@@ -83,6 +83,7 @@ import math
 import random
 import time
 from collections.abc import Iterator, Sequence
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -955,30 +956,48 @@ def _offset_constant(o: "int | SymbolicInt", i: int) -> int | None:
     return int(o)
 
 
+def _by_identity(column: list) -> tuple[list[int], np.ndarray]:
+    """The distinct objects of ``column`` by identity (valid while the column holds them): the index of each one's
+    first place, and for every place the number of its object among them."""
+    ids = np.fromiter(map(id, column), dtype=np.uint64, count=len(column))
+    _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    return first.tolist(), inverse
+
+
 def _rows(pieces: Sequence[Semitorus]) -> np.ndarray | None:
     """The pieces as integer rows ``offset + sides + wrapped`` (one row per piece); None if not representable.
 
-    Each offset term is read once per dimension (:func:`_offset_constant`; the pieces share them: EP's thousands
-    of pieces take their offsets from a few per dimension), and each pair of sides and wrap flags once (the pieces
-    hold them while this runs, so their ids stand for them)."""
-    terms: dict[tuple[int, int], int] = {}  # (dimension, id of the term) -> its constant
-    tails: dict[tuple[int, int], tuple[int, ...]] = {}  # (id of sides, id of wrapped) -> sides + flags as integers
-    rows = []
-    for p in pieces:
-        row = []
-        for i, o in enumerate(p.offset):
-            c = terms.get((i, id(o)))
-            if c is None:
-                c = _offset_constant(o, i)
-                if c is None:
-                    return None
-                terms[i, id(o)] = c
-            row.append(c)
-        tail = tails.get((id(p.sides), id(p.wrapped)))
-        if tail is None:
-            tail = tails[id(p.sides), id(p.wrapped)] = tuple(p.sides) + tuple(int(bool(w)) for w in p.wrapped)
-        rows.append((*row, *tail))
-    return np.array(rows, dtype=np.int64)
+    With many pieces, column by column: the pieces share their terms (EP's thousands of pieces take their offsets from a few per
+    dimension, and one tuple of sides and one of flags), so each distinct object of a column is read once
+    (:func:`_offset_constant` for an offset term) and its value spread over the pieces that hold it."""
+    n = len(pieces)
+    if n < 64:  # (few pieces, as NEP's: numpy's set-up would cost more than it saves)
+        rows = []
+        for p in pieces:
+            off = [_offset_constant(o, i) for i, o in enumerate(p.offset)]
+            if None in off:
+                return None
+            rows.append((*off, *p.sides, *(int(bool(w)) for w in p.wrapped)))
+        return np.array(rows, dtype=np.int64)
+    offsets = list(map(attrgetter("offset"), pieces))
+    sides = list(map(attrgetter("sides"), pieces))
+    flags = list(map(attrgetter("wrapped"), pieces))
+    d = len(offsets[0])
+    if {*map(len, offsets), *map(len, sides), *map(len, flags)} != {d}:
+        return None  # (pieces of other dimensions: not rows of one table)
+    out = np.empty((n, 3 * d), dtype=np.int64)
+    for i in range(d):
+        column = list(map(itemgetter(i), offsets))
+        first, inverse = _by_identity(column)
+        consts = [_offset_constant(column[f], i) for f in first]
+        if None in consts:
+            return None
+        out[:, i] = np.asarray(consts, dtype=np.int64)[inverse]
+    for part, column in ((1, sides), (2, flags)):
+        first, inverse = _by_identity(column)
+        table = np.array([[int(bool(x)) if part == 2 else int(x) for x in column[f]] for f in first], dtype=np.int64)
+        out[:, part * d : (part + 1) * d] = table.reshape(len(first), d)[inverse]
+    return out
 
 
 def _sorted_rows(a: np.ndarray) -> np.ndarray:

@@ -378,3 +378,22 @@ def test_a_free_set_that_does_not_partition_the_machine_is_caught_at_its_point(m
     last = real(PartitionAllocator(machine, scheme="nep"))[-1]
     assert all(int(o) <= c < int(o) + sd for c, o, sd in zip(ce["point"], last.offset, last.sides))
     assert len(ce["covered_by"]) == (0 if flaw == "gap" else 2)
+
+
+@pytest.mark.parametrize("k", [0, 8, 10, 15])
+def test_rows_of_a_partition_are_its_pieces_read_one_by_one(k):
+    """``_rows`` reads shared terms once (column by column from 64 pieces on, piece by piece below): the same table as
+    each piece's offset constants, sides and flags, in order; and None once any offset is another symbolic term."""
+    import numpy as np
+
+    from topoalloc.alloc.partition.schemes import partition
+    from topoalloc.proofs.torus import SymbolicInt, _rows, symbolic_semitorus
+    from topoalloc.topology.torus import Semitorus
+
+    st = symbolic_semitorus((64, 32, 4, 4), (True, False, True, True))  # (k = 8: 128 pieces of 4x4x4x4, two flags off)
+    pieces, _ = partition(st, k, "ep")
+    assert len(pieces) == 1 << (15 - k)
+    expected = [[o.const for o in p.offset] + list(p.sides) + [int(w) for w in p.wrapped] for p in pieces]
+    assert np.array_equal(_rows(pieces), np.array(expected, dtype=np.int64))
+    odd = Semitorus((SymbolicInt(((1, 1),), 0), *pieces[-1].offset[1:]), pieces[-1].sides, pieces[-1].wrapped)  # o1 in dimension 0
+    assert _rows([*pieces[:-1], odd]) is None
