@@ -967,9 +967,10 @@ def _by_identity(column: list) -> tuple[list[int], np.ndarray]:
 def _rows(pieces: Sequence[Semitorus]) -> np.ndarray | None:
     """The pieces as integer rows ``offset + sides + wrapped`` (one row per piece); None if not representable.
 
-    With many pieces, column by column: the pieces share their terms (EP's thousands of pieces take their offsets from a few per
-    dimension, and one tuple of sides and one of flags), so each distinct object of a column is read once
-    (:func:`_offset_constant` for an offset term) and its value spread over the pieces that hold it."""
+    With many pieces, column by column: the pieces share their terms (EP's thousands of pieces take their
+    offsets from a few per dimension, and one tuple of sides and one of flags), so each distinct object of a
+    column is read once (:func:`_offset_constant` for an offset term) and its value spread over the pieces that
+    hold it."""
     n = len(pieces)
     if n < 64:  # (few pieces, as NEP's: numpy's set-up would cost more than it saves)
         rows = []
@@ -993,9 +994,9 @@ def _rows(pieces: Sequence[Semitorus]) -> np.ndarray | None:
         if None in consts:
             return None
         out[:, i] = np.asarray(consts, dtype=np.int64)[inverse]
-    for part, column in ((1, sides), (2, flags)):
+    for part, column, value in ((1, sides, int), (2, flags, lambda w: int(bool(w)))):
         first, inverse = _by_identity(column)
-        table = np.array([[int(bool(x)) if part == 2 else int(x) for x in column[f]] for f in first], dtype=np.int64)
+        table = np.array([[value(x) for x in column[f]] for f in first], dtype=np.int64)
         out[:, part * d : (part + 1) * d] = table.reshape(len(first), d)[inverse]
     return out
 

@@ -82,7 +82,6 @@ class EASY(Scheduler):
     def __init__(self, order: str = "fcfs", incremental: bool = True):
         super().__init__(order)
         self.incremental = incremental
-        self._incremental_ok = incremental and order == "fcfs"
         self.reset()
 
     def reset(self) -> None:
@@ -148,14 +147,15 @@ class EASY(Scheduler):
         self._stamp = allocator.state_stamp
 
     def _guard_kept(self, ctx: SchedulingContext, index: "_KeyIndex | None") -> bool:
-        """Whether this pass keeps the last pass's reservation and guard: FCFS order (the queue in
-        arrival order: no queue key, so no arrival ranks before a queued job) with the key index, a guard that allows it (:attr:`ReservationGuard.reusable`), the same head, no job ended
-        and nothing granted or released since that pass, and its shadow time not reached."""
+        """Whether this pass keeps the last pass's reservation and guard: the queue in arrival order
+        (:meth:`_in_arrival_order`) with the key index, a guard that allows it
+        (:attr:`ReservationGuard.reusable`), the same head, no job ended and nothing granted or
+        released since that pass, and its shadow time not reached."""
         g = self._guard
         q = ctx.queue
         return (
-            self._incremental_ok
-            and ctx.queue_key is None
+            self.incremental
+            and self._in_arrival_order(ctx)
             and index is not None
             and g is not None
             and g.reusable
@@ -168,11 +168,11 @@ class EASY(Scheduler):
 
     def _arrivals_only(self, ctx: SchedulingContext) -> bool:
         """Whether this pass may look at the new arrivals only (see :meth:`_backfill_arrivals`; the queue
-        in arrival order, so every arrival is behind every queued job)."""
+        in arrival order, :meth:`_in_arrival_order`)."""
         q = ctx.queue
         return (
-            self._incremental_ok
-            and ctx.queue_key is None
+            self.incremental
+            and self._in_arrival_order(ctx)
             and self._reserved
             and not ctx.released
             and bool(q)
@@ -180,6 +180,12 @@ class EASY(Scheduler):
             and q[0] == self._head
             and ctx.allocator.counting
         )
+
+    def _in_arrival_order(self, ctx: SchedulingContext) -> bool:
+        """Whether the queue is in arrival order, so that every arrival queues behind every queued job (what the
+        kept guard's jump and the arrivals-only pass assume): FCFS, and no queue key of the scheduler's own (a
+        subclass may keep the name and sort otherwise)."""
+        return self.order == "fcfs" and ctx.queue_key is None
 
     def _update_index(self, ctx: SchedulingContext) -> "_KeyIndex | None":
         """The per-key queue index (built on the first pass that may use it), with this instant's arrivals added."""
