@@ -77,14 +77,18 @@ def cluster(tmp_path):
             c.wait_for_workers(2, timeout=60)
         yield address, procs
     finally:
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        # the workers first, while the scheduler they say goodbye to still answers (a worker whose scheduler
+        # is gone waits out its connect timeout before it exits), then the scheduler
+        for group in (procs[1:], procs[:1]):
+            for p in group:
+                if p.poll() is None:
+                    p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
         log.close()
 
 
