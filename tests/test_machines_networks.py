@@ -154,3 +154,22 @@ def test_router_networks_too_big_are_refused_before_they_are_built(spec):
     """One line naming the machine and the memory it would need (the graph of ~10^6 routers is never built)."""
     with pytest.raises(InvalidArgument, match=rf"machine='{spec}'.*router network of .* routers.*needs about"):
         parse_machine(spec)
+
+
+@pytest.mark.parametrize("spec", ["torus:6x3x2", "torus:5x4x3,wrap=101", "mesh:3x4x5", "torus:2x2x2x6x8"])
+def test_pair_sum_is_the_sum_over_pairs(spec):
+    """The score of MM and Gen-Alg, Σ over unordered pairs of the L1 distance (the shorter way round a ring),
+    computed per dimension (sorted coordinates on a line, a histogram on a ring), against the pairs one by one,
+    for rows of several sizes on machines whose rings and lines have different lengths."""
+    top = parse_machine(spec)
+    a = CenterAllocator(top, "nearest")
+    dims, wrap = np.array(top.dims), np.array(top.wrap)
+    rng = np.random.default_rng(7)
+    for k in (1, 2, 5, 11):
+        sel = np.stack([rng.integers(0, dims, size=(k, len(dims))) for _ in range(9)])
+        want = []
+        for row in sel:
+            d = np.abs(row[:, None, :] - row[None, :, :])
+            d = np.where(wrap, np.minimum(d, dims - d), d)
+            want.append(int(d.sum()) // 2)
+        assert a._pair_sum(sel).tolist() == want

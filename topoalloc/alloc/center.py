@@ -157,17 +157,19 @@ class CenterAllocator(CountingProbes, Allocator):
 
     def _pair_sum(self, sel: np.ndarray) -> np.ndarray:
         """Σ over unordered pairs of the L1 distance, per row of ``sel`` ((C, k, d) coordinates)."""
-        total = np.zeros(sel.shape[0], dtype=np.int64)
-        k = sel.shape[1]
+        C, k = sel.shape[0], sel.shape[1]
+        total = np.zeros(C, dtype=np.int64)
+        rows: np.ndarray | None = None
         for i in range(sel.shape[2]):
-            x = np.sort(sel[:, :, i], axis=1)
-            if not self._wrap[i]:
+            x = sel[:, :, i]
+            if not self._wrap[i]:  # on a line, from the sorted coordinates: Σ_j (2j - k + 1) x_(j)
                 w = 2 * np.arange(k) - k + 1
-                total += (x * w[None, :]).sum(axis=1)
-            else:
+                total += (np.sort(x, axis=1) * w[None, :]).sum(axis=1)
+            else:  # on a ring, from each row's histogram h of coordinates: h·dist·h / 2 (no sort needed)
                 D = int(self._dims[i])
-                rows = np.repeat(np.arange(x.shape[0]), k)
-                h = np.bincount(rows * D + x.ravel(), minlength=x.shape[0] * D).reshape(x.shape[0], D)
+                if rows is None:
+                    rows = np.repeat(np.arange(C), k)
+                h = np.bincount(rows * D + x.ravel(), minlength=C * D).reshape(C, D)
                 table = self._tables[i]
                 dist = _distance_table(D, True) if table is None else table
                 total += ((h @ dist) * h).sum(axis=1) // 2
