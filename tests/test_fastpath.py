@@ -263,17 +263,23 @@ def test_kernel_easy_on_masks_with_long_queues(data, sched, allocator, dim):
     assert_same_placements(a, b)
 
 
-@needs_kernel
-@settings(max_examples=8, deadline=None)
-@given(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
-       allocator=st.sampled_from(["buddy", "gray_code"]), dim=st.sampled_from([3, 5]))
-def test_kernel_conservative_on_masks_with_long_queues(data, sched, allocator, dim):
+_MASK_QUEUES = dict(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
+                    allocator=st.sampled_from(["buddy", "gray_code"]), dim=st.sampled_from([3, 5]))
+
+
+def _conservative_on_masks_with_long_queues(data, sched, allocator, dim):
     """Conservative on a layout with queues of tens of jobs: many reservations per time, moves whose
     replay stops where the plan becomes what it was, and candidates the free-count profile passes over
-    (the general engine's replay plan is slow on longer queues)."""
+    (the general engine's replay plan is slow on longer queues: 4 queues here, 20 in the slow tier)."""
     w = data.draw(long_queues(1 << dim, longest=80))
     a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator)
     assert_same_placements(a, b)
+
+
+test_kernel_conservative_on_masks_with_long_queues = needs_kernel(settings(max_examples=4, deadline=None)(given(**_MASK_QUEUES)(
+    _conservative_on_masks_with_long_queues)))
+test_kernel_conservative_on_masks_with_many_long_queues = pytest.mark.slow(needs_kernel(settings(max_examples=20, deadline=None)(
+    given(**_MASK_QUEUES)(_conservative_on_masks_with_long_queues))))
 
 
 @needs_kernel
@@ -326,16 +332,23 @@ def test_kernel_easy_on_the_free_list_with_long_queues(data, sched, allocator, d
     assert_same_placements(a, b)
 
 
-@needs_kernel
-@settings(max_examples=10, deadline=None)
-@given(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
-       allocator=st.sampled_from(["free_list", "afl"]), dim=st.sampled_from([3, 4, 5]))
-def test_kernel_conservative_on_the_free_list_with_long_queues(data, sched, allocator, dim):
+_LIST_QUEUES = dict(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
+                    allocator=st.sampled_from(["free_list", "afl"]), dim=st.sampled_from([3, 4, 5]))
+
+
+def _conservative_on_the_free_list_with_long_queues(data, sched, allocator, dim):
     """Conservative backfilling on the free list keeps the lists of every state of its plan beside the mask:
-    queues of tens of jobs, many moves, trials that end where the plan's own state comes back."""
+    queues of tens of jobs, many moves, trials that end where the plan's own state comes back (5 queues here,
+    20 in the slow tier)."""
     w = data.draw(long_queues(1 << dim, longest=80))
     a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=True)
     assert_same_placements(a, b)
+
+
+test_kernel_conservative_on_the_free_list_with_long_queues = needs_kernel(settings(max_examples=5, deadline=None)(
+    given(**_LIST_QUEUES)(_conservative_on_the_free_list_with_long_queues)))
+test_kernel_conservative_on_the_free_list_with_many_long_queues = pytest.mark.slow(needs_kernel(settings(max_examples=20, deadline=None)(
+    given(**_LIST_QUEUES)(_conservative_on_the_free_list_with_long_queues))))
 
 
 @needs_kernel
