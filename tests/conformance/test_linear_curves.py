@@ -30,4 +30,13 @@ CASES = [(s, c, sp) for s in STRATEGIES for c in CURVES.names() for sp in ("line
 @pytest.mark.parametrize("strategy,curve,span", CASES, ids=[f"{s}-{c}-{sp}" for s, c, sp in CASES])
 def test_curve_options(strategy, curve, span, check):
     top = parse_machine(_machine_for(curve))
-    CHECKS[check](lambda: LinearAllocator(top, strategy=strategy, curve=curve, span=span))
+    # the state machine on 12 random sequences here, as the registered allocators' in the default tier
+    CHECKS[check](lambda: LinearAllocator(top, strategy=strategy, curve=curve, span=span), **({"examples": 12} if check == "stateful" else {}))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy,curve,span", CASES, ids=[f"{s}-{c}-{sp}" for s, c, sp in CASES])
+def test_curve_options_on_many_sequences(strategy, curve, span):
+    """The state machine on the library's 40 random sequences."""
+    top = parse_machine(_machine_for(curve))
+    CHECKS["stateful"](lambda: LinearAllocator(top, strategy=strategy, curve=curve, span=span), examples=40)
