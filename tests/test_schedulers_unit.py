@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from topoalloc.alloc import FlatAllocator, Request
@@ -165,12 +167,15 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         ("tpu:4x2x3,cube=1", "slice"),
         ("tofu:3x2x2", "slice"),
         ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "slice"),
+        ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-example.conf"), "block"),
     ],
+    ids=lambda v: v.rsplit("/", 1)[-1],
 )
 @pytest.mark.parametrize("reference", ["snapshots", pytest.param("full replay", marks=pytest.mark.slow)])
 def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, reference):
     """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
-    EP and NEP, on free units for the static slice allocators) answers every question of a conservative run as ReplayPlan on snapshots does:
+    EP and NEP, on free units for the static slice allocators, on free nodes per base block for Slurm's
+    topology/block) answers every question of a conservative run as ReplayPlan on snapshots does:
     feasibility, each earliest start, and whether a job with its reservation in place would move earlier
     (ReplayPlan: taken out, searched, put back).
 

@@ -30,7 +30,8 @@ shadow time.  No replay.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import accumulate
 from typing import Any, Self
 
 import numpy as np
@@ -73,6 +74,7 @@ class SlurmBlockAllocator(Allocator):
         self._max_spans = np.array(spans, dtype=np.int64).reshape(-1, 2)
         self._max_sizes = np.array(sizes, dtype=np.int64)  # nominal nodes (BlockSizes) of each maximal aggregate
         self._cap = int(top.block_sizes[-1])
+        self._aggregates = [[(int(a), int(b)) for a, b in level.tolist()] for level in top.aggregates]
         nodes = self._max_free(self._bfree)
         self._most = int(np.minimum(nodes, self._max_sizes).max())  # the largest job the empty machine can hold
 
@@ -96,33 +98,38 @@ class SlurmBlockAllocator(Allocator):
         may hold ``k`` (its size) and has ``k`` free (then it, or one inside it, takes the job)."""
         return bool(((free >= k) & (self._max_sizes >= k)).any())
 
-    def _choose(self, k: int) -> tuple[int, int, int] | None:
-        """(level, first base block, last+1) of the aggregate a job of ``k`` nodes goes to, or None."""
-        top = self.blocks
-        c = np.concatenate([[0], np.cumsum(self._bfree)])
-        for level, size in enumerate(top.block_sizes):
+    def _choose(self, k: int, bfree: Sequence[int]) -> tuple[int, int, int] | None:
+        """(level, first base block, last+1) of the aggregate a job of ``k`` nodes goes to, given the free
+        nodes per base block, or None.  Plain Python: a few dozen blocks, asked often by the conservative
+        plan, where numpy's per-call cost would dominate."""
+        c = [0, *accumulate(bfree)]
+        for level, size in enumerate(self.blocks.block_sizes):
             if size < k:
                 continue
-            aggs = top.aggregates[level]
-            free = c[aggs[:, 1]] - c[aggs[:, 0]]
-            ok = np.flatnonzero(free >= k)
-            if ok.size:
-                i = int(ok[np.argmin(free[ok])])  # the first of the fewest
-                return level, int(aggs[i, 0]), int(aggs[i, 1])
+            best: tuple[int, int] | None = None
+            fewest = 0
+            for a, b in self._aggregates[level]:
+                f = c[b] - c[a]
+                if f >= k and (best is None or f < fewest):  # the first of the fewest
+                    best, fewest = (a, b), f
+            if best is not None:
+                return level, best[0], best[1]
         return None
 
-    def _place(self, k: int) -> tuple[int, int, int, list[tuple[int, int]]] | None:
-        """Where a job of ``k`` nodes goes now: (level, first base block, last+1, [(base block, nodes taken)]).
+    def _place(self, k: int, bfree: Sequence[int] | None = None) -> tuple[int, int, int, list[tuple[int, int]]] | None:
+        """Where a job of ``k`` nodes goes: (level, first base block, last+1, [(base block, nodes taken)]).
 
-        A pure function of the free nodes per base block (nothing is taken).
+        A pure function of the free nodes per base block (``bfree``, default the allocator's now; nothing is
+        taken): which nodes of a base block are free does not matter, only how many.
         """
         if k > self._cap:
             return None
-        got = self._choose(k)
+        free = self._bfree.tolist() if bfree is None else bfree
+        got = self._choose(k, free)
         if got is None:
             return None
         level, a, b = got
-        avail = {blk: int(self._bfree[blk]) for blk in range(a, b)}
+        avail = {blk: int(free[blk]) for blk in range(a, b)}
         order = list(range(a, b))
         need = k
         counts: list[tuple[int, int]] = []
@@ -194,6 +201,54 @@ class SlurmBlockAllocator(Allocator):
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         return _BlockGuard(self, head, releases)
+
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """Conservative backfilling's plan on the free nodes per base block (a :class:`~topoalloc.sched.plan.StatePlan`
+        of :class:`_BlockModel`), not on snapshots: where a job goes is a pure function of those counts, and a
+        release gives back the nodes taken from each base block.  The same answers as replay on snapshots (the
+        conformance suite compares the schedules; a unit test, every answer)."""
+        from ..sched.plan import StatePlan
+
+        return StatePlan(now, _BlockModel(self), releases, request, priority)
+
+
+class _BlockModel:
+    """The free nodes per base block as a :class:`~topoalloc.sched.plan.StateModel`: the state is their tuple, a
+    grant's token its ``(base block, nodes taken)`` pairs (the allocator's own token), a request's frame its size
+    (placement depends on the size alone)."""
+
+    def __init__(self, allocator: SlurmBlockAllocator):
+        self.allocator = allocator
+        self.state: tuple[int, ...] = tuple(allocator._bfree.tolist())
+        self.free_count = allocator.free_count
+
+    def place(self, state: tuple[int, ...], request: Request) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]] | None:
+        placed = self.allocator._place(request.size, state)
+        if placed is None:
+            return None
+        after = list(state)
+        for blk, take in placed[3]:
+            after[blk] -= take
+        return tuple(placed[3]), tuple(after)
+
+    def release(self, state: tuple[int, ...], token: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+        after = list(state)
+        for blk, take in token:
+            after[blk] += take
+        return tuple(after)
+
+    def token_of(self, allocation: Allocation) -> tuple[tuple[int, int], ...]:
+        return tuple(self.allocator._released_blocks(allocation))
+
+    def frame(self, request: Request) -> Hashable:
+        return request.size
+
+    def cells(self, request: Request) -> int:
+        return request.size
+
+    def cells_of(self, allocation: Allocation) -> int:
+        return allocation.size
 
 
 class _BlockGuard(ReservationGuard):
