@@ -28,7 +28,7 @@ of its processes (flit level, wormhole, three VCs; the dragonfly under minimal a
 routing, the fat tree under up*/down*), and the table gains the mean communication time, packet
 latency and blocking per job (cycles; one cycle = one second).
 
-Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|routers-network|slurm|twist]
+Usage: python benchmarks/bench_families.py [--jobs N] [--only ocs|families|routers|routers-network|slurm|slurm-conservative|twist]
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ FAMILIES = [
 ]
 
 
-def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int | None = None) -> dict:
+def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int | None = None, scheduler: str = "easy") -> dict:
     """One simulation's summary; ``racks_of``: also the mean number of racks (node id // racks_of) per job of >= 2 nodes."""
     import topoalloc
     from topoalloc.topology import parse_machine
@@ -61,9 +61,10 @@ def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int |
     n = parse_machine(machine).n_nodes
     factor = n / (w.max_procs or int(w.size.max()))
     t0 = time.perf_counter()
-    r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="easy", clean=True, scale_sizes=factor, record_allocations=racks_of is not None)
+    r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=scheduler, clean=True, scale_sizes=factor, record_allocations=racks_of is not None)
     s = r.summary()
     s["seconds"] = time.perf_counter() - t0
+    s["changes"] = r.reservation_changes
     if racks_of is not None:
         spans = [np.unique(r.nodes_of(j) // racks_of).size for j in range(len(r)) if r.allocated_size[j] >= 2]
         s["racks_per_job"] = float(np.mean(spans)) if spans else float("nan")
@@ -163,6 +164,24 @@ def slurm(jobs: int) -> None:
                       f"{s['racks_per_job']:.2f} | {s['seconds']:.1f} |", flush=True)
 
 
+def slurm_conservative(jobs: int) -> None:
+    """Slurm's topology plugins under conservative backfilling against EASY: the block plugin's plan runs on free
+    nodes per base block (a StatePlan), the tree plugin's and any free nodes' on counts."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        block, tree = slurm_files(Path(d))
+        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes, --clean; 16 racks x 18 nodes\n")
+        print("| trace | placement | jobs | EASY s | conservative s | × EASY | mean wait, conservative (s) | plan changes | µs per change |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for label, file in LOGS:
+            for what, machine, alloc in (("topology/block", block, "block"), ("topology/tree", tree, "tree"), ("any free nodes", tree, "flat")):
+                e = run(TRACES / file, jobs, machine, alloc)
+                c = run(TRACES / file, jobs, machine, alloc, scheduler="conservative")
+                print(f"| {label} | {what} | {c['jobs']:,} | {e['seconds']:.2f} | {c['seconds']:.2f} | {c['seconds'] / e['seconds']:.1f} | "
+                      f"{c['mean_wait']:,.0f} | {c['changes']:,} | {1e6 * c['seconds'] / max(1, c['changes']):.1f} |", flush=True)
+
+
 def twist(jobs: int) -> None:
     """The slices' own networks on a TPU v4 pod: static, OCS, OCS with twisted tori."""
     import topoalloc
@@ -204,7 +223,7 @@ def twist(jobs: int) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jobs", type=int, default=20_000)
-    p.add_argument("--only", choices=["ocs", "families", "routers", "routers-network", "slurm", "twist"], default=None)
+    p.add_argument("--only", choices=["ocs", "families", "routers", "routers-network", "slurm", "slurm-conservative", "twist"], default=None)
     args = p.parse_args()
     if args.only == "routers":
         routers(args.jobs)
@@ -214,6 +233,9 @@ def main() -> None:
         return
     if args.only == "slurm":
         slurm(args.jobs)
+        return
+    if args.only == "slurm-conservative":
+        slurm_conservative(args.jobs)
         return
     if args.only == "twist":
         twist(args.jobs)

@@ -190,3 +190,19 @@ def test_bench_scaling_slices_compares_with_flat_runs_on_as_many_nodes(monkeypat
     assert {s["scale_sizes"] for s in tpu} == {4096 / 128} and {s["jobs"] for s in specs} == {bs.SLICES_JOBS}
     assert out.count("EASY 2.5 x flat EASY (bar 3: met), conservative 20.0 x (bar 10: MISSED)") == len(bs.SLICES)
     assert out.count("flat conservative: reservations made or moved 1,000,000, 0.50 us of simulate per change") == len(bs.SLICES)
+
+
+def test_bench_families_slurm_conservative_reads_every_placement_under_both_schedulers(monkeypatch, capsys):
+    """The Slurm group under conservative runs topology/block, topology/tree and any free nodes under EASY and
+    conservative on a real log.  On this machine a job fits whenever enough nodes are free under all three (the
+    aggregates reach the whole machine), so the three conservative schedules are the same: the block plugin's
+    plan on free nodes per base block makes the counting plans' changes, as their mean waits."""
+    from .conftest import load_benchmark_script, shared_trace
+
+    shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")
+    bf = load_benchmark_script("bench_families")
+    monkeypatch.setattr(bf, "LOGS", [("SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz")])
+    bf.slurm_conservative(400)
+    rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| SDSC-SP2")]
+    assert [r[1].strip() for r in rows] == ["topology/block", "topology/tree", "any free nodes"]
+    assert len({(r[6], r[7]) for r in rows}) == 1 and int(rows[0][7].replace(",", "")) > 400  # mean wait, plan changes

@@ -129,20 +129,22 @@ class SlurmBlockAllocator(Allocator):
         if got is None:
             return None
         level, a, b = got
-        avail = {blk: int(free[blk]) for blk in range(a, b)}
-        order = list(range(a, b))
+        avail = [int(x) for x in free[a:b]]
         need = k
         counts: list[tuple[int, int]] = []
         while need:
-            enough = [blk for blk in order if avail[blk] >= need]
-            if enough:
-                blk = min(enough, key=lambda x: (avail[x], x))
-                take = need
-            else:
-                blk = max(order, key=lambda x: (avail[x], -x))
-                take = avail[blk]
-            avail[blk] -= take
-            counts.append((blk, take))
+            # the base block with the fewest free nodes that are enough for the rest (the first of them);
+            # if none is enough, the one with the most (the first of them), all of whose free nodes are taken
+            fit, most = -1, 0
+            for i, f in enumerate(avail):
+                if f >= need and (fit < 0 or f < avail[fit]):
+                    fit = i
+                if f > avail[most]:
+                    most = i
+            i = fit if fit >= 0 else most
+            take = need if fit >= 0 else avail[most]
+            avail[i] -= take
+            counts.append((a + i, take))
             need -= take
         return level, a, b, counts
 
