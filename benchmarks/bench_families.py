@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -148,38 +149,39 @@ def slurm_files(folder: Path) -> tuple[str, str]:
     return f"slurm-block:{folder / 'block.conf'}", f"slurm-tree:{folder / 'tree.conf'}"
 
 
-def slurm(jobs: int) -> None:
-    """Slurm's topology plugins on one cluster: block placement against tree placement and any free nodes."""
+def _slurm_cases(jobs: int, what: str, columns: list[str]) -> Iterator[tuple[str, str, str, str, str]]:
+    """The 16-rack cluster written both ways, in a temporary folder, and a table's head: (trace label, trace file,
+    placement, machine, allocator) for every log and placement (topology/block, topology/tree, any free nodes)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
         block, tree = slurm_files(Path(d))
-        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes, EASY, --clean; 16 racks x 18 nodes\n")
-        print("| trace | placement | jobs | mean wait (s) | mean bounded slowdown | utilization | racks per job | seconds |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes, {what}--clean; 16 racks x 18 nodes\n")
+        print("| trace | placement | " + " | ".join(columns) + " |")
+        print("|---|---|" + "---:|" * len(columns))
         for label, file in LOGS:
-            for what, machine, alloc in (("topology/block", block, "block"), ("topology/tree", tree, "tree"), ("any free nodes", tree, "flat")):
-                s = run(TRACES / file, jobs, machine, alloc, racks_of=18)
-                print(f"| {label} | {what} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['mean_bounded_slowdown']:,.1f} | {s['utilization']:.3f} | "
-                      f"{s['racks_per_job']:.2f} | {s['seconds']:.1f} |", flush=True)
+            for placement, machine, alloc in (("topology/block", block, "block"), ("topology/tree", tree, "tree"), ("any free nodes", tree, "flat")):
+                yield label, file, placement, machine, alloc
+
+
+def slurm(jobs: int) -> None:
+    """Slurm's topology plugins on one cluster: block placement against tree placement and any free nodes."""
+    columns = ["jobs", "mean wait (s)", "mean bounded slowdown", "utilization", "racks per job", "seconds"]
+    for label, file, what, machine, alloc in _slurm_cases(jobs, "EASY, ", columns):
+        s = run(TRACES / file, jobs, machine, alloc, racks_of=18)
+        print(f"| {label} | {what} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['mean_bounded_slowdown']:,.1f} | {s['utilization']:.3f} | "
+              f"{s['racks_per_job']:.2f} | {s['seconds']:.1f} |", flush=True)
 
 
 def slurm_conservative(jobs: int) -> None:
     """Slurm's topology plugins under conservative backfilling against EASY: the block plugin's plan runs on free
     nodes per base block (a StatePlan), the tree plugin's and any free nodes' on counts."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as d:
-        block, tree = slurm_files(Path(d))
-        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes, --clean; 16 racks x 18 nodes\n")
-        print("| trace | placement | jobs | EASY s | conservative s | × EASY | mean wait, conservative (s) | plan changes | µs per change |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-        for label, file in LOGS:
-            for what, machine, alloc in (("topology/block", block, "block"), ("topology/tree", tree, "tree"), ("any free nodes", tree, "flat")):
-                e = run(TRACES / file, jobs, machine, alloc)
-                c = run(TRACES / file, jobs, machine, alloc, scheduler="conservative")
-                print(f"| {label} | {what} | {c['jobs']:,} | {e['seconds']:.2f} | {c['seconds']:.2f} | {c['seconds'] / e['seconds']:.1f} | "
-                      f"{c['mean_wait']:,.0f} | {c['changes']:,} | {1e6 * c['seconds'] / max(1, c['changes']):.1f} |", flush=True)
+    columns = ["jobs", "EASY s", "conservative s", "× EASY", "mean wait, conservative (s)", "plan changes", "µs per change"]
+    for label, file, what, machine, alloc in _slurm_cases(jobs, "", columns):
+        e = run(TRACES / file, jobs, machine, alloc)
+        c = run(TRACES / file, jobs, machine, alloc, scheduler="conservative")
+        print(f"| {label} | {what} | {c['jobs']:,} | {e['seconds']:.2f} | {c['seconds']:.2f} | {c['seconds'] / e['seconds']:.1f} | "
+              f"{c['mean_wait']:,.0f} | {c['changes']:,} | {1e6 * c['seconds'] / max(1, c['changes']):.1f} |", flush=True)
 
 
 def twist(jobs: int) -> None:
