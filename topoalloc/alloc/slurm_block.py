@@ -25,7 +25,8 @@ largest level's, plus trailing blocks when the blocks do not divide evenly) may
 hold ``k`` nodes and has ``k`` free — every aggregate lies inside one of them —
 so the probes count free nodes per maximal aggregate: ``earliest_fit`` adds the
 releases' nodes per base block in order; EASY's guard keeps those counts at the
-shadow time.  No replay.
+shadow time.  No replay.  Conservative backfilling's plan replays on the free nodes
+per base block, the state placement depends on (``future_plan``), not on snapshots.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ class SlurmBlockAllocator(Allocator):
         if got is None:
             return None
         level, a, b = got
-        avail = [int(x) for x in free[a:b]]
+        avail = list(free[a:b])  # (Python ints: the allocator's counts as a list, or the plan's tuple)
         need = k
         counts: list[tuple[int, int]] = []
         while need:
