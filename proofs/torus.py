@@ -289,6 +289,8 @@ class _Refuter:
         self.solver = z3.Solver()
         self.decls = {name: z3.Int(name) for name in _XS + _OS + ("case",)}
         self._subsets: dict[tuple[str, ...], dict] = {}
+        #: per machine (dims, wrap), the coordinate differences (keyed as in :func:`_prove_links`) Z3 has proved links
+        self.links: dict[tuple[tuple[int, ...], tuple[bool, ...]], set[int]] = {}
 
     def refute(self, formula: str, read: Sequence[str]) -> dict[str, int] | None:
         """Ask Z3 for values satisfying ``formula`` (the negation of a property).
@@ -501,8 +503,24 @@ def expected_wrap(piece: Semitorus, parent: Semitorus, i: int) -> bool:
     return piece.sides[i] <= 2 or (piece.sides[i] == parent.sides[i] and parent.wrapped[i])
 
 
-def _wrap_problem(pieces: Sequence[Semitorus], parent: Semitorus) -> dict | None:
+def _piece_shapes(pieces: Sequence[Semitorus]) -> dict[tuple[tuple[int, ...], tuple[bool, ...]], int]:
+    """Each distinct (sides, wrap flags) of the pieces, with the index of the first piece that has it, in piece order.
+
+    A piece's scalar facts (its sides powers of two, its rings from geometry)
+    depend on these two alone, not on its offset: checking one piece of each
+    is checking every piece, and the first failing one found this way is the
+    first failing piece.  (EP's pieces share one shape: thousands of pieces,
+    one check.)
+    """
+    shapes: dict[tuple[tuple[int, ...], tuple[bool, ...]], int] = {}
     for j, p in enumerate(pieces):
+        shapes.setdefault((p.sides, p.wrapped), j)
+    return shapes
+
+
+def _wrap_problem(pieces: Sequence[Semitorus], parent: Semitorus, shapes: dict | None = None) -> dict | None:
+    for j in (_piece_shapes(pieces) if shapes is None else shapes).values():
+        p = pieces[j]
         for i in range(len(p.sides)):
             want = expected_wrap(p, parent, i)
             if bool(p.wrapped[i]) != want:
@@ -533,7 +551,8 @@ def scalar_problems(scheme: str, st: Semitorus, k: int, pieces: Sequence[Semitor
     if not 0 <= at < len(pieces):
         problems["allocated_index"] = at
         return problems
-    bad_sides = [p.sides for p in pieces if any(_log2_exact(int(sd)) is None for sd in p.sides)]
+    shapes = _piece_shapes(pieces)  # (each distinct shape checked once: see there)
+    bad_sides = [sides for sides, _ in shapes if any(_log2_exact(int(sd)) is None for sd in sides)]
     if bad_sides:
         problems["sides_not_powers_of_two"] = bad_sides[:4]
     whole = _log2_exact(geometric_size(st))
@@ -541,11 +560,11 @@ def scalar_problems(scheme: str, st: Semitorus, k: int, pieces: Sequence[Semitor
     if got != 1 << k:
         problems["allocated_piece_size"] = {"product_of_sides": got, "expected": 1 << k}
     if whole is not None:
-        if scheme == "ep" and (len(pieces) != 1 << (whole - k) or any(p.sides != pieces[0].sides for p in pieces)):
-            problems["ep_pieces"] = {"got": len(pieces), "expected": 1 << (whole - k), "shapes": sorted({p.sides for p in pieces})[:4]}
+        if scheme == "ep" and (len(pieces) != 1 << (whole - k) or len({sides for sides, _ in shapes}) != 1):
+            problems["ep_pieces"] = {"got": len(pieces), "expected": 1 << (whole - k), "shapes": sorted({sides for sides, _ in shapes})[:4]}
         if scheme == "nep" and len(pieces) != 1 + whole - k:
             problems["pieces"] = {"got": len(pieces), "expected": 1 + whole - k}
-    wrap = _wrap_problem(pieces, st)
+    wrap = _wrap_problem(pieces, st, shapes)
     if wrap is not None:
         problems["wrap"] = wrap
     return problems
@@ -695,31 +714,50 @@ def _link_formula(machine: Torus, diff: Sequence[int]) -> str:
     return terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")"
 
 
-def _prove_links(machine: Torus, a: np.ndarray, b: np.ndarray) -> int | None:
-    """Z3: every pair (a[t], b[t]) of physical nodes is a link.  Returns a failing t, or None.
+#: a coordinate difference is keyed by one integer below this (else the differences are grouped row by row)
+_KEY_LIMIT = 1 << 62
+
+
+def _prove_links(machine: Torus, nodes: np.ndarray, a: np.ndarray, b: np.ndarray) -> int | None:
+    """Z3: every pair (nodes[a[t]], nodes[b[t]]) of physical nodes is a link.  Returns a failing t, or None.
 
     The pairs are grouped by coordinate difference (exactly, with numpy); Z3
     decides the link property for each distinct difference that occurs, all
-    in one query (``case = i`` selects the difference).
+    in one query (``case = i`` selects the difference).  The property depends
+    on the machine and the difference alone (:func:`_link_formula`), so a
+    difference Z3 has proved a link of this machine (``wrap`` and ``dims``
+    alike) is not asked again in this process: the conversions of every wrap
+    pattern of a shape, and both modes, meet the same few differences on the
+    same machine.  A difference found not to be a link is never remembered.
     """
     if a.size == 0:
         return None
-    diffs = node_coords(a, machine.dims) - node_coords(b, machine.dims)
-    # the distinct rows, in lexicographic order, each with its first index: as np.unique(diffs, axis=0) gives
-    # them, through one integer per row (digits diff_i + n_i - 1 in radix 2 n_i - 1, the first the most
-    # significant, so integer order is row order); a 1-D unique sorts far faster than rows do
-    if math.prod(2 * int(n) - 1 for n in machine.dims) < 1 << 62:
-        key = np.zeros(len(diffs), dtype=np.int64)
-        for i, n in enumerate(machine.dims):
-            key = key * (2 * int(n) - 1) + (diffs[:, i] + (int(n) - 1))
-        _, first = np.unique(key, return_index=True)
-        uniq = diffs[first]
-    else:  # (a machine too large for one 64-bit integer per row)
-        uniq, first = np.unique(diffs, axis=0, return_index=True)
-    terms = [f"(and (= case {i}) (not {_link_formula(machine, dvec.tolist())}))" for i, dvec in enumerate(uniq)]
+    dims = [int(n) for n in machine.dims]
+    xyz = node_coords(nodes, dims)  # each node's coordinates, once
+    if math.prod(2 * n - 1 for n in dims) < _KEY_LIMIT:
+        # one integer per difference: digits diff_i + n_i - 1 in radix 2 n_i - 1, the first the most significant.
+        # It is linear in the coordinates, so it is a difference of node keys plus a constant:
+        # key(x - y) = K(x) - K(y) + C, with K(x) = sum x_i R_i
+        radix = [1] * len(dims)
+        for i in range(len(dims) - 2, -1, -1):
+            radix[i] = radix[i + 1] * (2 * dims[i + 1] - 1)
+        node_key = xyz @ np.asarray(radix, dtype=np.int64)
+        key = node_key[a] - node_key[b] + sum((n - 1) * r for n, r in zip(dims, radix))
+        known = _refuter().links.setdefault((tuple(dims), tuple(bool(w) for w in machine.wrap)), set())
+        fresh = [int(k) for k in np.unique(key) if int(k) not in known]  # (a sort; few distinct values)
+        if not fresh:
+            return None
+        first = np.array([int(np.argmax(key == k)) for k in fresh], dtype=np.int64)
+    else:  # (a machine too large for one 64-bit integer per difference: nothing remembered)
+        known, fresh = None, []
+        first = np.unique(xyz[a] - xyz[b], axis=0, return_index=True)[1]
+    rows = xyz[a[first]] - xyz[b[first]]
+    terms = [f"(and (= case {i}) (not {_link_formula(machine, row.tolist())}))" for i, row in enumerate(rows)]
     model = _refuter().refute(terms[0] if len(terms) == 1 else "(or " + " ".join(terms) + ")", ("case",))
     if model is not None:
         return int(first[model["case"]])
+    if known is not None:
+        known.update(fresh)
     return None
 
 
@@ -739,15 +777,14 @@ def virtual_torus_edges(shape: Sequence[int], rings: bool) -> tuple[np.ndarray, 
     stride = 1
     for j, n in enumerate(shape):
         x = (v // stride) % n
-        step = x + 1 < n
-        a_parts.append(v[step])
-        b_parts.append(v[step] + stride)
-        dims.append(np.full(int(step.sum()), j))
-        if rings and n > 2:
-            last = x == n - 1
-            a_parts.append(v[last])
-            b_parts.append(v[last] - (n - 1) * stride)
-            dims.append(np.full(int(last.sum()), j))
+        nxt = x + 1 < n
+        if rings and n > 2:  # every node has its edge to the next, the last of a ring back to the first: in node order
+            a_parts.append(v)
+            b_parts.append(np.where(nxt, v + stride, v - (n - 1) * stride))
+        else:
+            a_parts.append(v[nxt])
+            b_parts.append(v[nxt] + stride)
+        dims.append(np.full(len(a_parts[-1]), j))
         stride *= int(n)
     cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)  # noqa: E731
     return cat(a_parts), cat(b_parts), cat(dims)
@@ -799,20 +836,28 @@ def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple
         shape_nodes *= int(n)
     if M != nodes or shape_nodes != nodes:
         return {"property": "size", "virtual": M, "virtual_shape_nodes": shape_nodes, "allocation": nodes}, 0
-    # bijection onto the allocation: an exact comparison of node sets (no solver needed)
-    if not np.array_equal(np.sort(emb), box_node_ids(st.offset, st.sides, machine.dims)):
-        dup = np.flatnonzero(np.bincount(np.clip(emb, 0, None), minlength=machine.n_nodes) > 1)
-        return {"property": "bijection", "repeated_nodes": dup[:5].tolist()}, 0
+    # bijection onto the allocation: an exact comparison of node sets (no solver needed): every node of the box
+    # exactly once, and nothing else (the box's ids are distinct by construction; counted over the machine's ids)
+    box = box_node_ids(st.offset, st.sides, machine.dims)
+    inside = (emb >= 0) & (emb < machine.n_nodes)
+    counts = np.bincount(emb[inside], minlength=machine.n_nodes)
+    if not (inside.all() and np.all(counts[box] == 1) and int(counts.sum()) == box.size):
+        dup = np.flatnonzero(counts > 1)
+        return {"property": "bijection", "repeated_nodes": dup[:5].tolist(), "outside_the_allocation": sorted(set(emb.tolist()) - set(box.tolist()))[:5]}, 0
     a, b, dims = virtual_torus_edges(conv.shape, conv.torus)
-    # the code's own edge list (the conformance suite checks allocations with it) must be the definition's
-    # (as sets of unordered pairs, each pair keyed min * M + max; numpy, as set comprehensions cost a third of the proof)
+    # the code's own edge list (the conformance suite checks allocations with it) must be the definition's, as sets
+    # of unordered pairs: the same list pair by pair (both go node by node, dimension by dimension) is the same set;
+    # otherwise the sets are compared, each pair keyed min * M + max (numpy, as set comprehensions cost a third of
+    # the proof)
     code = conv.virtual_edge_array()
-    code_keys = _distinct(code.min(axis=1) * M + code.max(axis=1))
-    def_keys = _distinct(np.minimum(a, b) * M + np.maximum(a, b))
-    if not np.array_equal(code_keys, def_keys):
-        pairs = lambda keys: [(int(k) // M, int(k) % M) for k in keys[:4]]  # noqa: E731
-        return {"property": "virtual_edges", "code_only": pairs(np.setdiff1d(code_keys, def_keys)), "definition_only": pairs(np.setdiff1d(def_keys, code_keys))}, 0
-    bad = _prove_links(machine, emb[a], emb[b])
+    lo, hi = code[:, 0], code[:, 1]
+    code_lo, code_hi, def_lo, def_hi = np.minimum(lo, hi), np.maximum(lo, hi), np.minimum(a, b), np.maximum(a, b)
+    if not (np.array_equal(code_lo, def_lo) and np.array_equal(code_hi, def_hi)):
+        code_keys, def_keys = _distinct(code_lo * M + code_hi), _distinct(def_lo * M + def_hi)
+        if not np.array_equal(code_keys, def_keys):
+            pairs = lambda keys: [(int(k) // M, int(k) % M) for k in keys[:4]]  # noqa: E731
+            return {"property": "virtual_edges", "code_only": pairs(np.setdiff1d(code_keys, def_keys)), "definition_only": pairs(np.setdiff1d(def_keys, code_keys))}, 0
+    bad = _prove_links(machine, emb, a, b)
     if bad is not None:
         return {"property": "dilation", "virtual": (int(a[bad]), int(b[bad])), "dimension": int(dims[bad]), "physical": (int(emb[a[bad]]), int(emb[b[bad]]))}, int(a.size)
     return None, int(a.size)

@@ -10,6 +10,7 @@ the conversions in every orientation as well.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from topoalloc.proofs import torus as torus_mod
 from topoalloc.proofs.torus import (
@@ -397,3 +398,63 @@ def test_rows_of_a_partition_are_its_pieces_read_one_by_one(k):
     assert np.array_equal(_rows(pieces), np.array(expected, dtype=np.int64))
     odd = Semitorus((SymbolicInt(((1, 1),), 0), *pieces[-1].offset[1:]), pieces[-1].sides, pieces[-1].wrapped)  # o1 in dimension 0
     assert _rows([*pieces[:-1], odd]) is None
+
+
+def test_one_late_ep_piece_with_a_wrong_ring_is_caught_by_its_index(monkeypatch):
+    """The scalar checks look at one piece per distinct (sides, wrap flags); a piece that differs from the rest only
+    in its flags is its own shape, so the first such piece is still the one reported."""
+    from topoalloc.alloc.partition import schemes
+
+    real = schemes.ep_partition
+
+    def one_bad(s, k):
+        pieces = real(s, k)
+        p = pieces[5]
+        pieces[5] = Semitorus._unchecked(p.offset, p.sides, (True,) * len(p.sides), p.order, normal=True)
+        return pieces
+
+    monkeypatch.setattr(schemes, "ep_partition", one_bad)
+    st = Semitorus((0, 0), (16, 8), (True, True))  # k = 4: eight 4x4 pieces, neither side spanning a ring of S
+    pieces, at, problems = torus_mod._scheme_case("ep", st, 4, "exhaust-largest")
+    assert len(pieces) == 8 and {p.sides for p in pieces} == {(4, 4)}
+    assert problems["wrap"]["piece"] == 5 and problems["wrap"]["claimed_ring"] is True
+    assert not prove_scheme("ep", st, 4).holds
+
+
+def test_a_link_proved_once_is_not_a_licence_for_a_broken_conversion(monkeypatch):
+    """The conversions remember the differences Z3 proved links, per machine; a conversion broken after a good one on
+    the same machine still fails (a difference found not to be a link is never remembered)."""
+    st, machine = Semitorus((0, 0), (8, 4), (False, False)), Torus((8, 4))
+    assert prove_conversion(st, machine, "collapse").holds
+    known = torus_mod._refuter().links[((8, 4), (True, True))]
+    assert known  # the good conversion's differences
+    real = conv_mod.Conversion._build
+
+    def broken(self):
+        emb = real(self).copy()
+        emb[[1, 5]] = emb[[5, 1]]
+        return emb
+
+    monkeypatch.setattr(conv_mod.Conversion, "_build", broken)
+    before = set(known)
+    for _ in range(2):
+        r = prove_conversion(st, machine, "collapse")
+        assert not r.holds and r.counterexample["property"] == "dilation"
+    assert known == before
+
+
+def test_links_of_a_machine_too_large_for_one_key_per_difference(monkeypatch):
+    """The row-by-row grouping (machines whose differences do not fit one 64-bit key) decides as the keyed one."""
+    machine = Torus((8, 4))
+    nodes = np.arange(32, dtype=np.int64)
+    a, b = np.array([0, 1, 7, 8]), np.array([1, 2, 0, 16])  # +x, +x, the x wrap link, +y twice (8 -> 16)
+    assert torus_mod._prove_links(machine, nodes, a, b) is None
+    bad_a, bad_b = np.append(a, 3), np.append(b, 5)  # 3 -> 5: two steps along x
+    assert torus_mod._prove_links(machine, nodes, bad_a, bad_b) == 4
+    monkeypatch.setattr(torus_mod, "_KEY_LIMIT", 1)
+    known = torus_mod._refuter().links.get(((8, 4), (True, True)))
+    before = set(known) if known is not None else None
+    assert torus_mod._prove_links(machine, nodes, a, b) is None
+    assert torus_mod._prove_links(machine, nodes, bad_a, bad_b) == 4
+    after = torus_mod._refuter().links.get(((8, 4), (True, True)))
+    assert (set(after) if after is not None else None) == before  # nothing remembered on that path
