@@ -49,6 +49,7 @@ by channel, so the proof is about the routing that actually runs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Iterable, Sequence
@@ -87,14 +88,24 @@ def _coords(node: int, dims: Sequence[int]) -> list[int]:
     return out
 
 
+@functools.lru_cache(maxsize=16)
+def _coord_table(dims: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Every node's coordinates (:func:`_coords`), once per machine: a CDG asks for each node's 2(n - 1) times."""
+    n = 1
+    for k in dims:
+        n *= k
+    return tuple(tuple(_coords(v, dims)) for v in range(n))
+
+
 def dor_route(dims: Sequence[int], wrap: Sequence[bool], s: int, d: int, *, dateline: bool = False) -> list[Channel]:
     """The channels of the dimension-order route from ``s`` to ``d`` (with dateline classes if asked).
 
     >>> dor_route((4,), (True,), 3, 1, dateline=True)  # 3 -> 0 over the wrap link, then 0 -> 1
     [(3, 0, 1, 1), (0, 0, 1, 1)]
     """
-    cur = _coords(s, dims)
-    target = _coords(d, dims)
+    table = _coord_table(tuple(dims))
+    cur = list(table[s])
+    target = table[d]
     out: list[Channel] = []
     node, stride = s, 1  # the current node's id, kept as its coordinate in dimension i moves (by +-stride)
     for i, k in enumerate(dims):
