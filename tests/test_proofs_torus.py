@@ -80,8 +80,8 @@ def test_counterexamples_shown():
     assert "FAILS" in str(r)
 
 
-def test_broken_conversion_is_caught(monkeypatch):
-    """A conversion that swaps two nodes of its ring breaks dilation 1; the proof must say where."""
+def _swap_two_ring_nodes(monkeypatch):
+    """Every conversion's embedding with its nodes 1 and 5 swapped (a ring that is no longer one)."""
     real = conv_mod.Conversion._build
 
     def broken(self):
@@ -90,6 +90,11 @@ def test_broken_conversion_is_caught(monkeypatch):
         return emb
 
     monkeypatch.setattr(conv_mod.Conversion, "_build", broken)
+
+
+def test_broken_conversion_is_caught(monkeypatch):
+    """A conversion that swaps two nodes of its ring breaks dilation 1; the proof must say where."""
+    _swap_two_ring_nodes(monkeypatch)
     r = prove_conversion(Semitorus((0, 0), (8, 4), (False, False)), Torus((8, 4)), "collapse")
     assert not r.holds and r.counterexample["property"] == "dilation"
 
@@ -428,14 +433,7 @@ def test_a_link_proved_once_is_not_a_licence_for_a_broken_conversion(monkeypatch
     assert prove_conversion(st, machine, "collapse").holds
     known = torus_mod._refuter().links[((8, 4), (True, True))]
     assert known  # the good conversion's differences
-    real = conv_mod.Conversion._build
-
-    def broken(self):
-        emb = real(self).copy()
-        emb[[1, 5]] = emb[[5, 1]]
-        return emb
-
-    monkeypatch.setattr(conv_mod.Conversion, "_build", broken)
+    _swap_two_ring_nodes(monkeypatch)
     before = set(known)
     for _ in range(2):
         r = prove_conversion(st, machine, "collapse")
