@@ -838,6 +838,9 @@ def conversion_problem(conv: Conversion, st: Semitorus, machine: Torus) -> tuple
         return {"property": "size", "virtual": M, "virtual_shape_nodes": shape_nodes, "allocation": nodes}, 0
     # bijection onto the allocation: an exact comparison of node sets (no solver needed): every node of the box
     # exactly once, and nothing else (the box's ids are distinct by construction; counted over the machine's ids)
+    outside = [i for i, (o, sd, n) in enumerate(zip(st.offset, st.sides, machine.dims)) if int(o) < 0 or int(o) + int(sd) > int(n)]
+    if outside or len(st.sides) != len(machine.dims):  # (a box not inside the machine has no node ids to compare with)
+        return {"property": "allocation outside the machine", "dimensions": outside, "offset": [int(o) for o in st.offset], "sides": list(st.sides), "machine": list(machine.dims)}, 0
     box = box_node_ids(st.offset, st.sides, machine.dims)
     inside = (emb >= 0) & (emb < machine.n_nodes)
     counts = np.bincount(emb[inside], minlength=machine.n_nodes)

@@ -456,3 +456,16 @@ def test_links_of_a_machine_too_large_for_one_key_per_difference(monkeypatch):
     assert torus_mod._prove_links(machine, nodes, bad_a, bad_b) == 4
     after = torus_mod._refuter().links.get(((8, 4), (True, True)))
     assert (set(after) if after is not None else None) == before  # nothing remembered on that path
+
+
+@pytest.mark.parametrize("offset, sides, dims, emb", [((-1,), (2,), (4,), [3, 0]), ((-1,), (2,), (4,), [-1, 0]), ((0, 2), (4, 1), (4, 2), [0, 1, 2, 3])])
+def test_an_allocation_outside_the_machine_is_a_failure(offset, sides, dims, emb):
+    """A semitorus that leaves the machine has no node ids to be a bijection onto: the proof says so (it neither
+    holds on ids that alias into the machine nor indexes past the machine's nodes)."""
+    from topoalloc.alloc.partition.conversion import convert
+
+    st, machine = Semitorus(offset, sides, (True,) * len(sides)), Torus(dims)
+    conv = convert(Semitorus((0,) * len(sides), sides, (True,) * len(sides)), Torus(tuple(max(s, 2) for s in sides)), "collapse")
+    conv._cache["embedding"] = np.array(emb)
+    problem, links = torus_mod.conversion_problem(conv, st, machine)
+    assert problem["property"] == "allocation outside the machine" and links == 0
