@@ -1213,15 +1213,15 @@ def _prove_conversions(shapes: Sequence[tuple[int, ...]], workers: int) -> dict[
     modes = ("collapse", "pair")
     if workers <= 1 or len(shapes) < 2:
         return {mode: _conversion_cases(shapes, mode) for mode in modes}
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from topoalloc._procs import call_in_processes
 
     n = min(2 * workers, len(shapes))
     chunks = [list(shapes[i::n]) for i in range(n)]
-    # spawn, not fork: a forked child would inherit this process's Z3 context
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {(mode, i): pool.submit(_conversion_cases, chunk, mode) for mode in modes for i, chunk in enumerate(chunks)}
-        done = {key: f.result() for key, f in futures.items()}
+    keys = [(mode, i) for mode in modes for i in range(n)]
+    # spawn, not fork: a forked child would inherit this process's Z3 context;
+    # Ctrl-C terminates the workers at once instead of waiting for their chunks
+    results = call_in_processes(_conversion_cases, [(chunks[i], mode) for mode, i in keys], workers, start_method="spawn")
+    done = dict(zip(keys, results))
     out: dict[str, list[ProofResult]] = {}
     for mode in modes:
         # re-interleave: shape j of the input is shape j // n of chunk j % n

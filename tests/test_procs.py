@@ -1,0 +1,85 @@
+"""Worker processes stop at once on Ctrl-C to the parent alone, and on a failing call."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from topoalloc._procs import call_in_processes
+
+#: how long each worker call would run if nothing stopped it
+LONG = 60.0
+
+
+def _sigint_parent_after(seconds: float) -> threading.Timer:
+    # os.kill to this process only: the workers do not get the signal, as
+    # under `timeout -s INT` or a batch system's time limit
+    t = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    t.daemon = True
+    t.start()
+    return t
+
+
+def _running(pid: int | None) -> bool:
+    """Asked of the OS: ``Process.is_alive()`` can stay True for a child that
+    the executor's own thread reaped first."""
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in fh)
+    except OSError:
+        return True
+
+
+def _children() -> list[int]:
+    """Pids of this process's children that still run."""
+    return [p.pid for p in multiprocessing.active_children() if _running(p.pid)]
+
+
+def test_results_in_the_order_of_the_calls() -> None:
+    calls = [(float(i),) for i in (9, 1, 4, 16, 25, 0)]
+    assert call_in_processes(math.sqrt, calls, 2) == [3.0, 1.0, 2.0, 4.0, 5.0, 0.0]
+    assert _children() == []
+
+
+def test_workers_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="workers must be at least 1, got 0"):
+        call_in_processes(math.sqrt, [(1.0,)], 0)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT to one process is POSIX")
+def test_sigint_to_the_parent_alone_stops_running_calls_at_once() -> None:
+    before = set(_children())
+    t0 = time.monotonic()
+    timer = _sigint_parent_after(3.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            # two calls running, two more queued, each a minute long
+            call_in_processes(time.sleep, [(LONG,)] * 4, 2)
+    finally:
+        timer.cancel()
+    elapsed = time.monotonic() - t0
+    # the worker start (spawn) plus the 3 s wait, not the minute the calls would take
+    assert elapsed < LONG / 3, f"returned {elapsed:.1f} s after the start"
+    assert [p for p in _children() if p not in before] == []
+
+
+def test_a_failing_call_stops_the_others_at_once() -> None:
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="non-negative"):
+        # a minute-long call in one worker, a failing one in the other
+        call_in_processes(time.sleep, [(LONG,), (-1.0,), (LONG,)], 2)
+    assert time.monotonic() - t0 < LONG / 3
+    assert _children() == []
+

@@ -1,0 +1,76 @@
+"""Run calls in worker processes and stop them at once on Ctrl-C or a failure.
+
+``concurrent.futures.ProcessPoolExecutor`` used as a context manager waits,
+on the way out, for every call already running -- also when the way out is a
+``KeyboardInterrupt``. A user who presses Ctrl-C on a long proof then waits
+for the slowest running chunk, and a tool that sends SIGINT to the parent
+process alone (``timeout -s INT``, a batch system's time limit) sees the same
+lag. :func:`call_in_processes` waits for results in a way a signal interrupts,
+and on any exception -- Ctrl-C in the parent, or a call that raised in a
+worker -- cancels what has not started, terminates the workers and re-raises
+without waiting for them.
+
+The standard library's executor is kept (rather than ``multiprocessing.Pool``)
+because its ``Future.result()`` is interrupted by SIGINT in the parent, and a
+worker that dies is reported as ``BrokenProcessPool`` instead of hanging.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from typing import Any, TypeVar
+
+__all__ = ["call_in_processes"]
+
+T = TypeVar("T")
+
+
+def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], workers: int, *, start_method: str = "spawn") -> list[T]:
+    """``[fn(*args) for args in calls]``, run in ``workers`` processes; results in the order of ``calls``.
+
+    ``start_method`` defaults to ``"spawn"``: a forked child would inherit the
+    parent's state (a Z3 context, open solvers, threads), which is not safe to
+    share. ``fn`` and the arguments must therefore pickle.
+
+    On any exception while waiting -- ``KeyboardInterrupt`` in the parent, or
+    the first call to raise -- the calls not yet started are cancelled and
+    the workers are terminated before the exception propagates; nothing waits
+    for a running call to finish.
+    """
+    if workers < 1:
+        raise ValueError(f"call_in_processes: workers must be at least 1, got {workers!r}")
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method))
+    try:
+        futures: list[Future[T]] = [pool.submit(fn, *args) for args in calls]
+        # wait for all or for the first failure, whichever comes first: waiting
+        # on each future in turn would sit behind a long call while a later one
+        # has already failed
+        wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
+        if failed:
+            raise failed[0].exception()  # type: ignore[misc]
+        results = [f.result() for f in futures]
+    except BaseException:
+        _stop_now(pool)
+        raise
+    pool.shutdown(wait=True)
+    return results
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started, terminate the workers, do not wait for running calls."""
+    # the executor keeps its worker processes in a private dict; there is no
+    # public way to terminate them (shutdown(wait=False) leaves running calls
+    # running to the end)
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=5)
