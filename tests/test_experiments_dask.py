@@ -205,3 +205,43 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
     _no_partial_files(out)
     assert main(["sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet"]) == 0
     assert len(load(out)) == 12
+
+
+def _group_gone(pgid: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_ctrl_c_in_a_terminal_with_the_local_cluster_is_one_line(tmp_path):
+    """Ctrl-C in a terminal reaches the whole foreground group: the sweep and its local Dask workers.
+
+    The workers ignore it (the sweep closes the cluster), so the user reads one
+    line, not a traceback from each worker; no process of the group outlives
+    the sweep, and the same command resumes.
+    """
+    spec = spec_file(tmp_path, jobs=8000)
+    out = tmp_path / "out"
+    # a group of its own, as a shell's job: killpg reaches the sweep and every worker it started
+    sweep = subprocess.Popen([sys.executable, "-m", "topoalloc", "sweep", str(spec), "--out", str(out), "--workers", "2", "--quiet"], stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while _stored(out) < 2:
+        assert sweep.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    os.killpg(sweep.pid, signal.SIGINT)
+    _, err = sweep.communicate(timeout=60)
+    assert sweep.returncode == 130, err
+    assert time.monotonic() - t0 < 30
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "interrupted after" in err and "run the same command again to resume" in err
+    assert _group_gone(sweep.pid, 15), "a worker of the local cluster outlived the sweep"
+    _no_partial_files(out)
+    assert main(["sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    assert len(load(out)) == 12

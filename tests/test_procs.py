@@ -83,3 +83,41 @@ def test_a_failing_call_stops_the_others_at_once() -> None:
     assert time.monotonic() - t0 < LONG / 3
     assert _children() == []
 
+
+
+_SCRIPT = """
+import sys, time
+from topoalloc._procs import call_in_processes
+if __name__ == "__main__":
+    try:
+        call_in_processes(time.sleep, [(60.0,), (0.1,), (60.0,), (0.1,)], 3)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_ctrl_c_to_the_whole_group_is_handled_once_by_the_parent(tmp_path) -> None:
+    """As in a terminal: SIGINT to the parent and to every worker at once."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "run.py"
+    script.write_text(_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(3.0)  # two workers sleep, the third finished its short calls and waits
+    assert proc.poll() is None
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert proc.returncode == 130 and err == "interrupted\n", err
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "a worker outlived the parent"
+        time.sleep(0.05)

@@ -18,6 +18,7 @@ worker that dies is reported as ``BrokenProcessPool`` instead of hanging.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
@@ -37,11 +38,16 @@ def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], wo
     On any exception while waiting -- ``KeyboardInterrupt`` in the parent, or
     the first call to raise -- the calls not yet started are cancelled and
     the workers are terminated before the exception propagates; nothing waits
-    for a running call to finish.
+    for a running call to finish. The workers ignore SIGINT, so Ctrl-C in a
+    terminal (which reaches every process of the group) is handled once, by
+    the parent.
     """
     if workers < 1:
         raise ValueError(f"call_in_processes: workers must be at least 1, got {workers!r}")
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method))
+    # the workers ignore SIGINT: Ctrl-C in a terminal reaches the whole group,
+    # and a worker interrupted while idle would print a traceback of its own;
+    # the parent handles it and terminates them
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method), initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
     try:
         futures: list[Future[T]] = [pool.submit(fn, *args) for args in calls]
         # wait for all or for the first failure, whichever comes first: waiting

@@ -207,6 +207,9 @@ class _Dask(_Runner):
             n = workers or os.cpu_count() or 1
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR, **dict(options))
             self.client = Client(self.cluster)
+            from ._dask_worker import IgnoreCtrlC
+
+            self.client.register_plugin(IgnoreCtrlC())
         elif cluster.startswith(("tcp://", "tls://", "ws://", "wss://", "inproc://", "ucx://")):
             self.client = Client(cluster, timeout="20s")
             if options:
