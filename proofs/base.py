@@ -9,7 +9,37 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ProofResult", "prove_partition", "membership"]
+from ..errors import TopoallocError
+
+__all__ = ["ProofResult", "ProofInconclusive", "prove_partition", "membership", "refuted"]
+
+
+class ProofInconclusive(TopoallocError, RuntimeError):
+    """Z3 answered ``unknown`` to a proof query: nothing was proved either way (the CLI prints it as an error)."""
+
+
+def refuted(solver: Any) -> bool:
+    """Check ``solver``, which holds the negation of a property: True when Z3 finds a counterexample (sat).
+
+    False only on ``unsat``, the one answer that proves the property. Z3
+    catches Ctrl-C during a check itself and answers ``unknown`` ("interrupted
+    from keyboard") instead of letting Python see it; that answer is raised
+    here as ``KeyboardInterrupt``, so an interrupted query is neither counted
+    as proved nor leaves the run going. Any other ``unknown`` raises
+    :class:`ProofInconclusive` with Z3's reason: a proof never passes by
+    default.
+    """
+    import z3
+
+    verdict = solver.check()
+    if verdict == z3.sat:
+        return True
+    if verdict == z3.unsat:
+        return False
+    reason = solver.reason_unknown()
+    if "interrupted" in reason or "canceled" in reason:
+        raise KeyboardInterrupt(f"Z3: {reason}")
+    raise ProofInconclusive(f"Z3 answered unknown to a proof query ({reason or 'no reason given'})")
 
 
 @dataclass(frozen=True)
@@ -73,14 +103,14 @@ def prove_partition(pieces: Sequence[Sequence[int]], universe: Sequence[int], *,
     for k, m in enumerate(members):
         s.add(z3.Implies(i == k, m))
         s.add(z3.Implies(j == k, m))
-    if s.check() == z3.sat:
+    if refuted(s):
         model = s.model()
         ce = {"property": "disjoint", "node": model[x].as_long(), "pieces": [model[i].as_long(), model[j].as_long()]}
         return ProofResult(name, False, time.perf_counter() - t0, size, ce)
     s.pop()
     covered = z3.Or(members) if members else z3.BoolVal(False)
     s.add(in_universe != covered)
-    if s.check() == z3.sat:
+    if refuted(s):
         node = s.model()[x].as_long()
         where = "in the universe but in no piece" if node in set(np.asarray(universe).tolist()) else "in a piece but outside the universe"
         return ProofResult(name, False, time.perf_counter() - t0, size, {"property": "cover", "node": node, "where": where})

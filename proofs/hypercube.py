@@ -56,7 +56,7 @@ from ..alloc.base import Request
 from ..alloc.hypercube import AFLAllocator
 from ..alloc.hypercube.embedding import ceil_log2, cluster_partition, deposit_cube
 from ..topology.hypercube import Hypercube, Subcube
-from .base import ProofResult
+from .base import ProofResult, refuted
 
 __all__ = [
     "afl_output",
@@ -144,7 +144,7 @@ class _Checker:
         s.push()
         try:
             s.from_string(decl + body)
-            if s.check() != z3.sat:
+            if not refuted(s):
                 return None
             m = s.model()
             return {n: m.eval(z3.BitVec(n + sfx, width), model_completion=True).as_long() for n in names}
@@ -255,7 +255,7 @@ def prove_brgc_dilation(n: int) -> ProofResult:
     s = z3.Solver()
     s.add(z3.Or(diff == 0, diff & (diff - 1) != 0))
     name = "BRGC: consecutive codewords differ in one bit (dilation 1)"
-    if s.check() == z3.sat:
+    if refuted(s):
         return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {"i": s.model().eval(i).as_long()})
     return ProofResult(name, True, time.perf_counter() - t0, f"n={n}", None, {"method": "model"})
 
@@ -336,12 +336,12 @@ def prove_lemma1(n: int) -> ProofResult:
     dom = z3.And(z3.ULE(S, top), z3.ULE(D, top), z3.ULE(C, top), z3.ULT(d, n))
     s = z3.Solver()
     s.add(dom, z3.Or(uses) != lemma)
-    if s.check() == z3.sat:
+    if refuted(s):
         m = s.model()
         return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {k: m.eval(x).as_long() for k, x in (("S", S), ("D", D), ("C", C), ("d", d))})
     s = z3.Solver()
     s.add(dom, z3.ULE(F, top), V & F == 0, z3.ULE(V, top), incube(S), incube(D), z3.Not(z3.And(*stays, v == D)))
-    if s.check() == z3.sat:
+    if refuted(s):
         m = s.model()
         return ProofResult(name, False, time.perf_counter() - t0, f"n={n}", {k: m.eval(x).as_long() for k, x in (("S", S), ("D", D), ("free", F), ("value", V))})
     return ProofResult(name, True, time.perf_counter() - t0, f"n={n}", None, {"method": "model"})

@@ -52,3 +52,69 @@ def test_every_source_package_is_installed():
     for init in sorted((ROOT / "topoalloc").rglob("__init__.py")):
         name = ".".join(init.parent.relative_to(ROOT).parts)
         importlib.import_module(name)
+
+
+# ------------------------------------------------ Z3's "unknown" is never a proof
+
+
+class _FakeSolver:
+    def __init__(self, verdict: str, reason: str = ""):
+        self.verdict, self.reason = verdict, reason
+
+    def check(self):
+        import z3
+
+        return {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}[self.verdict]
+
+    def reason_unknown(self) -> str:
+        return self.reason
+
+
+def test_only_unsat_proves_and_unknown_raises():
+    import pytest
+
+    from topoalloc.proofs.base import ProofInconclusive, refuted
+
+    assert refuted(_FakeSolver("sat")) is True
+    assert refuted(_FakeSolver("unsat")) is False
+    with pytest.raises(KeyboardInterrupt):
+        refuted(_FakeSolver("unknown", "interrupted from keyboard"))
+    with pytest.raises(KeyboardInterrupt):
+        refuted(_FakeSolver("unknown", "canceled"))
+    with pytest.raises(ProofInconclusive, match="timeout"):
+        refuted(_FakeSolver("unknown", "timeout"))
+    with pytest.raises(ProofInconclusive, match="no reason given"):
+        refuted(_FakeSolver("unknown"))
+
+
+def test_ctrl_c_during_a_z3_check_is_not_a_proof():
+    """Z3 catches SIGINT during a check and answers unknown; the proofs raise KeyboardInterrupt instead.
+
+    The query asks for two factors below 2^31 of the prime 2^61 - 1: unsat,
+    and bit-blasting it takes far longer than the half second after which
+    the signal comes.
+    """
+    import os
+    import signal
+    import threading
+    import time
+
+    import pytest
+    import z3
+
+    from topoalloc.proofs.base import refuted
+
+    if os.name != "posix":
+        pytest.skip("SIGINT to this process is POSIX")
+    x, y = z3.BitVecs("x y", 64)
+    s = z3.SolverFor("QF_BV")
+    s.add(x * y == (1 << 61) - 1, z3.UGT(x, 1), z3.UGT(y, 1), z3.ULT(x, 1 << 31), z3.ULT(y, 1 << 31))
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="interrupted"):
+            refuted(s)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 30

@@ -148,3 +148,45 @@ def test_every_row_is_reported_as_it_is_proved() -> None:
     n = len(seen)
     run_family("hypercube", max_order=2)
     assert len(seen) == n  # the listener is gone once the block ends
+
+
+@pytest.mark.parametrize("which", ["hypercube", "torus"])
+def test_ctrl_c_stops_the_proofs_and_proves_nothing(which):
+    """SIGINT to ``topoalloc prove`` alone, a few seconds in: exit 130 with one line, no table.
+
+    Much of the run is spent inside Z3's checks, which catch SIGINT themselves
+    and answer "unknown"; that answer must stop the run, not count as a proof.
+    """
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if os.name != "posix":
+        pytest.skip("SIGINT to one process is POSIX")
+    proc = subprocess.Popen([sys.executable, "-m", "topoalloc", "prove", which, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)  # both run for over ten seconds
+    assert proc.poll() is None
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 5
+    assert proc.returncode == 130, (out[-500:], err[-500:])
+    assert "interrupted after" in err and "Traceback" not in err, err
+    assert out == ""
+
+
+def test_an_unknown_answer_is_an_error_not_a_proof(monkeypatch, capsys):
+    """Z3's "unknown" (a timeout, an incomplete tactic) ends ``topoalloc prove`` with one error line, exit 2."""
+    import topoalloc.proofs.hypercube as hc
+    from topoalloc.cli import main
+    from topoalloc.proofs.base import ProofInconclusive
+
+    def unknown(solver):
+        raise ProofInconclusive("Z3 answered unknown to a proof query (timeout)")
+
+    monkeypatch.setattr(hc, "refuted", unknown)
+    assert main(["prove", "hypercube", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "topoalloc: error: Z3 answered unknown to a proof query (timeout)"
