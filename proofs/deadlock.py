@@ -97,34 +97,58 @@ def _coord_table(dims: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(_coords(v, dims)) for v in range(n))
 
 
+@functools.lru_cache(maxsize=16)
+def _strides(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """How far a node's id moves for one step in each dimension (dimension 0 varies fastest)."""
+    out, stride = [], 1
+    for k in dims:
+        out.append(stride)
+        stride *= k
+    return tuple(out)
+
+
+def _dor_segment(dims: tuple[int, ...], wrap: Sequence[bool], node: int, i: int, t: int, dateline: bool) -> tuple[tuple[Channel, ...], int]:
+    """Dimension order's walk in dimension ``i`` alone: from ``node`` until its coordinate ``i`` is ``t``.
+
+    Returns the channels taken and the node reached. The walk depends on
+    nothing else (the class starts at 0 in every dimension), so a route is
+    these walks for dimensions 0, 1, ... in turn (:func:`dor_route`).
+    """
+    k = dims[i]
+    x = _coord_table(dims)[node][i]
+    delta = t - x
+    if wrap[i]:
+        up = delta % k
+        down = k - up
+        step, n = (1, up) if up <= down else (-1, down)
+    else:
+        step, n = (1 if delta > 0 else -1), abs(delta)
+    stride = _strides(dims)[i]
+    cls = 0
+    out: list[Channel] = []
+    for _ in range(n):
+        if wrap[i] and ((step > 0 and x == k - 1) or (step < 0 and x == 0)):
+            cls = 1  # the dateline: this dimension's wrap-around link
+        out.append((node, i, step, cls if dateline else 0))
+        nxt = (x + step) % k
+        node += (nxt - x) * stride
+        x = nxt
+    return tuple(out), node
+
+
 def dor_route(dims: Sequence[int], wrap: Sequence[bool], s: int, d: int, *, dateline: bool = False) -> list[Channel]:
     """The channels of the dimension-order route from ``s`` to ``d`` (with dateline classes if asked).
 
     >>> dor_route((4,), (True,), 3, 1, dateline=True)  # 3 -> 0 over the wrap link, then 0 -> 1
     [(3, 0, 1, 1), (0, 0, 1, 1)]
     """
-    table = _coord_table(tuple(dims))
-    cur = list(table[s])
-    target = table[d]
+    dims = tuple(dims)
+    target = _coord_table(dims)[d]
     out: list[Channel] = []
-    node, stride = s, 1  # the current node's id, kept as its coordinate in dimension i moves (by +-stride)
-    for i, k in enumerate(dims):
-        delta = target[i] - cur[i]
-        if wrap[i]:
-            up = delta % k
-            down = k - up
-            step, n = (1, up) if up <= down else (-1, down)
-        else:
-            step, n = (1 if delta > 0 else -1), abs(delta)
-        cls = 0
-        for _ in range(n):
-            x = cur[i]
-            if wrap[i] and ((step > 0 and x == k - 1) or (step < 0 and x == 0)):
-                cls = 1  # the dateline: this dimension's wrap-around link
-            out.append((node, i, step, cls if dateline else 0))
-            cur[i] = (x + step) % k
-            node += (cur[i] - x) * stride
-        stride *= k
+    node = s
+    for i in range(len(dims)):
+        chans, node = _dor_segment(dims, wrap, node, i, target[i], dateline)
+        out.extend(chans)
     return out
 
 
@@ -156,11 +180,50 @@ def _cdg(routes: Iterable[list[Channel]]):
 
 
 def grid_cdg(dims: Sequence[int], wrap: Sequence[bool], *, dateline: bool = False):
-    """The channel dependency graph of dimension-order routing on a mesh/torus (networkx DiGraph)."""
-    n = 1
-    for k in dims:
-        n *= k
-    return _cdg(dor_route(dims, wrap, s, d, dateline=dateline) for s in range(n) for d in range(n) if s != d)
+    """The channel dependency graph of dimension-order routing on a mesh/torus (networkx DiGraph).
+
+    The graph of every route between two distinct nodes, added in turn
+    (:func:`_cdg`), built without listing each route in full: a route is its
+    per-dimension walks (:func:`_dor_segment`), and a walk that an earlier
+    route took added its channels and its own dependencies then. So each walk
+    is computed and added once per machine, and each route adds only the
+    dependencies where one walk hands over to the next. Channels and
+    dependencies come out in the same order as from the full routes (the
+    tests compare the two graphs, order included), hence the same cycle
+    reported.
+    """
+    import networkx as nx
+
+    dims = tuple(int(k) for k in dims)
+    wrap = tuple(bool(w) for w in wrap)
+    table = _coord_table(dims)
+    walks: dict[tuple[int, int, int], tuple[tuple[Channel, ...], int]] = {}
+    nodes: dict[Channel, None] = {}
+    edges: dict[tuple[Channel, Channel], None] = {}
+    for s in range(len(table)):
+        for d in range(len(table)):
+            if s == d:
+                continue
+            target = table[d]
+            node, last = s, None
+            for i, t in enumerate(target):
+                key = (node, i, t)
+                got = walks.get(key)
+                new = got is None
+                if got is None:
+                    got = walks[key] = _dor_segment(dims, wrap, node, i, t, dateline)
+                chans, node = got
+                if chans:
+                    if last is not None:  # the hand-over, before the walk's own dependencies, as in the route
+                        edges[(last, chans[0])] = None
+                    if new:
+                        nodes.update(dict.fromkeys(chans))
+                        edges.update(dict.fromkeys(zip(chans, chans[1:])))
+                    last = chans[-1]
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from(edges)
+    return g
 
 
 def hypercube_cdg(n: int):

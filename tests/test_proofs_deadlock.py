@@ -13,6 +13,7 @@ from topoalloc.proofs.deadlock import (
     deadlock_rows,
     dor_route,
     dragonfly_route,
+    grid_cdg,
     fattree_route,
     prove_dragonfly_deadlock_free,
     prove_fattree_deadlock_free,
@@ -183,3 +184,22 @@ def test_valiant_routes_are_the_definition(spec):
     r = valiant_routes_agree(top)
     assert r.holds, r.counterexample
     assert r.details["cases"] == top.n_nodes**2 * top.groups
+
+
+def test_cdg_from_walks_is_the_cdg_of_every_full_route():
+    """``grid_cdg`` builds each per-dimension walk once; the graph, channel and dependency order included,
+    is the one every full route (:func:`dor_route`) added in turn gives: every mesh, torus and partly
+    wrapped torus with sides up to 9 / 6x6 / 3x3x3 / 2x2x2x2, with and without dateline classes."""
+    import itertools
+
+    from topoalloc.proofs.deadlock import _cdg
+
+    for dims in grid_shapes({1: 9, 2: 6, 3: 3, 4: 2}):
+        n = 1
+        for k in dims:
+            n *= k
+        for wrap in itertools.product((False, True), repeat=len(dims)):
+            for dateline in (False, True):
+                full = _cdg(dor_route(dims, wrap, s, d, dateline=dateline) for s in range(n) for d in range(n) if s != d)
+                got = grid_cdg(dims, wrap, dateline=dateline)
+                assert list(got.nodes) == list(full.nodes) and list(got.edges) == list(full.edges), (dims, wrap, dateline)
