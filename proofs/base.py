@@ -37,7 +37,8 @@ def refuted(solver: Any) -> bool:
     if verdict == z3.unsat:
         return False
     reason = solver.reason_unknown()
-    if "interrupted" in reason or "canceled" in reason:
+    # only Ctrl-C: Z3 also answers "canceled" on a timeout, which proves nothing and is no interrupt
+    if "interrupted" in reason:
         raise KeyboardInterrupt(f"Z3: {reason}")
     raise ProofInconclusive(f"Z3 answered unknown to a proof query ({reason or 'no reason given'})")
 

@@ -190,3 +190,25 @@ def test_an_unknown_answer_is_an_error_not_a_proof(monkeypatch, capsys):
     assert main(["prove", "hypercube", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.strip() == "topoalloc: error: Z3 answered unknown to a proof query (timeout)"
+
+
+def test_a_shared_checker_forgets_nothing_and_keeps_nothing():
+    """One solver for many meshes (push/pop, renewed every RENEW problems): a broken output is refuted after
+    many proved ones and across a renewal, and the proofs after it still hold (no assertion leaks between)."""
+    from topoalloc.proofs.hypercube import _Checker
+
+    checker = _Checker()
+    checker.RENEW = 3
+    shapes = [(3, 3), (5, 5), (4, 7), (6, 2), (5, 3), (7, 7), (2, 9)]
+    for round_ in range(3):  # 2 problems per mesh: renewals fall at different places each round
+        for x, y in shapes:
+            k, nodes, lefts, mesh_cubes = afl_output(x, y)
+            assert prove_mesh_tiling(x, y, checker=checker) and prove_theorem1(x, y, checker=checker), (round_, x, y)
+            # the same output with the last leftover dropped: a node in nothing
+            r = prove_mesh_tiling(x, y, (k, nodes, lefts[:-1], mesh_cubes), checker=checker)
+            assert not r.holds and r.counterexample["in"] == [], (round_, x, y)
+            # a leftover that uses the mesh's channels (the 1** cube of the 6-cube in the thesis's Figure 3.1)
+            if k == 6:
+                r = prove_theorem1(x, y, (k, nodes, [(0b000011, 0b110000)], mesh_cubes), checker=checker)
+                assert not r.holds and set(r.counterexample) == {"S1", "D1", "S2", "D2"}
+        checker.check(["pad"], 4, ["(= {pad} (_ bv1 4))"])  # shift where the renewals fall

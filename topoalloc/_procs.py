@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
@@ -48,8 +49,19 @@ def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], wo
     # and a worker interrupted while idle would print a traceback of its own;
     # the parent handles it and terminates them
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method), initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    # SIGINT is held back while the calls are submitted (submit starts the
+    # workers): a Ctrl-C between a worker's start and the pool recording it
+    # would leave that worker out of _stop_now's reach. The children start
+    # with it held too, until the initializer ignores it. A held signal is
+    # delivered on unblocking, inside the try below.
+    hold = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
     try:
-        futures: list[Future[T]] = [pool.submit(fn, *args) for args in calls]
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hold else None
+        try:
+            futures: list[Future[T]] = [pool.submit(fn, *args) for args in calls]
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         # wait for all or for the first failure, whichever comes first: waiting
         # on each future in turn would sit behind a long call while a later one
         # has already failed
