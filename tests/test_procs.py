@@ -121,3 +121,60 @@ def test_ctrl_c_to_the_whole_group_is_handled_once_by_the_parent(tmp_path) -> No
             break
         assert time.monotonic() < deadline, "a worker outlived the parent"
         time.sleep(0.05)
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs pthread_kill")
+def test_sigint_taken_by_another_thread_still_stops_the_wait() -> None:
+    """The kernel may hand a process's SIGINT to any thread that does not block it (numpy's BLAS threads,
+    say). Python then runs the handler in the main thread only when it next runs bytecode: a wait with no
+    timeout would sit until a call ends. Here the signal goes to an idle helper thread on purpose."""
+    idle = threading.Event()
+    helper = threading.Thread(target=idle.wait, args=(LONG,), daemon=True)
+    helper.start()
+    assert helper.ident is not None
+    timer = threading.Timer(3.0, signal.pthread_kill, (helper.ident, signal.SIGINT))
+    timer.daemon = True
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call_in_processes(time.sleep, [(LONG,)] * 2, 2)
+    finally:
+        timer.cancel()
+        idle.set()
+    assert time.monotonic() - t0 < LONG / 3, f"returned {time.monotonic() - t0:.1f} s after the start"
+    assert _children() == []
+
+
+_ORPHAN_SCRIPT = """
+import multiprocessing, sys, threading, time
+from topoalloc._procs import call_in_processes
+
+def report():
+    time.sleep(2.0)
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+
+if __name__ == "__main__":
+    threading.Thread(target=report, daemon=True).start()
+    call_in_processes(time.sleep, [(60.0,), (0.1,), (60.0,)], 2)
+"""
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGKILL and parent ids are POSIX")
+def test_workers_exit_when_the_parent_is_killed_outright(tmp_path) -> None:
+    """SIGKILL (or the OOM killer) gives the parent no chance to stop its workers: they stop themselves."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "orphans.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    assert len(pids) == 2, pids  # one worker sleeping a minute, one idle after its short call
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while any(_running(p) for p in pids):
+        assert time.monotonic() < deadline, [p for p in pids if _running(p)]
+        time.sleep(0.1)

@@ -18,8 +18,10 @@ worker that dies is reported as ``BrokenProcessPool`` instead of hanging.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from typing import Any, TypeVar
@@ -27,6 +29,11 @@ from typing import Any, TypeVar
 __all__ = ["call_in_processes"]
 
 T = TypeVar("T")
+
+#: seconds between two looks for Ctrl-C while waiting for the workers
+_SLICE = 0.1
+#: seconds between a worker's two looks whether its parent is still there
+_ORPHAN_CHECK = 1.0
 
 
 def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], workers: int, *, start_method: str = "spawn") -> list[T]:
@@ -41,14 +48,13 @@ def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], wo
     the workers are terminated before the exception propagates; nothing waits
     for a running call to finish. The workers ignore SIGINT, so Ctrl-C in a
     terminal (which reaches every process of the group) is handled once, by
-    the parent.
+    the parent; and they exit within about a second if the parent is killed
+    outright.
     """
     if workers < 1:
         raise ValueError(f"call_in_processes: workers must be at least 1, got {workers!r}")
-    # the workers ignore SIGINT: Ctrl-C in a terminal reaches the whole group,
-    # and a worker interrupted while idle would print a traceback of its own;
-    # the parent handles it and terminates them
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method), initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    # the workers ignore SIGINT and exit if the parent dies (_worker_start)
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(start_method), initializer=_worker_start, initargs=(os.getpid(),))
     # SIGINT is held back while the calls are submitted (submit starts the
     # workers): a Ctrl-C between a worker's start and the pool recording it
     # would leave that worker out of _stop_now's reach. The children start
@@ -64,8 +70,15 @@ def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], wo
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         # wait for all or for the first failure, whichever comes first: waiting
         # on each future in turn would sit behind a long call while a later one
-        # has already failed
-        wait(futures, return_when=FIRST_EXCEPTION)
+        # has already failed. In short slices: SIGINT sent to the process may
+        # be taken by another thread (numpy's BLAS threads do not block it),
+        # and then nothing wakes a wait without a timeout until a call ends;
+        # Python runs the handler (KeyboardInterrupt) between two slices.
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=_SLICE, return_when=FIRST_EXCEPTION)
+            if any(f.done() and not f.cancelled() and f.exception() is not None for f in futures):
+                break
         failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
         if failed:
             raise failed[0].exception()  # type: ignore[misc]
@@ -75,6 +88,26 @@ def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], wo
         raise
     pool.shutdown(wait=True)
     return results
+
+
+def _worker_start(parent: int) -> None:
+    """In each worker: ignore SIGINT, and exit when the parent process is gone.
+
+    Ctrl-C in a terminal reaches the whole group, and a worker interrupted
+    while idle would print a traceback of its own; the parent handles it and
+    terminates the workers. A parent killed outright (SIGKILL, the OOM killer)
+    cannot: its workers would wait on the call queue for ever, since each
+    holds that queue's write end itself. A daemon thread looks once a second
+    whether the worker has been handed to another parent, and then exits.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_ORPHAN_CHECK)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="topoalloc-parent-watch", daemon=True).start()
 
 
 def _stop_now(pool: ProcessPoolExecutor) -> None:
