@@ -210,7 +210,7 @@ def grid_cdg(dims: Sequence[int], wrap: Sequence[bool], *, dateline: bool = Fals
                 key = (node, i, t)
                 got = walks.get(key)
                 new = got is None
-                if got is None:
+                if new:
                     got = walks[key] = _dor_segment(dims, wrap, node, i, t, dateline)
                 chans, node = got
                 if chans:

@@ -5,14 +5,14 @@ on the way out, for every call already running -- also when the way out is a
 ``KeyboardInterrupt``. A user who presses Ctrl-C on a long proof then waits
 for the slowest running chunk, and a tool that sends SIGINT to the parent
 process alone (``timeout -s INT``, a batch system's time limit) sees the same
-lag. :func:`call_in_processes` waits for results in a way a signal interrupts,
-and on any exception -- Ctrl-C in the parent, or a call that raised in a
-worker -- cancels what has not started, terminates the workers and re-raises
-without waiting for them.
+lag. :func:`call_in_processes` waits for results in short slices, so that
+Ctrl-C is seen within a tenth of a second, and on any exception -- Ctrl-C in
+the parent, or a call that raised in a worker -- cancels what has not
+started, terminates the workers and re-raises without waiting for them.
 
 The standard library's executor is kept (rather than ``multiprocessing.Pool``)
-because its ``Future.result()`` is interrupted by SIGINT in the parent, and a
-worker that dies is reported as ``BrokenProcessPool`` instead of hanging.
+because a worker that dies is reported as ``BrokenProcessPool`` instead of
+hanging the wait.
 """
 
 from __future__ import annotations
@@ -76,10 +76,10 @@ def call_in_processes(fn: Callable[..., T], calls: Sequence[tuple[Any, ...]], wo
         # Python runs the handler (KeyboardInterrupt) between two slices.
         pending = set(futures)
         while pending:
-            _, pending = wait(pending, timeout=_SLICE, return_when=FIRST_EXCEPTION)
-            if any(f.done() and not f.cancelled() and f.exception() is not None for f in futures):
+            done, pending = wait(pending, timeout=_SLICE, return_when=FIRST_EXCEPTION)
+            if any(f.exception() is not None for f in done):
                 break
-        failed = [f for f in futures if f.done() and not f.cancelled() and f.exception() is not None]
+        failed = [f for f in futures if f.done() and f.exception() is not None]
         if failed:
             raise failed[0].exception()  # type: ignore[misc]
         results = [f.result() for f in futures]
