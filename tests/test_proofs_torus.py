@@ -122,6 +122,9 @@ def test_prove_cli(capsys, monkeypatch):
     assert "holds" in out and "rebuilds" in out and "symbolic" in out and "exhaustive" in out
     assert main(["prove", "torus", "--workers", "0"]) == 2
     assert "--workers=0" in capsys.readouterr().err
+    # a process per requested worker (up to one per chunk) would start 128 Python processes with Z3
+    assert main(["prove", "torus", "--workers", "100000"]) == 2
+    assert "--workers=100000" in capsys.readouterr().err
 
 
 def test_scheme_shape_batch_names_the_failing_case(monkeypatch):

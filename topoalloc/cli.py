@@ -328,6 +328,10 @@ def _prove(args: argparse.Namespace) -> int:
     fam = args.family
     if args.workers < 1:
         raise InvalidArgument("--workers", args.workers, "a positive number of processes")
+    cores = os.cpu_count() or 1
+    if args.workers > cores:
+        # each worker is a Python process with Z3 loaded (~80 MB); more than the cores only adds memory
+        raise InvalidArgument("--workers", args.workers, f"at most {cores}, this machine's processors (each worker is a process with its own Z3)")
     if fam != "torus" and args.workers != 1:
         raise InvalidArgument("--workers", args.workers, f"1 for the {fam} proofs (only the torus conversions run in several processes)")
     if fam != "torus" and args.max_dims is not None:
