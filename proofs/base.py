@@ -23,7 +23,8 @@ def refuted(solver: Any) -> bool:
 
     False only on ``unsat``, the one answer that proves the property. Z3
     catches Ctrl-C during a check itself and answers ``unknown`` ("interrupted
-    from keyboard") instead of letting Python see it; that answer is raised
+    from keyboard", or "canceled" in an incremental solver) instead of letting
+    Python see it; that answer is raised
     here as ``KeyboardInterrupt``, so an interrupted query is neither counted
     as proved nor leaves the run going. Any other ``unknown`` raises
     :class:`ProofInconclusive` with Z3's reason: a proof never passes by
@@ -37,8 +38,10 @@ def refuted(solver: Any) -> bool:
     if verdict == z3.unsat:
         return False
     reason = solver.reason_unknown()
-    # only Ctrl-C: Z3 also answers "canceled" on a timeout, which proves nothing and is no interrupt
-    if "interrupted" in reason:
+    # Ctrl-C reads "interrupted from keyboard" from a fresh solver and "canceled" from an incremental one
+    # (after a push). A timeout or resource limit can also read "canceled", but no proof here sets one:
+    # a proof that does must check its own limits before calling this.
+    if "interrupted" in reason or "canceled" in reason:
         raise KeyboardInterrupt(f"Z3: {reason}")
     raise ProofInconclusive(f"Z3 answered unknown to a proof query ({reason or 'no reason given'})")
 
