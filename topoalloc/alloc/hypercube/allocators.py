@@ -25,8 +25,8 @@ leftover cubes the mesh's partition produced.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from functools import lru_cache, wraps
-from typing import Any, Self, TypeVar
+from functools import lru_cache
+from typing import Any, Self
 from itertools import combinations
 
 import numpy as np
@@ -36,7 +36,7 @@ from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
 from ..base import Allocation, Allocator, Grant, Request
 from ..probes import ReplayGuard, ReservationGuard
-from .embedding import ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
+from .embedding import _kept_if_small, ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
 __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
 
@@ -513,26 +513,6 @@ def _bits(mask: np.ndarray) -> int:
     return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
 
 
-#: a grant's nodes are kept for the next grant of the same block only for blocks of at most this many nodes
-#: (4,096 blocks of each kind: at most 32 MiB each); a larger block is built again, its cost then in the array
-_KEEP_NODES = 1 << 10
-
-_T = TypeVar("_T")
-
-
-def _kept_if_small(nodes_of: Callable[..., int]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
-    """Memoise a block builder (its arrays are read-only, so grants may share them) for blocks of at most
-    :data:`_KEEP_NODES` nodes, ``nodes_of(*args)`` saying how many; larger blocks are built on each call."""
-    def wrap(build: Callable[..., _T]) -> Callable[..., _T]:
-        kept = lru_cache(maxsize=1 << 12)(build)
-
-        @wraps(build)
-        def get(*args: Any) -> _T:
-            return kept(*args) if nodes_of(*args) <= _KEEP_NODES else build(*args)
-        return get
-    return wrap
-
-
 @_kept_if_small(lambda start, k: 1 << k)
 def _buddy_block(start: int, k: int) -> tuple[np.ndarray, Cube]:
     """The buddy's aligned block of ``2**k`` addresses from ``start``: nodes (read-only) and cube."""
@@ -949,7 +929,7 @@ def _low(free: int) -> bool:
     return free & (free + 1) == 0
 
 
-@lru_cache(maxsize=4096)
+@_kept_if_small(lambda x, y: x * y)
 def _mesh_local(x: int, y: int) -> np.ndarray:
     out = np.sort(embed_mesh(x, y).ravel())
     out.flags.writeable = False

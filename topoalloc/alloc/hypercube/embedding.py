@@ -16,7 +16,9 @@ Cube sets are lists of ``(free, value)`` masks (see
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -79,7 +81,27 @@ def gray_blocks(lo: int, hi: int, bits: int) -> list[Cube]:
     return out
 
 
-@lru_cache(maxsize=4096)
+#: a grant's nodes are kept for the next grant of the same block only for blocks of at most this many nodes
+#: (4,096 blocks of each kind: at most 32 MiB each); a larger block is built again, its cost then in the array
+_KEEP_NODES = 1 << 10
+
+_T = TypeVar("_T")
+
+
+def _kept_if_small(nodes_of: Callable[..., int]) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+    """Memoise a block builder (its arrays are read-only, so grants may share them) for blocks of at most
+    :data:`_KEEP_NODES` nodes, ``nodes_of(*args)`` saying how many; larger blocks are built on each call."""
+    def wrap(build: Callable[..., _T]) -> Callable[..., _T]:
+        kept = lru_cache(maxsize=1 << 12)(build)
+
+        @wraps(build)
+        def get(*args: Any) -> _T:
+            return kept(*args) if nodes_of(*args) <= _KEEP_NODES else build(*args)
+        return get
+    return wrap
+
+
+@_kept_if_small(lambda x, y: x * y)
 def embed_mesh(x: int, y: int) -> np.ndarray:
     """Local k-cube addresses of the mesh, indexed ``[x_pos, y_pos]`` (shape ``(X, Y)``, read-only)."""
     t, m = mesh_dims(x, y)
