@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--full", action="store_true", help="torus: also prove the conversions in every orientation of every shape (slow); deadlock: larger machines")
     pr.add_argument("--max-dims", type=int, default=None, help="torus: largest number of semitorus dimensions (default 6, at most 8)")
     pr.add_argument("--max-order", type=int, default=None, help="torus: largest semitorus, 2^ORDER nodes (default 12, at most 20); hypercube: largest cube dimension the meshes fit (default 10, at most 16)")
-    pr.add_argument("--workers", type=int, default=1, help="torus: processes for the conversion proofs (default 1; results do not depend on it)")
+    pr.add_argument("--workers", type=int, default=1, help="torus: processes for the conversion proofs (default 1, at most the processors; results do not depend on it)")
     pr.add_argument("--json", action="store_true")
     pr.add_argument("--quiet", action="store_true", help="no progress display on stderr")
 
