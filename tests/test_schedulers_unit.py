@@ -145,7 +145,12 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     monkeypatch.setattr(SliceAllocator, "future_plan", Allocator.future_plan)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(30))
-    factor = parse_machine(machine).n_nodes / w.max_procs
+    # sizes scaled to the largest job the machine can ever hold (the uneven blocks' is 15 of their 18 nodes)
+    from topoalloc.api import make_allocator
+
+    probe = make_allocator(allocator, machine)
+    most = max(k for k in range(1, probe.n_nodes + 1) if probe._fits_empty(Request(k)))
+    factor = most / w.max_procs
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
     assert len(calls) > 10 and any(calls)  # reservations in the future were made and compared
 
@@ -167,7 +172,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         ("tpu:4x2x3,cube=1", "slice"),
         ("tofu:3x2x2", "slice"),
         ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "slice"),
-        ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-example.conf"), "block"),
+        ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-uneven.conf"), "block"),  # (the example counts)
     ],
     ids=lambda v: v.rsplit("/", 1)[-1],
 )
@@ -253,7 +258,12 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
         monkeypatch.setattr(StatePlan, name, fn)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(40 if reference == "snapshots" else 60))  # 40 jobs ask each case 1,000-1,600 questions
-    factor = parse_machine(machine).n_nodes / w.max_procs
+    # sizes scaled to the largest job the machine can ever hold (the uneven blocks' is 15 of their 18 nodes)
+    from topoalloc.api import make_allocator
+
+    probe = make_allocator(allocator, machine)
+    most = max(k for k in range(1, probe.n_nodes + 1) if probe._fits_empty(Request(k)))
+    factor = most / w.max_procs
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
     assert asked["earliest"] > 10 and asked["moves"] > 10 and asked["moved"] > 0 and asked["updates"] > 10, asked
 
@@ -621,3 +631,25 @@ def test_easy_remakes_the_guard_where_fit_is_not_monotone():
     from topoalloc.topology import parse_machine
 
     check_schedules_equal_replay(lambda: make_allocator("frame_sliding", parse_machine("mesh:4x4")), seeds=(67,), jobs=60, schedulers=("easy",))
+
+
+def test_placement_memo_outlives_a_plan_is_bounded_and_shared_by_copies(monkeypatch):
+    """An allocator keeps one memo of placements for all its plans; past its bound it starts again, empty; a deep
+    copy (the reference replays') shares it, as it shares the other memos of pure functions."""
+    import copy
+
+    from topoalloc.api import make_allocator
+    from topoalloc.sched import plan as P
+
+    a = make_allocator("block", "slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-uneven.conf"))
+    first = a.future_plan(0.0, [], lambda j: Request(1), lambda j: j)
+    memo = first._memo
+    first.add(0, 0.0, 4, 10.0)
+    assert first.feasible() and len(memo) == 1  # the reservation's placement, remembered
+    assert a.future_plan(5.0, [], lambda j: Request(1), lambda j: j)._memo is memo
+    assert copy.deepcopy(a)._placement_memo is memo
+    memo.update({(i, 0): None for i in range(1500)})  # over 1,024 entries, within the bound at this state size
+    assert P.placement_memo(a, 64) is memo
+    monkeypatch.setattr(P, "PLACEMENT_MEMO_BYTES", 2 * 64 * 1200)
+    fresh = P.placement_memo(a, 64)
+    assert fresh is not memo and not fresh and a.future_plan(0.0, [], lambda j: Request(1), lambda j: j)._memo is fresh

@@ -130,7 +130,7 @@ class SlurmBlockAllocator(Allocator):
         if got is None:
             return None
         level, a, b = got
-        avail = list(free[a:b])  # (Python ints: the allocator's counts as a list, or the plan's tuple)
+        avail = list(free[a:b])  # (Python ints: the allocator's counts as a list, or the plan's unpacked state)
         need = k
         counts: list[tuple[int, int]] = []
         while need:
@@ -213,36 +213,64 @@ class SlurmBlockAllocator(Allocator):
         conformance suite compares the schedules; a unit test, every answer)."""
         from ..sched.plan import StatePlan
 
-        return StatePlan(now, _BlockModel(self), releases, request, priority)
+        model = getattr(self, "_block_model", None)
+        if model is None or model.allocator is not self:  # (a snapshot shares its original's attributes)
+            model = self._block_model = _BlockModel(self)
+        else:
+            model.renew()
+        return StatePlan(now, model, releases, request, priority)
 
 
 class _BlockModel:
-    """The free nodes per base block as a :class:`~topoalloc.sched.plan.StateModel`: the state is their tuple, a
-    grant's token its ``(base block, nodes taken)`` pairs (the allocator's own token), a request's frame its size
-    (placement depends on the size alone)."""
+    """The free nodes per base block as a :class:`~topoalloc.sched.plan.StateModel`, packed in one int: base block
+    ``i``'s count in bits ``w·i`` to ``w·(i+1)``, ``w`` the bits of the largest block's node count (a count never
+    exceeds its block's nodes, so no field overflows into the next).  A grant's token is the nodes it took from
+    each base block, packed alike, so a release is an addition (``int.__add__``, not a Python method) and the
+    plan's states hash and compare as ints.  A request's frame is its size (placement depends on the size
+    alone).  Only a placement the plan has not met before unpacks the state (:meth:`place`)."""
+
+    release = staticmethod(int.__add__)
 
     def __init__(self, allocator: SlurmBlockAllocator):
         self.allocator = allocator
-        self.state: tuple[int, ...] = tuple(allocator._bfree.tolist())
-        self.free_count = allocator.free_count
+        nb = len(allocator._block_nodes)
+        self._w = w = max(1, max(int(n.size) for n in allocator._block_nodes).bit_length())
+        self._fmask = (1 << w) - 1
+        self._shifts = [w * i for i in range(nb)]
+        self._state_bytes = (w * nb) // 8 + 32
+        self._token_of: dict[int, int] = {}  # a held grant's packed token, by serial
+        self.renew()
 
-    def place(self, state: tuple[int, ...], request: Request) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...]] | None:
-        placed = self.allocator._place(request.size, state)
+    def renew(self) -> None:
+        """The allocator's state of the moment (one model serves plan after plan: its answers are pure)."""
+        from ..sched.plan import placement_memo
+
+        a = self.allocator
+        self.state: int = self._pack(enumerate(a._bfree.tolist()))
+        self.free_count = a.free_count
+        #: placements remembered from plan to plan
+        self.memo = placement_memo(a, self._state_bytes)
+        if len(self._token_of) > 2 * len(a._tokens) + 64:  # drop the released grants'
+            self._token_of = {s: t for s, t in self._token_of.items() if s in a._tokens}
+
+    def _pack(self, counts: Iterable[tuple[int, int]]) -> int:
+        """(base block, nodes) pairs as one int."""
+        w = self._w
+        return sum(int(n) << (w * int(b)) for b, n in counts)
+
+    def place(self, state: int, request: Request) -> tuple[int, int] | None:
+        m = self._fmask
+        placed = self.allocator._place(request.size, [(state >> sh) & m for sh in self._shifts])
         if placed is None:
             return None
-        after = list(state)
-        for blk, take in placed[3]:
-            after[blk] -= take
-        return tuple(placed[3]), tuple(after)
+        token = self._pack(placed[3])
+        return token, state - token
 
-    def release(self, state: tuple[int, ...], token: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
-        after = list(state)
-        for blk, take in token:
-            after[blk] += take
-        return tuple(after)
-
-    def token_of(self, allocation: Allocation) -> tuple[tuple[int, int], ...]:
-        return tuple(self.allocator._released_blocks(allocation))
+    def token_of(self, allocation: Allocation) -> int:
+        got = self._token_of.get(allocation.serial)
+        if got is None:
+            got = self._token_of[allocation.serial] = self._pack(self.allocator._released_blocks(allocation))
+        return got
 
     def frame(self, request: Request) -> Hashable:
         return request.size

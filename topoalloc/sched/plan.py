@@ -31,15 +31,36 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
-from ..alloc.base import Allocation, Allocator, Request
+from ..alloc.base import Allocation, Allocator, Memo, Request
 from ..errors import SimulationError
 from .base import SortedCounts
 
-__all__ = ["CountingProfile", "ReplayPlan", "StateModel", "StatePlan", "FreeSetPlan", "ZERO_LENGTH"]
+__all__ = ["CountingProfile", "ReplayPlan", "StateModel", "StatePlan", "FreeSetPlan", "ZERO_LENGTH", "placement_memo"]
 
 #: A reservation holds its processors for at least this long, so a job whose
 #: estimate is 0 still needs free processors at its start instant.
 ZERO_LENGTH = 1e-6
+
+
+#: A placement memo kept for an allocator's plans (:func:`placement_memo`) is started again once its entries'
+#: states would take about this many bytes.
+PLACEMENT_MEMO_BYTES = 1 << 26
+
+
+def placement_memo(owner: Any, state_bytes: int) -> Memo:
+    """The memo of placements ``(state, frame) -> (token, next state) or None`` that ``owner`` (an
+    allocator) keeps for every plan it makes, not for one: a :class:`StateModel`'s placement is a pure
+    function of the state and the frame, so an answer stays true from one scheduling pass to the next,
+    where most of the plan's states come back (a job's reservations move, the running jobs stay).
+
+    Bounded: once it holds more entries than :data:`PLACEMENT_MEMO_BYTES` allows at ``state_bytes`` a
+    state (each entry holds two states), it is started again, empty.  A clone of the allocator shares
+    it, which is sound for the same reason (a :class:`~topoalloc.alloc.base.Memo`: deep copies share it too)."""
+    memo = getattr(owner, "_placement_memo", None)
+    if memo is None or len(memo) > max(1024, PLACEMENT_MEMO_BYTES // (2 * max(64, state_bytes))):
+        memo = Memo()
+        owner._placement_memo = memo
+    return memo
 
 
 #: Within this time of 0 (2**32 s, 136 years) ``t + ZERO_LENGTH`` is at least two float steps past ``t``.
@@ -354,7 +375,8 @@ class StateModel(Protocol):
     :meth:`~topoalloc.alloc.base.Allocator.allocate` would grant with that state (``token`` names it,
     comparable with ``==``), or None if it would refuse; ``release(state, token)`` gives the state
     after that grant is released; ``token_of(allocation)`` names a grant the allocator holds.  Both
-    functions must be pure: the plan remembers their answers.  ``frame(request)`` is a key that decides
+    functions must be pure: the plan remembers their answers (a model may offer ``memo``, a dict the
+    placements are remembered in beyond one plan: :func:`placement_memo`).  ``frame(request)`` is a key that decides
     the placement (requests with equal frames are placed alike); ``free_count``, ``cells(request)`` and
     ``cells_of(allocation)`` count processors for the plan's counting pre-check.  ``allocator`` is the
     allocator modelled.
@@ -400,6 +422,8 @@ class _BitsModel:
         self.free_count = allocator._free.bit_count()
         self._placement_on = allocator._placement_on
         self._mask_of = allocator._mask_of
+        #: placements remembered from plan to plan (a state has at most a bit per node)
+        self.memo = placement_memo(allocator, allocator.n_nodes // 8 + 32)
         #: bits a request takes (default: the allocator's granted size, one bit per node)
         self._cells = allocator.granted_size if cells is None else cells
 
@@ -451,7 +475,8 @@ class StatePlan:
         self._placement: Callable[[Any, Request], tuple[Any, Any] | None] = model.place
         self._rel: Callable[[Any, Any], Any] = int.__or__ if isinstance(model, _BitsModel) else model.release
         self._frame: Callable[[Request], Hashable] = model.frame
-        self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {}
+        memo = getattr(model, "memo", None)
+        self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {} if memo is None else memo
         self._frames: dict[int, Hashable] = {}
         self.releases = [(t, model.token_of(alloc), alloc.serial) for t, alloc in releases]
         self.request = request
