@@ -51,8 +51,9 @@ FAMILIES = [
 ]
 
 
-def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int | None = None, scheduler: str = "easy") -> dict:
-    """One simulation's summary; ``racks_of``: also the mean number of racks (node id // racks_of) per job of >= 2 nodes."""
+def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int | None = None, scheduler: str = "easy", most: int | None = None) -> dict:
+    """One simulation's summary, sizes scaled to the machine's nodes (to ``most`` if given); ``racks_of``: also the mean
+    number of racks (node id // racks_of) per job of >= 2 nodes."""
     import topoalloc
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -60,7 +61,7 @@ def run(trace: Path, jobs: int, machine: str, allocator: str, *, racks_of: int |
     w = read_swf(trace)
     w = w.take(np.arange(min(jobs, len(w))))
     n = parse_machine(machine).n_nodes
-    factor = n / (w.max_procs or int(w.size.max()))
+    factor = (most or n) / (w.max_procs or int(w.size.max()))
     t0 = time.perf_counter()
     r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler=scheduler, clean=True, scale_sizes=factor, record_allocations=racks_of is not None)
     s = r.summary()
@@ -135,51 +136,58 @@ def routers_network(jobs: int) -> None:
         print()
 
 
-def slurm_files(folder: Path) -> tuple[str, str]:
-    """An NVL72-style cluster of 16 racks × 18 nodes (288 nodes), written both ways: as topology/block
-    (BlockSizes 18, 36, ..., 288) and as topology/tree (a leaf switch per rack, one per 4 racks, a root)."""
+def slurm_files(folder: Path) -> tuple[str, str, str]:
+    """An NVL72-style cluster of 16 racks × 18 nodes (288 nodes), written three ways: as topology/block
+    (BlockSizes 18, 36, ..., 288), as topology/tree (a leaf switch per rack, one per 4 racks, a root), and as
+    topology/block whose largest blocks are half the machine (BlockSizes 18 ... 144: a job spans at most 8 racks,
+    and the allocator is no longer a counting one)."""
     racks = 16
     block = [f"BlockName=rack{r:02d} Nodes=n[{r * 18:03d}-{r * 18 + 17:03d}]" for r in range(racks)]
+    (folder / "block144.conf").write_text("\n".join([*block, "BlockSizes=18,36,72,144"]) + "\n")
     block.append("BlockSizes=18,36,72,144,288")
     tree = [f"SwitchName=leaf{r:02d} Nodes=n[{r * 18:03d}-{r * 18 + 17:03d}]" for r in range(racks)]
     tree += [f"SwitchName=mid{m} Switches=leaf[{4 * m:02d}-{4 * m + 3:02d}]" for m in range(racks // 4)]
     tree.append(f"SwitchName=root Switches=mid[0-{racks // 4 - 1}]")
     (folder / "block.conf").write_text("\n".join(block) + "\n")
     (folder / "tree.conf").write_text("\n".join(tree) + "\n")
-    return f"slurm-block:{folder / 'block.conf'}", f"slurm-tree:{folder / 'tree.conf'}"
+    return f"slurm-block:{folder / 'block.conf'}", f"slurm-tree:{folder / 'tree.conf'}", f"slurm-block:{folder / 'block144.conf'}"
 
 
-def _slurm_cases(jobs: int, what: str, columns: list[str]) -> Iterator[tuple[str, str, str, str, str]]:
-    """The 16-rack cluster written both ways, in a temporary folder, and a table's head: (trace label, trace file,
-    placement, machine, allocator) for every log and placement (topology/block, topology/tree, any free nodes)."""
+def _slurm_cases(jobs: int, what: str, columns: list[str]) -> Iterator[tuple[str, str, str, str, str, int | None]]:
+    """The 16-rack cluster written three ways, in a temporary folder, and a table's head: (trace label, trace file,
+    placement, machine, allocator, largest job) for every log and placement (topology/block, topology/block to 144
+    nodes, topology/tree, any free nodes)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        block, tree = slurm_files(Path(d))
-        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes, {what}--clean; 16 racks x 18 nodes\n")
+        block, tree, half = slurm_files(Path(d))
+        print(f"first {jobs:,} jobs of each trace, sizes scaled proportionally to 288 nodes (to 144 where the largest block is "
+              f"144), {what}--clean; 16 racks x 18 nodes\n")
         print("| trace | placement | " + " | ".join(columns) + " |")
         print("|---|---|" + "---:|" * len(columns))
         for label, file in LOGS:
-            for placement, machine, alloc in (("topology/block", block, "block"), ("topology/tree", tree, "tree"), ("any free nodes", tree, "flat")):
-                yield label, file, placement, machine, alloc
+            for placement, machine, alloc, most in (("topology/block", block, "block", None), ("topology/block, blocks to 144", half, "block", 144),
+                                                    ("topology/tree", tree, "tree", None), ("any free nodes", tree, "flat", None)):
+                yield label, file, placement, machine, alloc, most
 
 
 def slurm(jobs: int) -> None:
     """Slurm's topology plugins on one cluster: block placement against tree placement and any free nodes."""
     columns = ["jobs", "mean wait (s)", "mean bounded slowdown", "utilization", "racks per job", "seconds"]
-    for label, file, what, machine, alloc in _slurm_cases(jobs, "EASY, ", columns):
-        s = run(TRACES / file, jobs, machine, alloc, racks_of=18)
+    for label, file, what, machine, alloc, most in _slurm_cases(jobs, "EASY, ", columns):
+        s = run(TRACES / file, jobs, machine, alloc, racks_of=18, most=most)
         print(f"| {label} | {what} | {s['jobs']:,} | {s['mean_wait']:,.0f} | {s['mean_bounded_slowdown']:,.1f} | {s['utilization']:.3f} | "
               f"{s['racks_per_job']:.2f} | {s['seconds']:.1f} |", flush=True)
 
 
 def slurm_conservative(jobs: int) -> None:
     """Slurm's topology plugins under conservative backfilling against EASY: the block plugin's plan runs on free
-    nodes per base block (a StatePlan), the tree plugin's and any free nodes' on counts."""
+    nodes per base block (a StatePlan) where no block holds the whole machine, the tree plugin's, any free nodes' and
+    the block plugin's with a whole-machine block on counts."""
     columns = ["jobs", "EASY s", "conservative s", "× EASY", "mean wait, conservative (s)", "plan changes", "µs per change"]
-    for label, file, what, machine, alloc in _slurm_cases(jobs, "", columns):
-        e = run(TRACES / file, jobs, machine, alloc)
-        c = run(TRACES / file, jobs, machine, alloc, scheduler="conservative")
+    for label, file, what, machine, alloc, most in _slurm_cases(jobs, "", columns):
+        e = run(TRACES / file, jobs, machine, alloc, most=most)
+        c = run(TRACES / file, jobs, machine, alloc, scheduler="conservative", most=most)
         print(f"| {label} | {what} | {c['jobs']:,} | {e['seconds']:.2f} | {c['seconds']:.2f} | {c['seconds'] / e['seconds']:.1f} | "
               f"{c['mean_wait']:,.0f} | {c['changes']:,} | {1e6 * c['seconds'] / max(1, c['changes']):.1f} |", flush=True)
 

@@ -193,10 +193,11 @@ def test_bench_scaling_slices_compares_with_flat_runs_on_as_many_nodes(monkeypat
 
 
 def test_bench_families_slurm_conservative_reads_every_placement_under_both_schedulers(monkeypatch, capsys):
-    """The Slurm group under conservative runs topology/block, topology/tree and any free nodes under EASY and
-    conservative on a real log.  On this machine a job fits whenever enough nodes are free under all three (the
-    aggregates reach the whole machine), so the three conservative schedules are the same: the block plugin's
-    plan on free nodes per base block makes the counting plans' changes, as their mean waits."""
+    """The Slurm group under conservative runs topology/block (twice: blocks to the whole machine and to half of it),
+    topology/tree and any free nodes under EASY and conservative on a real log.  With a block of the whole machine a
+    job fits whenever enough nodes are free under all three (the block allocator is then a counting one), so their
+    three conservative schedules are the same, mean waits and plan changes; the half-machine blocks' plan (on free
+    nodes per base block) runs too."""
     from .conftest import load_benchmark_script, shared_trace
 
     shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")
@@ -204,5 +205,7 @@ def test_bench_families_slurm_conservative_reads_every_placement_under_both_sche
     monkeypatch.setattr(bf, "LOGS", [("SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz")])
     bf.slurm_conservative(400)
     rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| SDSC-SP2")]
-    assert [r[1].strip() for r in rows] == ["topology/block", "topology/tree", "any free nodes"]
-    assert len({(r[6], r[7]) for r in rows}) == 1 and int(rows[0][7].replace(",", "")) > 400  # mean wait, plan changes
+    assert [r[1].strip() for r in rows] == ["topology/block", "topology/block, blocks to 144", "topology/tree", "any free nodes"]
+    whole = [rows[0], *rows[2:]]
+    assert len({(r[6], r[7]) for r in whole}) == 1 and int(rows[0][7].replace(",", "")) > 400  # mean wait, plan changes
+    assert int(rows[1][7].replace(",", "")) > 400

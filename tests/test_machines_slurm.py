@@ -174,6 +174,61 @@ def test_block_probes_are_exact_without_replay(tmp_path, uneven):
                 a.release(x)
 
 
+UNEVEN_FILE = Path(topoalloc.__file__).resolve().parent / "data" / "topology-block-uneven.conf"
+
+
+@pytest.mark.parametrize("text, counts", [
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-7]\nBlockSizes=4,8\n", True),
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-7]\nBlockSizes=4\n", False),  # two maximal aggregates
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-6]\nBlockSizes=4,8\n", True),  # one short block: 7 nodes, size 8
+    ("BlockName=a Nodes=n[0-3]\nBlockName=b Nodes=n[4-7]\nBlockName=c Nodes=n[8-11]\nBlockSizes=4,8\n", False),  # c is outside a+b
+])
+def test_block_counts_exactly_when_one_aggregate_holds_the_machine(tmp_path, text, counts):
+    """The factory's choice, and the promise behind it: with one aggregate holding every node, a request fits iff
+    enough nodes are free (every size against a real attempt, on random states)."""
+    import random
+
+    from topoalloc.alloc.slurm_block import SlurmBlockAllocator, WholeMachineBlockAllocator
+
+    p = tmp_path / "t.conf"
+    p.write_text(text)
+    a = make_allocator("block", f"slurm-block:{p}")
+    assert isinstance(a, SlurmBlockAllocator) and a.counting == counts
+    assert isinstance(a, WholeMachineBlockAllocator) == counts
+    rng = random.Random(3)
+    refused_with_room = 0
+    for _ in range(60):
+        a = SlurmBlockAllocator(a.topology)  # (the parent's own answers)
+        for _ in range(rng.randrange(1, 6)):
+            if a.free_count and a._fits_empty(Request(k := rng.randrange(1, a.free_count + 1))):
+                a.allocate(Request(k))
+        for k in range(1, a.free_count + 1):
+            got = a.snapshot().allocate(Request(k)) if a._fits_empty(Request(k)) else None
+            refused_with_room += got is None
+    assert (refused_with_room == 0) == counts
+
+
+@pytest.mark.parametrize("sched", ["fcfs", "easy", "conservative"])
+def test_whole_machine_block_keeps_the_parents_schedule(sched):
+    """The counting variant changes only the probes: the same start and the same nodes for every job as the parent
+    (its general paths: guard, earliest_fit, conservative's plan on free nodes per base block)."""
+    import numpy as np
+
+    from topoalloc.alloc.slurm_block import SlurmBlockAllocator, WholeMachineBlockAllocator
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.header import default_trace_path
+
+    t = parse_machine(f"slurm-block:{BLOCKS}")
+    w = read_swf(default_trace_path())
+    w = w.take(np.arange(1500))
+    runs = [simulate(w, machine=t, allocator=cls(t), scheduler=sched, clean=True, scale_sizes=0.25, record_allocations=True)
+            for cls in (WholeMachineBlockAllocator, SlurmBlockAllocator)]
+    fast, slow = runs
+    assert np.array_equal(fast.start, slow.start)
+    assert all(np.array_equal(fast.nodes_of(j), slow.nodes_of(j)) for j in range(len(fast)))
+    assert len(fast) > 1000
+
+
 def test_block_simulates_the_bundled_trace_under_every_scheduler():
     for sched in ("fcfs", "easy", "conservative"):
         r = simulate(machine=f"slurm-block:{BLOCKS}", allocator="block", scheduler=sched, clean=True, scale_sizes=0.25)

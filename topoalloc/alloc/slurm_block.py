@@ -27,6 +27,11 @@ so the probes count free nodes per maximal aggregate: ``earliest_fit`` adds the
 releases' nodes per base block in order; EASY's guard keeps those counts at the
 shadow time.  No replay.  Conservative backfilling's plan replays on the free nodes
 per base block, the state placement depends on (``future_plan``), not on snapshots.
+
+When one aggregate holds every node and may hold them all (the largest ``BlockSizes``
+entry is the whole cluster, as in the bundled example), a request fits exactly when
+enough nodes are free: the registry then builds :class:`WholeMachineBlockAllocator`,
+the same placements with counting probes, so the schedulers take their counting paths.
 """
 
 from __future__ import annotations
@@ -42,9 +47,9 @@ from ..registry import ALLOCATORS
 from ..topology.base import Topology
 from ..topology.slurm import SlurmBlock
 from .base import Allocation, Allocator, Grant, Request
-from .probes import ReservationGuard
+from .probes import CountingProbes, ReservationGuard
 
-__all__ = ["SlurmBlockAllocator"]
+__all__ = ["SlurmBlockAllocator", "WholeMachineBlockAllocator"]
 
 
 class SlurmBlockAllocator(Allocator):
@@ -327,7 +332,27 @@ class _BlockGuard(ReservationGuard):
         return True
 
 
+class WholeMachineBlockAllocator(CountingProbes, SlurmBlockAllocator):
+    """:class:`SlurmBlockAllocator` on a machine one aggregate of which holds every node and may hold them all
+    (its ``BlockSizes`` entry is at least the machine's nodes, as when the largest block size is the whole
+    cluster).  Every aggregate lies inside that one, so a request fits exactly when it has ``k`` free nodes,
+    that is when the machine has: a counting allocator (:class:`~topoalloc.alloc.probes.CountingProbes`).
+
+    The same placements (the parent's); only the probes become arithmetic, so EASY and conservative take their
+    counting paths (conservative's plan is a profile of free nodes, not a replay on free nodes per base block),
+    and the compiled kernel runs the schedule, the allocator placing its jobs.  The conformance suite checks the
+    promise (it never refuses a request of at most ``free_count`` nodes) on the bundled example, and a test
+    compares its schedules with the parent's."""
+
+    @staticmethod
+    def holds_every_node(allocator: SlurmBlockAllocator) -> bool:
+        """Whether the empty machine can hold a job of all its nodes: then one maximal aggregate has every node
+        and may hold them all."""
+        return allocator._most == allocator.n_nodes
+
+
 @ALLOCATORS.register("block", accepts=SlurmBlockAllocator.accepts)
 def _make_block(topology: Topology) -> SlurmBlockAllocator:
     """Slurm topology/block: inside the smallest aggregated block that holds the job, spanning few base blocks (slurm-block: machines)."""
-    return SlurmBlockAllocator(topology)
+    a = SlurmBlockAllocator(topology)
+    return WholeMachineBlockAllocator(topology) if WholeMachineBlockAllocator.holds_every_node(a) else a

@@ -69,6 +69,8 @@ SMALL_MACHINES = (
     "tpu:4x2x3,cube=1", "tofu:3x2x2", "dragonfly:p=2,a=2,h=1", "fattree:k=2,n=3", "bgq:6x4x2x2x2,midplane=2x2x2x2x2",
     "slurm-tree:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-example.conf"),
     "slurm-block:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-block-example.conf"),
+    # (the example's largest block holds the machine, so its allocator counts: this one replays its plan)
+    "slurm-block:" + str(Path(__file__).resolve().parent.parent / "data" / "topology-block-uneven.conf"),
 )
 
 
