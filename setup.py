@@ -10,7 +10,8 @@ succeeds, ``topoalloc.network`` runs its pure-Python reference engine, the
 simulation its general engine and the SWF reader its Python parser (same
 results, slower).  ``_cengine`` is the network simulator's engine;
 ``_ckernel`` simulates counting allocators, the hypercube's buddy and
-Gray code allocators on their busy masks, and its free list (and AFL) on its own lists (``topoalloc.sched.fastpath``); ``_cswf`` parses plain SWF text
+Gray code allocators on their busy masks, and its free list (and AFL) on its own lists (``topoalloc.sched.fastpath``); ``_cplan`` the trials of conservative's plan on allocator states
+(``topoalloc.sched.plan``); ``_cswf`` parses plain SWF text
 (``topoalloc.workload.swf``); ``_cgrant`` the grant check every allocation passes
 (``topoalloc.alloc.base``); ``_cboxes`` the slice allocator's box search
 (``topoalloc.alloc.slices``); ``_cmetrics`` the connected components of
@@ -36,6 +37,7 @@ setup(
     ext_modules=[
         Extension("topoalloc.network._cengine", sources=["topoalloc/network/_cengine.c"], optional=True),
         Extension("topoalloc.sched._ckernel", sources=["topoalloc/sched/_ckernel.c"], optional=True),
+        Extension("topoalloc.sched._cplan", sources=["topoalloc/sched/_cplan.c"], optional=True),
         Extension("topoalloc.workload._cswf", sources=["topoalloc/workload/_cswf.c"], optional=True),
         Extension("topoalloc.alloc._cgrant", sources=["topoalloc/alloc/_cgrant.c"], optional=True),
         Extension("topoalloc.alloc._cboxes", sources=["topoalloc/alloc/_cboxes.c"], optional=True),

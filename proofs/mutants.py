@@ -347,6 +347,25 @@ MUTANTS: tuple[Mutant, ...] = (
         ("tests/test_golden.py", "tests/test_schedulers_unit.py", "tests/test_properties.py"),
     ),
     Mutant(
+        "counted-window-forgets-own-reservation",
+        "topoalloc/sched/plan.py",
+        "                if v < size and (v < 0 or not t0 <= times[j] < end0):",
+        "                if v < size:",
+        "StatePlan's count check before a trial no longer counts a job's own processors free inside its "
+        "reservation: compression misses moves the plan allows.  (A window's first segment is before the "
+        "reservation, at every candidate compression tries, so the same change there is equivalent.)",
+        ("tests/test_schedulers_unit.py",),
+    ),
+    Mutant(
+        "trial-ignores-displaced-reservations",
+        "topoalloc/sched/plan.py",
+        "            displaced += got != bits.get(who)\n    return True",
+        "            pass\n    return True",
+        "StatePlan's Python trial stops at equal states even while a reservation it placed holds other processors "
+        "than in the kept replay, and takes the kept replay's rest as its own.",
+        ("tests/test_schedulers_unit.py",),
+    ),
+    Mutant(
         "walk-may-return-to-dropped-node",
         "ilp/lagrange.py",
         "            new[at] = m2 + step[at]\n",

@@ -176,7 +176,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     ],
     ids=lambda v: v.rsplit("/", 1)[-1],
 )
-@pytest.mark.parametrize("reference", ["snapshots", pytest.param("full replay", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("reference", ["snapshots", "snapshots, Python trials", pytest.param("full replay", marks=pytest.mark.slow)])
 def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, reference):
     """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
     EP and NEP, on free units for the static slice allocators, on free nodes per base block for Slurm's
@@ -186,11 +186,16 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
 
     The default tier asks ReplayPlan's own search (one walk through the events before the job, a replay
     of the rest per candidate; equal to the definition by the test above) on the bundled trace's first 40 jobs;
-    the slow tier asks the definition itself, the whole plan replayed at each candidate time, on 60."""
+    the slow tier asks the definition itself, the whole plan replayed at each candidate time, on 60.  StatePlan's
+    trials run compiled where the extension is built, and in Python (the reference) in the second case."""
     import numpy as np
 
     import topoalloc
+    from topoalloc.sched import plan
     from topoalloc.sched.plan import ReplayPlan, StatePlan
+
+    if reference == "snapshots, Python trials":
+        monkeypatch.setattr(plan, "USE_COMPILED", False)
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
     from topoalloc.workload.swf import default_trace_path
@@ -228,7 +233,7 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
         return got
 
     def ref_earliest(self, job, size, dur, not_after):
-        search = self.ref.earliest if reference == "snapshots" else self.ref.earliest_by_full_replay
+        search = self.ref.earliest_by_full_replay if reference == "full replay" else self.ref.earliest
         return search(job, size, dur, not_after)
 
     def earliest2(self, job, size, dur, not_after=None):
@@ -257,7 +262,7 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
     for name, fn in (("__init__", init2), ("add", add2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2), ("_update", update2)):
         monkeypatch.setattr(StatePlan, name, fn)
     w = read_swf(default_trace_path())
-    w = w.take(np.arange(40 if reference == "snapshots" else 60))  # 40 jobs ask each case 1,000-1,600 questions
+    w = w.take(np.arange(60 if reference == "full replay" else 40))  # 40 jobs ask each case 1,000-1,600 questions
     # sizes scaled to the largest job the machine can ever hold (the uneven blocks' is 15 of their 18 nodes)
     from topoalloc.api import make_allocator
 
@@ -653,3 +658,70 @@ def test_placement_memo_outlives_a_plan_is_bounded_and_shared_by_copies(monkeypa
     monkeypatch.setattr(P, "PLACEMENT_MEMO_BYTES", 2 * 64 * 1200)
     fresh = P.placement_memo(a, 64)
     assert fresh is not memo and not fresh and a.future_plan(0.0, [], lambda j: Request(1), lambda j: j)._memo is fresh
+
+
+@pytest.mark.parametrize(
+    ("machine", "allocator", "jobs", "kind"),
+    [
+        ("mesh:4x8", "mesh_first_fit", 40, 1),  # free bit sets: a release is int.__or__
+        ("torus:4x4x2", "nep", 40, 0),  # partition forests: the model's own release function
+        ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-uneven.conf"), "block", 400, 2),  # packed counts: int.__add__
+    ],
+    ids=lambda v: v.rsplit("/", 1)[-1] if isinstance(v, str) else str(v),
+)
+def test_compiled_trial_answers_as_the_python_trial(monkeypatch, machine, allocator, jobs, kind):
+    """Every trial of a conservative run on the bundled trace's first jobs, asked of the compiled trial and of the
+    Python one (the reference) with the same arguments: the same answer, for the three kinds of release."""
+    import numpy as np
+
+    import topoalloc
+    from topoalloc.api import make_allocator
+    from topoalloc.sched import plan
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    if not plan.compiled_trial():
+        pytest.skip("the compiled trial is not built")
+    compiled = plan._cplan.trial
+    asked: dict[tuple[int, bool], int] = {}
+
+    class Both:
+        @staticmethod
+        def trial(*args):
+            want = plan._trial(*args)
+            got = compiled(*args)
+            assert got is want, args[6:]
+            asked[(args[6], got)] = asked.get((args[6], got), 0) + 1
+            return got
+
+    monkeypatch.setattr(plan, "_cplan", Both)
+    w = read_swf(default_trace_path()).take(np.arange(jobs))
+    probe = make_allocator(allocator, machine)
+    most = max(k for k in range(1, probe.n_nodes + 1) if probe._fits_empty(Request(k)))
+    topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=most / w.max_procs, work_multiple=4.0, engine="python")
+    assert {k for k, _ in asked} == {kind} and {ok for _, ok in asked} == {True, False}, asked  # trials both ways
+
+
+def test_compiled_trial_refuses_malformed_input_with_an_error():
+    """The compiled trial raises (never crashes) on an event that is not a 5-tuple, a reservation with no kept token,
+    or a placement that is not (token, state) or None."""
+    from topoalloc.sched import plan
+
+    if not plan.compiled_trial():
+        pytest.skip("the compiled trial is not built")
+    trial = plan._cplan.trial
+
+    def place(state, job):
+        return "bad"
+
+    states = [0b1111, 0b1111, 0b1111]
+    with pytest.raises(TypeError, match="5-tuple"):
+        trial([(1.0, 0, 0, 0)], states, {}, {}, {}, int.__or__, 1, place, 0, 1, 1, -1, 1, -1, 0, 0b1110)
+    with pytest.raises(KeyError):
+        trial([(1.0, 0, -1, 7, None)], states, {}, {}, {}, int.__or__, 1, place, 0, 1, 1, -1, 1, -1, 0, 0b1110)
+    with pytest.raises(TypeError, match="placement"):
+        trial([(1.0, 1, 0, 7, None)], states, {}, {}, {7: 1}, int.__or__, 1, place, 0, 1, 1, -1, 1, -1, 0, 0b1110)
+    with pytest.raises(ValueError, match="outside"):
+        trial([], states, {}, {}, {}, int.__or__, 1, place, 0, 2, 2, -1, 2, -1, 0, 0b1110)
+    # a well-formed one: job 7's allocation takes the bit it is given, the plan holds
+    assert trial([(1.0, 1, 0, 7, None)], states, {}, {}, {7: 1}, int.__or__, 1, lambda s, j: (1, s & ~1), 0, 1, 1, -1, 1, -1, 0, 0b1110) is True

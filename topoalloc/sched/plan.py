@@ -27,13 +27,27 @@ compares every answer StatePlan gives in a run with ReplayPlan's.
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
 from ..alloc.base import Allocation, Allocator, Memo, Request
 from ..errors import SimulationError
 from .base import SortedCounts
+
+try:  # the compiled trial (an optional extension: without a C compiler the Python trial runs, same answers)
+    import topoalloc.sched._cplan as _cplan
+except ImportError:  # pragma: no cover - built without a C compiler
+    _cplan = None
+
+#: StatePlan's trials run compiled when the extension is built and this is true (tests turn it off to compare
+#: the Python trial, the reference, with the compiled one)
+USE_COMPILED = True
+
+
+def compiled_trial() -> bool:
+    """Whether :class:`StatePlan` runs its trials with the compiled extension (built, and not turned off)."""
+    return USE_COMPILED and _cplan is not None
 
 __all__ = ["CountingProfile", "ReplayPlan", "StateModel", "StatePlan", "FreeSetPlan", "ZERO_LENGTH", "placement_memo"]
 
@@ -226,6 +240,65 @@ class CountingProfile:
             else:
                 return times[i]
             i = j + 1
+        return math.inf
+
+
+class _CountedWindow:
+    """Where a plan's counted free processors (a :class:`CountingProfile`) first hold ``size`` of them for ``span``,
+    from starts asked in increasing order: :meth:`StatePlan._first`'s check before a trial.
+
+    A trial places every reservation, so wherever the job would hold its processors the counts must hold them
+    beside what the plan holds, or some allocation of the trial fails.  With ``own`` (the job's reservation
+    ``(start, end)`` in the plan) its processors are counted free inside it, as
+    :meth:`CountingProfile.moves_earlier` counts them.  The scan is :meth:`CountingProfile.first_fit`'s (a short
+    segment rules out every start whose window meets it); the segments last found to hold are kept, so that a
+    run of questions reads each segment about once."""
+
+    __slots__ = ("times", "free", "size", "span", "t0", "end0", "i", "good_lo", "good_hi")
+
+    def __init__(self, counts: CountingProfile, size: int, span: float, own: tuple[float, float] | None):
+        self.times = counts.times
+        self.free = counts.free
+        self.size = size
+        self.span = span
+        self.t0, self.end0 = own if own is not None else (math.inf, math.inf)
+        self.i = 0  # the segment of the last answer
+        self.good_lo = self.good_hi = 0  # segments good_lo .. good_hi-1 hold the job
+
+    def next_fit(self, t: float) -> float:
+        """The first start from ``t`` on (``t`` itself, then the profile's breakpoints) from which the counts hold
+        the job for its span; ``inf`` if none.  ``t`` is never before the last question's."""
+        times, free, size, span = self.times, self.free, self.size, self.span
+        t0, end0 = self.t0, self.end0
+        n = len(times)
+        i = bisect_left(times, t, self.i)
+        if i == n or times[i] != t:
+            i -= 1  # (t inside segment i: never for the plan's candidates, every one of which is a breakpoint)
+        start = t
+        while i < n:
+            if self.good_lo <= i < self.good_hi:
+                j = self.good_hi  # (segments before it hold the job)
+            else:
+                v = free[i]
+                if v < size and (v < 0 or not t0 <= times[i] < end0):  # (inside its own reservation: v + size)
+                    i += 1
+                    start = times[i] if i < n else math.inf
+                    continue
+                j = i + 1
+            stop = _end(start, span)
+            while j < n and times[j] < stop:
+                v = free[j]
+                if v < size and (v < 0 or not t0 <= times[j] < end0):
+                    break
+                j += 1
+            else:
+                self.i, self.good_lo, self.good_hi = i, i, j
+                return start
+            # segment j is short: every window from start to times[j] meets it
+            self.good_lo, self.good_hi = i, j
+            i = j + 1
+            start = times[i] if i < n else math.inf
+        self.i = n
         return math.inf
 
 
@@ -446,6 +519,51 @@ class _BitsModel:
         return self._mask_of(allocation).bit_count()
 
 
+def _trial(events: list[tuple], states: list[Any], bits: dict[int, Any], memo: dict, frames: dict[int, Hashable],
+           rel: Callable[[Any, Any], Any], rel_kind: int, place: Callable[[Any, int], Any], i: int, n: int,
+           iend: int, old_end: int, fail: int, own: int, mine: Any, free: Any) -> bool:
+    """:meth:`StatePlan._first`'s trial: the kept replay's events ``i`` .. ``n-1`` replayed with a job placed at its
+    turn (event ``i``, its token ``mine``, the state after it ``free``) and released before event ``iend``; the
+    reservation of job ``own`` (-1: none) left out.  True iff every allocation still succeeds.
+
+    It stops early once the job has ended, the state is the kept replay's before the same event (``k`` past
+    ``old_end``, the left-out reservation's end, and not past ``fail``), and every reservation the trial placed and
+    still holds holds what it holds in the kept replay: the rest is then the kept replay's, feasible iff that is.
+    The reference for the compiled trial (``_cplan.trial``: the same loop on the same objects; ``rel_kind`` lets it
+    call int's own operator where ``rel`` is ``int.__or__`` or ``int.__add__``)."""
+    live = True
+    moved: dict[int, Any] = {}  # reservations placed in the trial: their tokens
+    displaced = 0  # of those, holding other processors than in the kept replay
+    for k in range(i, n):
+        if live and k >= iend:
+            free = rel(free, mine)
+            live = False
+        if not live and displaced == 0 and k > old_end and k <= fail and free == states[k]:
+            return fail == n  # from here on the kept replay's own events and states
+        _, kind, _, who, m = events[k]
+        if who == own and m is None:
+            continue  # its own reservation: taken out
+        if kind == 0:
+            if m is None:
+                got = moved.pop(who, None)
+                if got is None:
+                    m = bits[who]
+                else:
+                    m = got
+                    displaced -= got != bits.get(who)
+            free = rel(free, m)
+        else:
+            placed = memo.get((free, frames[who]), -1)
+            if placed == -1:
+                placed = place(free, who)
+            if placed is None:
+                return False
+            got, free = placed
+            moved[who] = got
+            displaced += got != bits.get(who)
+    return True
+
+
 class StatePlan:
     """:class:`ReplayPlan` for an allocator whose choices are a pure function of a hashable state
     (a :class:`StateModel`): the replay runs on states, not on snapshots.
@@ -460,7 +578,12 @@ class StatePlan:
     * a trial (the job placed at a candidate time, the rest of the plan replayed with it) stops as
       soon as its state is the kept replay's at the same event: the job has ended, the states are
       equal and every reservation holding processors holds what it holds in the kept replay.  The
-      rest is then the kept replay's, feasible iff that is;
+      rest is then the kept replay's, feasible iff that is.  The trial is :func:`_trial`, compiled
+      where the extension is built (``_cplan``: the same loop on the same objects);
+    * a candidate gets a trial only where the plan's counted free processors hold the job from it
+      for its span (:class:`_CountedWindow`): every allocation of a trial takes its cells, so where
+      the counts fall short some allocation fails.  A short segment rules out every candidate up to
+      it at once;
     * :meth:`moves_earlier` answers for a job whose reservation is in the plan without taking it out:
       before its reservation the plan's events are the same with it or without it, so the kept replay
       serves; a trial compares states only past the job's old end.  A job that keeps its reservation
@@ -675,13 +798,35 @@ class StatePlan:
         frame = self._frame_of(job)
         # no start before the first time the plan's counted free processors hold the job for its span (the job
         # not in the plan; a trial places every reservation, so the counts of each are held throughout)
-        lb = -math.inf if own else self.counts.first_fit(self._cells(self.request(job)), span)
+        cells = self._cells(self.request(job))
+        lb = -math.inf if own else self.counts.first_fit(cells, span)
+        # and no trial where the counts do not hold it from t for its span (its own reservation counted free)
+        window = _CountedWindow(self.counts, cells, span, self._res[job][:2] if own else None)
+        times = self._times(not_after)
+        last = len(times) - 1 if not_after is not None else len(times)  # (not_after, if given, is the last)
+        c = bisect_left(times, lb) if lb > -math.inf else 0
+        if not_after is not None and c > last:
+            c = last
+        trial = _cplan.trial if compiled_trial() else _trial
+        rel_kind = 1 if rel is int.__or__ else 2 if rel is int.__add__ else 0
+        own_job = job if own else -1
         i = 0
-        for t in self._times(not_after):
+        while c < len(times):
+            t = times[c]
             if t == not_after:
                 return t  # the plan with the job back where it was: see ReplayPlan.earliest
-            if t < lb:
+            fit = window.next_fit(t)
+            if fit > t:
+                # no start from t up to `fit` holds the job on the counts: on to the first candidate from there (not
+                # past not_after); a skipped one whose turn is past the plan's failure would have answered None
+                skip = bisect_left(times, fit, c + 1)
+                if not_after is not None and skip > last:
+                    skip = last
+                if fail < n and keys[fail] < (times[skip - 1], 1, prio, job):
+                    return None
+                c = skip
                 continue
+            c += 1
             i = bisect_left(keys, (t, 1, prio, job), i)
             if i > fail:
                 return None  # the plan fails before the job's turn at t: so it does at every later t
@@ -691,41 +836,8 @@ class StatePlan:
             if placed is None:
                 continue
             mine, free = placed  # type: ignore[misc]
-            end_key = (_end(t, span), 0, -1, job)
-            live = True
-            moved: dict[int, Any] = {}  # reservations placed in the trial: their tokens
-            displaced = 0  # of those, holding other processors than in the kept replay
-            ok = True
-            for k in range(i, n):
-                ev = events[k]
-                if live and end_key < keys[k]:
-                    free = rel(free, mine)
-                    live = False
-                if not live and displaced == 0 and k > old_end and k <= fail and free == states[k]:
-                    ok = fail == n  # from here on the kept replay's own events and states
-                    break
-                _, kind, _, who, m = ev
-                if own and who == job and m is None:
-                    continue  # its own reservation: taken out
-                if kind == 0:
-                    if m is None:
-                        got = moved.pop(who, None)
-                        if got is None:
-                            m = bits[who]
-                        else:
-                            m = got
-                            displaced -= got != bits.get(who)
-                    free = rel(free, m)
-                else:
-                    placed = memo.get((free, frames[who]), -1)
-                    if placed == -1:
-                        placed = place(free, who)
-                    if placed is None:
-                        ok = False
-                        break
-                    got, free = placed  # type: ignore[misc]
-                    moved[who] = got
-                    displaced += got != bits.get(who)
+            iend = bisect_right(keys, (_end(t, span), 0, -1, job), i)  # its release: before event iend
+            ok = trial(events, states, bits, memo, frames, rel, rel_kind, place, i, n, iend, old_end, fail, own_job, mine, free)
             if ok:
                 return t
         return None
