@@ -176,7 +176,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     ],
     ids=lambda v: v.rsplit("/", 1)[-1],
 )
-@pytest.mark.parametrize("reference", ["snapshots", "snapshots, Python trials", pytest.param("full replay", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("reference", ["snapshots", "snapshots, Python search", pytest.param("full replay", marks=pytest.mark.slow)])
 def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, reference):
     """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
     EP and NEP, on free units for the static slice allocators, on free nodes per base block for Slurm's
@@ -187,14 +187,14 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
     The default tier asks ReplayPlan's own search (one walk through the events before the job, a replay
     of the rest per candidate; equal to the definition by the test above) on the bundled trace's first 40 jobs;
     the slow tier asks the definition itself, the whole plan replayed at each candidate time, on 60.  StatePlan's
-    trials run compiled where the extension is built, and in Python (the reference) in the second case."""
+    searches run compiled where the extension is built, and in Python (the reference) in the second case."""
     import numpy as np
 
     import topoalloc
     from topoalloc.sched import plan
     from topoalloc.sched.plan import ReplayPlan, StatePlan
 
-    if reference == "snapshots, Python trials":
+    if reference == "snapshots, Python search":
         monkeypatch.setattr(plan, "USE_COMPILED", False)
     from topoalloc.topology import parse_machine
     from topoalloc.workload import read_swf
@@ -669,9 +669,10 @@ def test_placement_memo_outlives_a_plan_is_bounded_and_shared_by_copies(monkeypa
     ],
     ids=lambda v: v.rsplit("/", 1)[-1] if isinstance(v, str) else str(v),
 )
-def test_compiled_trial_answers_as_the_python_trial(monkeypatch, machine, allocator, jobs, kind):
-    """Every trial of a conservative run on the bundled trace's first jobs, asked of the compiled trial and of the
-    Python one (the reference) with the same arguments: the same answer, for the three kinds of release."""
+def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allocator, jobs, kind):
+    """Every search for a start of a conservative run on the bundled trace's first jobs, asked of the compiled
+    search and of the Python one (the reference) with the same arguments: the same answer, for the three kinds of
+    release, for jobs in the plan (moves) and not (new reservations)."""
     import numpy as np
 
     import topoalloc
@@ -680,18 +681,19 @@ def test_compiled_trial_answers_as_the_python_trial(monkeypatch, machine, alloca
     from topoalloc.workload import read_swf
     from topoalloc.workload.swf import default_trace_path
 
-    if not plan.compiled_trial():
-        pytest.skip("the compiled trial is not built")
-    compiled = plan._cplan.trial
-    asked: dict[tuple[int, bool], int] = {}
+    if not plan.compiled_search():
+        pytest.skip("the compiled search is not built")
+    compiled = plan._cplan.first
+    asked: dict[tuple, int] = {}
 
     class Both:
         @staticmethod
-        def trial(*args):
-            want = plan._trial(*args)
+        def first(*args):
+            want = plan._first_loop(*args)
             got = compiled(*args)
-            assert got is want, args[6:]
-            asked[(args[6], got)] = asked.get((args[6], got), 0) + 1
+            assert got == want, args[5:9] + args[19:]
+            key = (args[17], args[22] >= 0, got is not None and got != args[2])
+            asked[key] = asked.get(key, 0) + 1
             return got
 
     monkeypatch.setattr(plan, "_cplan", Both)
@@ -699,29 +701,45 @@ def test_compiled_trial_answers_as_the_python_trial(monkeypatch, machine, alloca
     probe = make_allocator(allocator, machine)
     most = max(k for k in range(1, probe.n_nodes + 1) if probe._fits_empty(Request(k)))
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=most / w.max_procs, work_multiple=4.0, engine="python")
-    assert {k for k, _ in asked} == {kind} and {ok for _, ok in asked} == {True, False}, asked  # trials both ways
+    assert {k[0] for k in asked} == {kind}, asked
+    # moves found (a start before the reservation) and not (its own time given back); new reservations placed
+    assert {(own, found) for _, own, found in asked} >= {(True, True), (True, False), (False, True)}, asked
 
 
-def test_compiled_trial_refuses_malformed_input_with_an_error():
-    """The compiled trial raises (never crashes) on an event that is not a 5-tuple, a reservation with no kept token,
-    or a placement that is not (token, state) or None."""
+def _search_args(**change):
+    """The arguments of a search for job 7 (1 cell for 1 s) on a plan of 4 cells with one reservation, job 5's at 0.5
+    (frame "f", token 2, which the place below gives it once job 7 holds bit 1)."""
+    import math
+
+    args = {"times": [0.0, 0.5, 1.0], "c": 0, "not_after": None, "counts_times": [0.0, 0.5], "counts_free": [4, 3], "size": 1,
+            "span": 1.0, "t0": math.inf, "end0": math.inf, "keys": [(0.5, 1, 0, 5)], "events": [(0.5, 1, 0, 5, None)],
+            "states": [0b1111, 0b1110], "bits": {5: 1}, "memo": {}, "frames": {5: "f", 7: "f"}, "frame": "f",
+            "rel": int.__or__, "rel_kind": 1, "place": lambda s, j: (s & -s, s & (s - 1)), "fail": 1, "prio": 1, "job": 7,
+            "own": -1, "old_end": -1}
+    args.update(change)
+    return tuple(args.values())
+
+
+def test_compiled_search_refuses_malformed_input_with_an_error():
+    """The compiled search answers well-formed questions as the Python one, and raises (never crashes) on an event
+    that is not a 5-tuple, a key that is not a 4-tuple, keys and events of different lengths, a reservation with no
+    kept token, or a placement that is not (token, state) or None."""
     from topoalloc.sched import plan
 
-    if not plan.compiled_trial():
-        pytest.skip("the compiled trial is not built")
-    trial = plan._cplan.trial
-
-    def place(state, job):
-        return "bad"
-
-    states = [0b1111, 0b1111, 0b1111]
+    if not plan.compiled_search():
+        pytest.skip("the compiled search is not built")
+    first = plan._cplan.first
+    for change in ({}, {"counts_free": [0, 3]}, {"counts_free": [0, 0]}, {"place": lambda s, j: None}, {"not_after": 0.5, "times": [0.0, 0.5]}):
+        assert first(*_search_args(**change)) == plan._first_loop(*_search_args(**change)), change
+    assert first(*_search_args()) == 0.0 and first(*_search_args(counts_free=[0, 3])) == 0.5
+    assert first(*_search_args(counts_free=[0, 0])) is None
     with pytest.raises(TypeError, match="5-tuple"):
-        trial([(1.0, 0, 0, 0)], states, {}, {}, {}, int.__or__, 1, place, 0, 1, 1, -1, 1, -1, 0, 0b1110)
+        first(*_search_args(events=[(0.5, 1, 0, 5)]))
+    with pytest.raises(TypeError, match="4-tuple"):
+        first(*_search_args(keys=[(0.5, 1)]))
+    with pytest.raises(ValueError, match="differ in length"):
+        first(*_search_args(keys=[]))
     with pytest.raises(KeyError):
-        trial([(1.0, 0, -1, 7, None)], states, {}, {}, {}, int.__or__, 1, place, 0, 1, 1, -1, 1, -1, 0, 0b1110)
+        first(*_search_args(keys=[(0.5, 0, -1, 5)], events=[(0.5, 0, -1, 5, None)], bits={}))
     with pytest.raises(TypeError, match="placement"):
-        trial([(1.0, 1, 0, 7, None)], states, {}, {}, {7: 1}, int.__or__, 1, place, 0, 1, 1, -1, 1, -1, 0, 0b1110)
-    with pytest.raises(ValueError, match="outside"):
-        trial([], states, {}, {}, {}, int.__or__, 1, place, 0, 2, 2, -1, 2, -1, 0, 0b1110)
-    # a well-formed one: job 7's allocation takes the bit it is given, the plan holds
-    assert trial([(1.0, 1, 0, 7, None)], states, {}, {}, {7: 1}, int.__or__, 1, lambda s, j: (1, s & ~1), 0, 1, 1, -1, 1, -1, 0, 0b1110) is True
+        first(*_search_args(place=lambda s, j: "bad"))

@@ -1,15 +1,21 @@
-/* Compiled trial of plan.StatePlan (see plan.py, StatePlan._first): the rest of the kept replay replayed
- * with one job placed at a candidate start, until an allocation fails, the plan ends, or the trial's
- * state meets the kept replay's again.
+/* Compiled search of plan.StatePlan (see plan.py, StatePlan._first): over the candidate starts, the counts'
+ * check (_CountedWindow), the job's placement at its turn, and the trial: the rest of the kept replay
+ * replayed with the job placed, until an allocation fails, the plan ends, or the trial's state meets
+ * the kept replay's again.
  *
- * The loop is StatePlan._trial's (the Python reference, which tests compare with this one), on the same
- * Python objects: the events (tuples (time, kind, order, job, token): kind 0 a release, 1 an
- * allocation; token None for a reservation's release), the kept states and tokens, the placement memo
- * {(state, frame): (token, next state) or None} and the model's functions.  Only the interpreter's
- * work per event is saved; every state, token and placement is the model's own.
+ * The loops are plan._first_loop's and plan._trial's (the Python reference, which tests compare with this
+ * one), on the same Python objects: the candidate times, the counts' lists, the event keys and events
+ * (tuples (time, kind, order, job, token): kind 0 a release, 1 an allocation; token None for a
+ * reservation's release), the kept states and tokens, the placement memo {(state, frame): (token, next
+ * state) or None} and the model's functions.  Only the interpreter's work is saved; every state, token
+ * and placement is the model's own.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
+
+/* plan.ZERO_LENGTH */
+#define ZERO_LENGTH 1e-6
 
 /* how a token is given back: 0 the model's function called; 1 int.__or__; 2 int.__add__ */
 enum { REL_CALL = 0, REL_OR = 1, REL_ADD = 2 };
@@ -28,24 +34,35 @@ static int differs(PyObject *bits, PyObject *who, PyObject *token) {
     return PyObject_RichCompareBool(token, was, Py_NE);
 }
 
-/* trial(events, states, bits, memo, frames, rel, rel_kind, place, i, n, iend, old_end, fail, own, mine, free)
- * -> True if the plan stays feasible with the job placed (its turn at event i, its release before event iend,
- * its token `mine`, the state after it `free`); `own` the job whose reservation is left out (-1: none). */
-static PyObject *trial(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *events, *states, *bits, *memo, *frames, *rel, *place, *mine, *free0;
-    int rel_kind;
-    Py_ssize_t i, n, iend, old_end, fail;
-    long long own;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OiOnnnnnLOO", &PyList_Type, &events, &PyList_Type, &states,
-                          &PyDict_Type, &bits, &PyDict_Type, &memo, &PyDict_Type, &frames, &rel, &rel_kind,
-                          &place, &i, &n, &iend, &old_end, &fail, &own, &mine, &free0))
-        return NULL;
-    if (n > PyList_GET_SIZE(events) || i < 0) {
-        PyErr_SetString(PyExc_ValueError, "trial: event range outside the kept replay");
+/* the placement of a job with frame `frame` in `state`: memo[(state, frame)], else place(state, who) (which
+ * remembers it); a new reference to (token, next state) or None, NULL on error */
+static PyObject *placement(PyObject *memo, PyObject *place, PyObject *state, PyObject *frame, PyObject *who) {
+    PyObject *key = PyTuple_Pack(2, state, frame);
+    if (key == NULL) return NULL;
+    PyObject *placed = PyDict_GetItemWithError(memo, key);
+    Py_DECREF(key);
+    if (placed != NULL) Py_INCREF(placed);
+    else {
+        if (PyErr_Occurred()) return NULL;
+        placed = PyObject_CallFunctionObjArgs(place, state, who, NULL);
+        if (placed == NULL) return NULL;
+    }
+    if (placed != Py_None && (!PyTuple_Check(placed) || PyTuple_GET_SIZE(placed) != 2)) {
+        Py_DECREF(placed);
+        PyErr_SetString(PyExc_TypeError, "first: a placement is not (token, state) or None");
         return NULL;
     }
+    return placed;
+}
+
+/* _trial: the kept replay's events i .. n-1 replayed with the job placed (its token `mine`, the state after it
+ * `free0`), released before event iend; the reservation of job `own` (-1: none) left out.  1 if every allocation
+ * still succeeds, 0 if one fails, -1 on error (an exception set). */
+static int run_trial(PyObject *events, PyObject *states, PyObject *bits, PyObject *memo, PyObject *frames, PyObject *rel,
+                     int rel_kind, PyObject *place, Py_ssize_t i, Py_ssize_t n, Py_ssize_t iend, Py_ssize_t old_end,
+                     Py_ssize_t fail, long long own, PyObject *mine, PyObject *free0) {
     PyObject *moved = PyDict_New(); /* reservations placed in the trial: their tokens */
-    if (moved == NULL) return NULL;
+    if (moved == NULL) return -1;
     PyObject *free = free0;
     Py_INCREF(free);
     int live = 1, ok = 1;
@@ -59,7 +76,7 @@ static PyObject *trial(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         if (!live && displaced == 0 && k > old_end && k <= fail) {
             if (k >= PyList_GET_SIZE(states)) {
-                PyErr_SetString(PyExc_ValueError, "trial: no kept state before an event it compares at");
+                PyErr_SetString(PyExc_ValueError, "first: no kept state before an event it compares at");
                 goto error;
             }
             PyObject *kept = PyList_GET_ITEM(states, k);
@@ -72,7 +89,7 @@ static PyObject *trial(PyObject *Py_UNUSED(self), PyObject *args) {
         }
         PyObject *ev = PyList_GET_ITEM(events, k);
         if (!PyTuple_Check(ev) || PyTuple_GET_SIZE(ev) != 5) {
-            PyErr_SetString(PyExc_TypeError, "trial: an event is not a 5-tuple");
+            PyErr_SetString(PyExc_TypeError, "first: an event is not a 5-tuple");
             goto error;
         }
         long kind = PyLong_AsLong(PyTuple_GET_ITEM(ev, 1));
@@ -84,7 +101,7 @@ static PyObject *trial(PyObject *Py_UNUSED(self), PyObject *args) {
             if (w == own) continue; /* its own reservation: taken out */
         }
         if (kind == 0) {
-            PyObject *token; /* borrowed or owned below */
+            PyObject *token; /* borrowed, or owned below */
             int owned = 0;
             if (m == Py_None) {
                 PyObject *got = PyDict_GetItemWithError(moved, who);
@@ -115,25 +132,12 @@ static PyObject *trial(PyObject *Py_UNUSED(self), PyObject *args) {
                 if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
                 goto error;
             }
-            PyObject *key = PyTuple_Pack(2, free, frame);
-            if (key == NULL) goto error;
-            PyObject *placed = PyDict_GetItemWithError(memo, key);
-            Py_DECREF(key);
-            if (placed != NULL) Py_INCREF(placed);
-            else {
-                if (PyErr_Occurred()) goto error;
-                placed = PyObject_CallFunctionObjArgs(place, free, who, NULL);
-                if (placed == NULL) goto error;
-            }
+            PyObject *placed = placement(memo, place, free, frame, who);
+            if (placed == NULL) goto error;
             if (placed == Py_None) {
                 Py_DECREF(placed);
                 ok = 0;
                 break;
-            }
-            if (!PyTuple_Check(placed) || PyTuple_GET_SIZE(placed) != 2) {
-                Py_DECREF(placed);
-                PyErr_SetString(PyExc_TypeError, "trial: a placement is not (token, state) or None");
-                goto error;
             }
             PyObject *got = PyTuple_GET_ITEM(placed, 0), *next = PyTuple_GET_ITEM(placed, 1);
             if (PyDict_SetItem(moved, who, got) < 0) { Py_DECREF(placed); goto error; }
@@ -147,18 +151,206 @@ static PyObject *trial(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     Py_DECREF(free);
     Py_DECREF(moved);
-    return PyBool_FromLong(ok);
+    return ok;
 error:
     Py_DECREF(free);
     Py_DECREF(moved);
-    return NULL;
+    return -1;
+}
+
+/* a float of a list (times are floats; an int is taken at its value) */
+static inline double fl_at(PyObject *list, Py_ssize_t k) {
+    PyObject *x = PyList_GET_ITEM(list, k);
+    return PyFloat_CheckExact(x) ? PyFloat_AS_DOUBLE(x) : PyFloat_AsDouble(x);
+}
+
+/* plan._end: t + span, never closer than two float steps past t */
+static inline double end_of(double t, double span) {
+    double end = t + span;
+    if (fabs(t) < 4294967296.0 && span >= ZERO_LENGTH) return end;
+    double floor = nextafter(nextafter(t, INFINITY), INFINITY);
+    return end > floor ? end : floor;
+}
+
+/* Python's comparison of an event key (t, kind, order, job) with (t2, kind2, order2, job2): <0, 0, >0; or -2 on error */
+static int key_cmp(PyObject *key, double t2, long long kind2, long long order2, long long job2) {
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 4) {
+        PyErr_SetString(PyExc_TypeError, "first: an event key is not a 4-tuple");
+        return -2;
+    }
+    PyObject *x = PyTuple_GET_ITEM(key, 0);
+    double t = PyFloat_CheckExact(x) ? PyFloat_AS_DOUBLE(x) : PyFloat_AsDouble(x);
+    if (t == -1.0 && PyErr_Occurred()) return -2;
+    if (t != t2) return t < t2 ? -1 : 1;
+    long long v[3], w[3] = {kind2, order2, job2};
+    for (int q = 0; q < 3; q++) {
+        v[q] = PyLong_AsLongLong(PyTuple_GET_ITEM(key, q + 1));
+        if (v[q] == -1 && PyErr_Occurred()) return -2;
+        if (v[q] != w[q]) return v[q] < w[q] ? -1 : 1;
+    }
+    return 0;
+}
+
+/* the first key index in lo .. hi-1 not below (bisect_left, right = 0) or above (bisect_right, right = 1) the key
+ * (t, kind, order, job); -1 on error */
+static Py_ssize_t key_bisect(PyObject *keys, Py_ssize_t lo, Py_ssize_t hi, double t, long long kind, long long order,
+                             long long job, int right) {
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        int c = key_cmp(PyList_GET_ITEM(keys, mid), t, kind, order, job);
+        if (c == -2) return -1;
+        if (c < 0 || (right && c == 0)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* the first index in lo .. hi-1 whose time is >= t (bisect_left on a list of times) */
+static Py_ssize_t time_bisect(PyObject *times, Py_ssize_t lo, Py_ssize_t hi, double t) {
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (fl_at(times, mid) < t) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* plan._CountedWindow on the counts' lists */
+typedef struct {
+    PyObject *times, *free;
+    long long size;
+    double span, t0, end0;
+    Py_ssize_t i, good_lo, good_hi;
+} Window;
+
+/* whether segment k is short of the job (its own reservation counted free); -1 on error */
+static inline int seg_short(const Window *w, Py_ssize_t k) {
+    long long v = PyLong_AsLongLong(PyList_GET_ITEM(w->free, k));
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v >= w->size) return 0;
+    if (v < 0) return 1;
+    double tk = fl_at(w->times, k);
+    return !(w->t0 <= tk && tk < w->end0);
+}
+
+/* _CountedWindow.next_fit: the first start from t on from which the counts hold the job for its span (inf: none);
+ * NAN on error */
+static double next_fit(Window *w, double t) {
+    Py_ssize_t n = PyList_GET_SIZE(w->times);
+    Py_ssize_t i = time_bisect(w->times, w->i, n, t);
+    if (i == n || fl_at(w->times, i) != t) i -= 1;
+    if (i < 0) i = 0; /* (before the first breakpoint, now: never asked) */
+    double start = t;
+    while (i < n) {
+        Py_ssize_t j;
+        if (w->good_lo <= i && i < w->good_hi) j = w->good_hi;
+        else {
+            int sh = seg_short(w, i);
+            if (sh < 0) return NAN;
+            if (sh) {
+                i += 1;
+                start = i < n ? fl_at(w->times, i) : INFINITY;
+                continue;
+            }
+            j = i + 1;
+        }
+        double stop = end_of(start, w->span);
+        int broke = 0;
+        while (j < n && fl_at(w->times, j) < stop) {
+            int sh = seg_short(w, j);
+            if (sh < 0) return NAN;
+            if (sh) { broke = 1; break; }
+            j += 1;
+        }
+        if (!broke) {
+            w->i = i;
+            w->good_lo = i;
+            w->good_hi = j;
+            return start;
+        }
+        w->good_lo = i;
+        w->good_hi = j;
+        i = j + 1;
+        start = i < n ? fl_at(w->times, i) : INFINITY;
+    }
+    w->i = n;
+    return INFINITY;
+}
+
+/* first(times, c, not_after, counts_times, counts_free, size, span, t0, end0, keys, events, states, bits, memo, frames,
+ *       frame, rel, rel_kind, place, fail, prio, job, own, old_end) -> the start (a float) or None: plan._first_loop */
+static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *times, *not_after, *ctimes, *cfree, *keys, *events, *states, *bits, *memo, *frames, *frame, *rel, *place, *job;
+    Py_ssize_t c, fail, old_end;
+    long long size, prio, own;
+    double span, t0, end0;
+    int rel_kind;
+    if (!PyArg_ParseTuple(args, "O!nOO!O!LdddO!O!O!O!O!O!OOiOnLOLn", &PyList_Type, &times, &c, &not_after, &PyList_Type, &ctimes,
+                          &PyList_Type, &cfree, &size, &span, &t0, &end0, &PyList_Type, &keys, &PyList_Type, &events,
+                          &PyList_Type, &states, &PyDict_Type, &bits, &PyDict_Type, &memo, &PyDict_Type, &frames, &frame,
+                          &rel, &rel_kind, &place, &fail, &prio, &job, &own, &old_end))
+        return NULL;
+    long long jobv = PyLong_AsLongLong(job);
+    if (jobv == -1 && PyErr_Occurred()) return NULL;
+    if (PyList_GET_SIZE(ctimes) != PyList_GET_SIZE(cfree) || PyList_GET_SIZE(keys) != PyList_GET_SIZE(events) || c < 0) {
+        PyErr_SetString(PyExc_ValueError, "first: the counts' lists, or the keys and the events, differ in length");
+        return NULL;
+    }
+    int has_na = not_after != Py_None;
+    double na = 0;
+    if (has_na) {
+        na = PyFloat_AsDouble(not_after);
+        if (na == -1.0 && PyErr_Occurred()) return NULL;
+    }
+    Py_ssize_t nt = PyList_GET_SIZE(times), n = PyList_GET_SIZE(events);
+    Py_ssize_t last = has_na ? nt - 1 : nt; /* (not_after, if given, is the last) */
+    if (c > last) c = last;
+    Window w = {ctimes, cfree, size, span, t0, end0, 0, 0, 0};
+    Py_ssize_t i = 0;
+    while (c < nt) {
+        double t = fl_at(times, c);
+        if (t == -1.0 && PyErr_Occurred()) return NULL;
+        if (has_na && t == na) return PyFloat_FromDouble(t); /* the plan with the job back where it was */
+        double fit = next_fit(&w, t);
+        if (fit != fit) return NULL;
+        if (fit > t) {
+            Py_ssize_t skip = time_bisect(times, c + 1, nt, fit);
+            if (skip > last) skip = last;
+            if (fail < n) {
+                int cmp = key_cmp(PyList_GET_ITEM(keys, fail), fl_at(times, skip - 1), 1, prio, jobv);
+                if (cmp == -2) return NULL;
+                if (cmp < 0) Py_RETURN_NONE; /* a skipped candidate's turn is past the plan's failure */
+            }
+            c = skip;
+            continue;
+        }
+        c += 1;
+        i = key_bisect(keys, i, n, t, 1, prio, jobv, 0);
+        if (i < 0) return NULL;
+        if (i > fail) Py_RETURN_NONE; /* the plan fails before the job's turn at t: so it does at every later t */
+        if (i >= PyList_GET_SIZE(states)) {
+            PyErr_SetString(PyExc_ValueError, "first: no kept state before the job's turn");
+            return NULL;
+        }
+        PyObject *placed = placement(memo, place, PyList_GET_ITEM(states, i), frame, job);
+        if (placed == NULL) return NULL;
+        if (placed == Py_None) {
+            Py_DECREF(placed);
+            continue;
+        }
+        Py_ssize_t iend = key_bisect(keys, i, n, end_of(t, span), 0, -1, jobv, 1); /* its release: before event iend */
+        int ok = iend < 0 ? -1 : run_trial(events, states, bits, memo, frames, rel, rel_kind, place, i, n, iend, old_end, fail, own,
+                                           PyTuple_GET_ITEM(placed, 0), PyTuple_GET_ITEM(placed, 1));
+        Py_DECREF(placed);
+        if (ok < 0) return NULL;
+        if (ok) return PyFloat_FromDouble(t);
+    }
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
-    {"trial", trial, METH_VARARGS, "StatePlan's trial of one candidate start (see plan.py, StatePlan._trial)."},
+    {"first", first, METH_VARARGS, "StatePlan's search for a start (see plan.py, _first_loop, the reference)."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cplan", "Compiled trial of plan.StatePlan.", -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cplan", "Compiled search of plan.StatePlan.", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cplan(void) { return PyModule_Create(&module); }

@@ -35,18 +35,18 @@ from ..alloc.base import Allocation, Allocator, Memo, Request
 from ..errors import SimulationError
 from .base import SortedCounts
 
-try:  # the compiled trial (an optional extension: without a C compiler the Python trial runs, same answers)
+try:  # the compiled search (an optional extension: without a C compiler the Python search runs, same answers)
     import topoalloc.sched._cplan as _cplan
 except ImportError:  # pragma: no cover - built without a C compiler
     _cplan = None
 
-#: StatePlan's trials run compiled when the extension is built and this is true (tests turn it off to compare
-#: the Python trial, the reference, with the compiled one)
+#: StatePlan searches for starts with the compiled extension when it is built and this is true (tests turn it off
+#: to compare the Python search, the reference, with the compiled one)
 USE_COMPILED = True
 
 
-def compiled_trial() -> bool:
-    """Whether :class:`StatePlan` runs its trials with the compiled extension (built, and not turned off)."""
+def compiled_search() -> bool:
+    """Whether :class:`StatePlan` searches for starts with the compiled extension (built, and not turned off)."""
     return USE_COMPILED and _cplan is not None
 
 __all__ = ["CountingProfile", "ReplayPlan", "StateModel", "StatePlan", "FreeSetPlan", "ZERO_LENGTH", "placement_memo"]
@@ -248,20 +248,20 @@ class _CountedWindow:
     from starts asked in increasing order: :meth:`StatePlan._first`'s check before a trial.
 
     A trial places every reservation, so wherever the job would hold its processors the counts must hold them
-    beside what the plan holds, or some allocation of the trial fails.  With ``own`` (the job's reservation
-    ``(start, end)`` in the plan) its processors are counted free inside it, as
+    beside what the plan holds, or some allocation of the trial fails.  With the job's own reservation
+    ``[t0, end0)`` in the plan, its processors are counted free inside it, as
     :meth:`CountingProfile.moves_earlier` counts them.  The scan is :meth:`CountingProfile.first_fit`'s (a short
     segment rules out every start whose window meets it); the segments last found to hold are kept, so that a
     run of questions reads each segment about once."""
 
     __slots__ = ("times", "free", "size", "span", "t0", "end0", "i", "good_lo", "good_hi")
 
-    def __init__(self, counts: CountingProfile, size: int, span: float, own: tuple[float, float] | None):
-        self.times = counts.times
-        self.free = counts.free
+    def __init__(self, times: list[float], free: list[int], size: int, span: float, t0: float, end0: float):
+        self.times = times  # (a CountingProfile's breakpoints and free processors)
+        self.free = free
         self.size = size
         self.span = span
-        self.t0, self.end0 = own if own is not None else (math.inf, math.inf)
+        self.t0, self.end0 = t0, end0  # (inf, inf: no reservation of its own)
         self.i = 0  # the segment of the last answer
         self.good_lo = self.good_hi = 0  # segments good_lo .. good_hi-1 hold the job
 
@@ -274,6 +274,8 @@ class _CountedWindow:
         i = bisect_left(times, t, self.i)
         if i == n or times[i] != t:
             i -= 1  # (t inside segment i: never for the plan's candidates, every one of which is a breakpoint)
+        if i < 0:
+            i = 0  # (before the first breakpoint, now: never asked)
         start = t
         while i < n:
             if self.good_lo <= i < self.good_hi:
@@ -529,8 +531,8 @@ def _trial(events: list[tuple], states: list[Any], bits: dict[int, Any], memo: d
     It stops early once the job has ended, the state is the kept replay's before the same event (``k`` past
     ``old_end``, the left-out reservation's end, and not past ``fail``), and every reservation the trial placed and
     still holds holds what it holds in the kept replay: the rest is then the kept replay's, feasible iff that is.
-    The reference for the compiled trial (``_cplan.trial``: the same loop on the same objects; ``rel_kind`` lets it
-    call int's own operator where ``rel`` is ``int.__or__`` or ``int.__add__``)."""
+    The reference for the compiled trial (in ``_cplan.first``: the same loop on the same objects; ``rel_kind`` lets
+    it call int's own operator where ``rel`` is ``int.__or__`` or ``int.__add__``)."""
     live = True
     moved: dict[int, Any] = {}  # reservations placed in the trial: their tokens
     displaced = 0  # of those, holding other processors than in the kept replay
@@ -564,6 +566,53 @@ def _trial(events: list[tuple], states: list[Any], bits: dict[int, Any], memo: d
     return True
 
 
+def _first_loop(times: list[float], c: int, not_after: float | None, counts_times: list[float], counts_free: list[int],
+                size: int, span: float, t0: float, end0: float, keys: list[tuple], events: list[tuple], states: list[Any],
+                bits: dict[int, Any], memo: dict, frames: dict[int, Hashable], frame: Hashable, rel: Callable[[Any, Any], Any],
+                rel_kind: int, place: Callable[[Any, int], Any], fail: int, prio: int, job: int, own: int, old_end: int) -> float | None:
+    """:meth:`StatePlan._first`'s search over the candidate starts ``times`` from index ``c`` on (``not_after``, if
+    given, the last): the first at which the job is placed at its turn and :func:`_trial` succeeds, else None.
+
+    A candidate gets a trial only where the counts (``counts_times``, ``counts_free``) hold ``size`` cells from it for
+    ``span``, with the job's own reservation ``[t0, end0)`` counted free (:class:`_CountedWindow`).  The reference
+    for the compiled search (``_cplan.first``: the same loop on the same objects)."""
+    window = _CountedWindow(counts_times, counts_free, size, span, t0, end0)
+    n = len(events)
+    last = len(times) - 1 if not_after is not None else len(times)  # (not_after, if given, is the last)
+    if c > last:
+        c = last
+    i = 0
+    while c < len(times):
+        t = times[c]
+        if t == not_after:
+            return t  # the plan with the job back where it was: see ReplayPlan.earliest
+        fit = window.next_fit(t)
+        if fit > t:
+            # no start from t up to `fit` holds the job on the counts: on to the first candidate from there (not
+            # past not_after); a skipped one whose turn is past the plan's failure would have answered None
+            skip = bisect_left(times, fit, c + 1)
+            if skip > last:
+                skip = last
+            if fail < n and keys[fail] < (times[skip - 1], 1, prio, job):
+                return None
+            c = skip
+            continue
+        c += 1
+        i = bisect_left(keys, (t, 1, prio, job), i)
+        if i > fail:
+            return None  # the plan fails before the job's turn at t: so it does at every later t
+        placed = memo.get((states[i], frame), -1)  # (place's memo, read here: most candidates are known)
+        if placed == -1:
+            placed = place(states[i], job)
+        if placed is None:
+            continue
+        mine, free = placed
+        iend = bisect_right(keys, (_end(t, span), 0, -1, job), i)  # its release: before event iend
+        if _trial(events, states, bits, memo, frames, rel, rel_kind, place, i, n, iend, old_end, fail, own, mine, free):
+            return t
+    return None
+
+
 class StatePlan:
     """:class:`ReplayPlan` for an allocator whose choices are a pure function of a hashable state
     (a :class:`StateModel`): the replay runs on states, not on snapshots.
@@ -578,8 +627,9 @@ class StatePlan:
     * a trial (the job placed at a candidate time, the rest of the plan replayed with it) stops as
       soon as its state is the kept replay's at the same event: the job has ended, the states are
       equal and every reservation holding processors holds what it holds in the kept replay.  The
-      rest is then the kept replay's, feasible iff that is.  The trial is :func:`_trial`, compiled
-      where the extension is built (``_cplan``: the same loop on the same objects);
+      rest is then the kept replay's, feasible iff that is.  The search over candidates is
+      :func:`_first_loop` with :func:`_trial`, compiled where the extension is built (``_cplan``: the
+      same loops on the same objects);
     * a candidate gets a trial only where the plan's counted free processors hold the job from it
       for its span (:class:`_CountedWindow`): every allocation of a trial takes its cells, so where
       the counts fall short some allocation fails.  A short segment rules out every candidate up to
@@ -800,47 +850,15 @@ class StatePlan:
         # not in the plan; a trial places every reservation, so the counts of each are held throughout)
         cells = self._cells(self.request(job))
         lb = -math.inf if own else self.counts.first_fit(cells, span)
-        # and no trial where the counts do not hold it from t for its span (its own reservation counted free)
-        window = _CountedWindow(self.counts, cells, span, self._res[job][:2] if own else None)
+        # and no trial where the counts do not hold it from t for its span, its own reservation counted free (see
+        # _first_loop, the search)
         times = self._times(not_after)
-        last = len(times) - 1 if not_after is not None else len(times)  # (not_after, if given, is the last)
         c = bisect_left(times, lb) if lb > -math.inf else 0
-        if not_after is not None and c > last:
-            c = last
-        trial = _cplan.trial if compiled_trial() else _trial
-        rel_kind = 1 if rel is int.__or__ else 2 if rel is int.__add__ else 0
-        own_job = job if own else -1
-        i = 0
-        while c < len(times):
-            t = times[c]
-            if t == not_after:
-                return t  # the plan with the job back where it was: see ReplayPlan.earliest
-            fit = window.next_fit(t)
-            if fit > t:
-                # no start from t up to `fit` holds the job on the counts: on to the first candidate from there (not
-                # past not_after); a skipped one whose turn is past the plan's failure would have answered None
-                skip = bisect_left(times, fit, c + 1)
-                if not_after is not None and skip > last:
-                    skip = last
-                if fail < n and keys[fail] < (times[skip - 1], 1, prio, job):
-                    return None
-                c = skip
-                continue
-            c += 1
-            i = bisect_left(keys, (t, 1, prio, job), i)
-            if i > fail:
-                return None  # the plan fails before the job's turn at t: so it does at every later t
-            placed = memo.get((states[i], frame), -1)  # (place's memo, read here: most candidates are known)
-            if placed == -1:
-                placed = place(states[i], job)
-            if placed is None:
-                continue
-            mine, free = placed  # type: ignore[misc]
-            iend = bisect_right(keys, (_end(t, span), 0, -1, job), i)  # its release: before event iend
-            ok = trial(events, states, bits, memo, frames, rel, rel_kind, place, i, n, iend, old_end, fail, own_job, mine, free)
-            if ok:
-                return t
-        return None
+        t0, end0 = self._res[job][:2] if own else (math.inf, math.inf)
+        first = _cplan.first if compiled_search() else _first_loop
+        return first(times, c, not_after, self.counts.times, self.counts.free, cells, span, t0, end0, keys, events, states, bits,
+                     memo, frames, frame, rel, 1 if rel is int.__or__ else 2 if rel is int.__add__ else 0, place, fail, prio,
+                     job, job if own else -1, old_end)
 
     def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
         """As :meth:`ReplayPlan.earliest` (the job not in the plan)."""
