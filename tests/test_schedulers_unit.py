@@ -672,7 +672,8 @@ def test_placement_memo_outlives_a_plan_is_bounded_and_shared_by_copies(monkeypa
 def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allocator, jobs, kind):
     """Every search for a start of a conservative run on the bundled trace's first jobs, asked of the compiled
     search and of the Python one (the reference) with the same arguments: the same answer, for the three kinds of
-    release, for jobs in the plan (moves) and not (new reservations)."""
+    release, for jobs in the plan (moves) and not (new reservations); and every replay of the plan (whole, or
+    brought up to date), the same states, tokens and answer."""
     import numpy as np
 
     import topoalloc
@@ -683,8 +684,9 @@ def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allo
 
     if not plan.compiled_search():
         pytest.skip("the compiled search is not built")
-    compiled = plan._cplan.first
+    compiled, compiled_replay = plan._cplan.first, plan._cplan.replay
     asked: dict[tuple, int] = {}
+    replays: dict[int, int] = {}
 
     class Both:
         @staticmethod
@@ -696,12 +698,22 @@ def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allo
             asked[key] = asked.get(key, 0) + 1
             return got
 
+        @staticmethod
+        def replay(events, states, bits, new_bits, new_states, *rest):
+            bits2, states2 = dict(new_bits), list(new_states)  # (the replay fills these in)
+            want = plan._replay_from(events, states, bits, bits2, states2, *rest)
+            got = compiled_replay(events, states, bits, new_bits, new_states, *rest)
+            assert (got, new_states, new_bits) == (want, states2, bits2)
+            replays[got[0]] = replays.get(got[0], 0) + 1
+            return got
+
     monkeypatch.setattr(plan, "_cplan", Both)
     w = read_swf(default_trace_path()).take(np.arange(jobs))
     probe = make_allocator(allocator, machine)
     most = max(k for k in range(1, probe.n_nodes + 1) if probe._fits_empty(Request(k)))
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=most / w.max_procs, work_multiple=4.0, engine="python")
     assert {k[0] for k in asked} == {kind}, asked
+    assert replays.get(0) and replays.get(1), replays  # updates that met the old replay, and whole replays
     # moves found (a start before the reservation) and not (its own time given back); new reservations placed
     assert {(own, found) for _, own, found in asked} >= {(True, True), (True, False), (False, True)}, asked
 
@@ -743,3 +755,19 @@ def test_compiled_search_refuses_malformed_input_with_an_error():
         first(*_search_args(keys=[(0.5, 0, -1, 5)], events=[(0.5, 0, -1, 5, None)], bits={}))
     with pytest.raises(TypeError, match="placement"):
         first(*_search_args(place=lambda s, j: "bad"))
+    # the replay: (how, k) as the Python one, and errors, never a crash
+    replay = plan._cplan.replay
+
+    def replay_args(events, bits=None, place=lambda s, j: (s & -s, s & (s - 1))):
+        return (events, [], {}, {} if bits is None else bits, [0b1111], {}, {5: "f"}, int.__or__, 1, place, 0b1111, 0, 99, 0, 99)
+
+    two = [(0.5, 1, 0, 5, None), (1.5, 0, -1, 5, None)]
+    assert replay(*replay_args(two)) == plan._replay_from(*replay_args(two)) == (1, 2)
+    full = replay_args([(0.5, 1, 0, 5, None)], place=lambda s, j: None)
+    assert replay(*full) == plan._replay_from(*full) == (2, 0)
+    with pytest.raises(TypeError, match="5-tuple"):
+        replay(*replay_args([(0.5, 1, 0, 5)]))
+    with pytest.raises(KeyError):
+        replay(*replay_args([(1.5, 0, -1, 5, None)]))
+    with pytest.raises(TypeError, match="placement"):
+        replay(*replay_args(two, place=lambda s, j: "bad"))

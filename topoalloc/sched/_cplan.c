@@ -1,10 +1,10 @@
-/* Compiled search of plan.StatePlan (see plan.py, StatePlan._first): over the candidate starts, the counts'
- * check (_CountedWindow), the job's placement at its turn, and the trial: the rest of the kept replay
- * replayed with the job placed, until an allocation fails, the plan ends, or the trial's state meets
- * the kept replay's again.
+/* Compiled search and replay of plan.StatePlan (see plan.py, StatePlan._first and _update): over the candidate
+ * starts, the counts' check (_CountedWindow), the job's placement at its turn, and the trial: the rest of the
+ * kept replay replayed with the job placed, until an allocation fails, the plan ends, or the trial's state
+ * meets the kept replay's again; and the kept replay brought up to date after reservations change.
  *
- * The loops are plan._first_loop's and plan._trial's (the Python reference, which tests compare with this
- * one), on the same Python objects: the candidate times, the counts' lists, the event keys and events
+ * The loops are plan._first_loop's, plan._trial's and plan._replay_from's (the Python reference, which tests
+ * compare with this one), on the same Python objects: the candidate times, the counts' lists, the event keys and events
  * (tuples (time, kind, order, job, token): kind 0 a release, 1 an allocation; token None for a
  * reservation's release), the kept states and tokens, the placement memo {(state, frame): (token, next
  * state) or None} and the model's functions.  Only the interpreter's work is saved; every state, token
@@ -346,11 +346,115 @@ static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* replay(events, states, bits, new_bits, new_states, memo, frames, rel, rel_kind, place, free, i0, khi, shift, fail)
+ * -> (how, k): plan._replay_from */
+static PyObject *replay(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *events, *states, *bits, *new_bits, *new_states, *memo, *frames, *rel, *place, *free0;
+    int rel_kind;
+    Py_ssize_t i0, khi, shift, fail;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!OiOOnnnn", &PyList_Type, &events, &PyList_Type, &states, &PyDict_Type, &bits,
+                          &PyDict_Type, &new_bits, &PyList_Type, &new_states, &PyDict_Type, &memo, &PyDict_Type, &frames,
+                          &rel, &rel_kind, &place, &free0, &i0, &khi, &shift, &fail))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(events);
+    if (i0 < 0) {
+        PyErr_SetString(PyExc_ValueError, "replay: a negative first event");
+        return NULL;
+    }
+    PyObject *held = PyDict_New(); /* reservations placed here and not yet released: their tokens */
+    if (held == NULL) return NULL;
+    PyObject *free = free0;
+    Py_INCREF(free);
+    Py_ssize_t displaced = 0; /* of those, holding other processors than in the old replay */
+    int how = 1;
+    Py_ssize_t k;
+    for (k = i0; k < n; k++) {
+        if (displaced == 0 && k >= khi) {
+            Py_ssize_t j = k - shift;
+            if (j <= fail) {
+                if (j < 0 || j >= PyList_GET_SIZE(states)) {
+                    PyErr_SetString(PyExc_ValueError, "replay: no old state to compare with");
+                    goto error;
+                }
+                PyObject *kept = PyList_GET_ITEM(states, j);
+                int same = kept == free ? 1 : PyObject_RichCompareBool(free, kept, Py_EQ);
+                if (same < 0) goto error;
+                if (same) { how = 0; break; }
+            }
+        }
+        PyObject *ev = PyList_GET_ITEM(events, k);
+        if (!PyTuple_Check(ev) || PyTuple_GET_SIZE(ev) != 5) {
+            PyErr_SetString(PyExc_TypeError, "replay: an event is not a 5-tuple");
+            goto error;
+        }
+        long kind = PyLong_AsLong(PyTuple_GET_ITEM(ev, 1));
+        if (kind == -1 && PyErr_Occurred()) goto error;
+        PyObject *who = PyTuple_GET_ITEM(ev, 3), *m = PyTuple_GET_ITEM(ev, 4);
+        if (kind == 0) {
+            PyObject *token;
+            int owned = 0;
+            if (m == Py_None) {
+                PyObject *got = PyDict_GetItemWithError(held, who);
+                if (got != NULL) {
+                    Py_INCREF(got);
+                    owned = 1;
+                    token = got;
+                    if (PyDict_DelItem(held, who) < 0) { Py_DECREF(got); goto error; }
+                    int d = differs(bits, who, got);
+                    if (d < 0) { Py_DECREF(got); goto error; }
+                    displaced -= d;
+                } else {
+                    if (PyErr_Occurred()) goto error;
+                    token = PyDict_GetItemWithError(new_bits, who); /* placed before the replay started */
+                    if (token == NULL) {
+                        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
+                        goto error;
+                    }
+                }
+            } else token = m;
+            PyObject *x = release(rel, rel_kind, free, token);
+            if (owned) Py_DECREF(token);
+            if (x == NULL) goto error;
+            Py_SETREF(free, x);
+        } else {
+            PyObject *frame = PyDict_GetItemWithError(frames, who);
+            if (frame == NULL) {
+                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
+                goto error;
+            }
+            PyObject *placed = placement(memo, place, free, frame, who);
+            if (placed == NULL) goto error;
+            if (placed == Py_None) {
+                Py_DECREF(placed);
+                how = 2;
+                break;
+            }
+            PyObject *tok = PyTuple_GET_ITEM(placed, 0), *next = PyTuple_GET_ITEM(placed, 1);
+            if (PyDict_SetItem(new_bits, who, tok) < 0 || PyDict_SetItem(held, who, tok) < 0) { Py_DECREF(placed); goto error; }
+            int d = differs(bits, who, tok);
+            if (d < 0) { Py_DECREF(placed); goto error; }
+            displaced += d;
+            Py_INCREF(next);
+            Py_SETREF(free, next);
+            Py_DECREF(placed);
+        }
+        if (PyList_Append(new_states, free) < 0) goto error;
+    }
+    Py_DECREF(free);
+    Py_DECREF(held);
+    return Py_BuildValue("(in)", how, k);
+error:
+    Py_DECREF(free);
+    Py_DECREF(held);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"first", first, METH_VARARGS, "StatePlan's search for a start (see plan.py, _first_loop, the reference)."},
+    {"replay", replay, METH_VARARGS, "StatePlan's replay of its plan (see plan.py, _replay_from, the reference)."},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cplan", "Compiled search of plan.StatePlan.", -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cplan", "Compiled search and replay of plan.StatePlan.", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__cplan(void) { return PyModule_Create(&module); }

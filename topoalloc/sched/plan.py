@@ -566,6 +566,47 @@ def _trial(events: list[tuple], states: list[Any], bits: dict[int, Any], memo: d
     return True
 
 
+def _replay_from(events: list[tuple], states: list[Any], bits: dict[int, Any], new_bits: dict[int, Any], new_states: list[Any],
+                 memo: dict, frames: dict[int, Hashable], rel: Callable[[Any, Any], Any], rel_kind: int,
+                 place: Callable[[Any, int], Any], free: Any, i0: int, khi: int, shift: int, fail: int) -> tuple[int, int]:
+    """:meth:`StatePlan._update`'s replay (and :meth:`StatePlan._full_replay`'s): events ``i0`` on from state ``free``,
+    each state after an event appended to ``new_states``, each reservation's token put in ``new_bits`` (a release
+    of one not placed here gives back its token there).  ``(0, k)``: stopped before event ``k`` (from ``khi`` on,
+    past every changed event), where the state is the old replay's before its event ``k - shift`` (``states``; not
+    past ``fail``, its first failure) and every reservation placed here and still held holds what it holds in the old
+    replay (``bits``): the rest is the old replay's.  ``(1, n)``: every event replayed.  ``(2, k)``: the allocation
+    of event ``k`` fails.  The reference for the compiled replay (``_cplan.replay``: the same loop on the same
+    objects)."""
+    held: dict[int, Any] = {}  # reservations placed here and not yet released: their tokens
+    displaced = 0  # of those, holding other processors than in the old replay
+    n = len(events)
+    for k in range(i0, n):
+        if displaced == 0 and k >= khi:
+            j = k - shift
+            if j <= fail and free == states[j]:
+                return 0, k
+        _, kind, _, who, m = events[k]
+        if kind == 0:
+            if m is None:
+                if who in held:
+                    m = held.pop(who)
+                    displaced -= m != bits.get(who)
+                else:
+                    m = new_bits[who]  # placed before the replay started
+            free = rel(free, m)
+        else:
+            got = memo.get((free, frames[who]), -1)
+            if got == -1:
+                got = place(free, who)
+            if got is None:
+                return 2, k
+            tok, free = got
+            new_bits[who] = held[who] = tok
+            displaced += tok != bits.get(who)
+        new_states.append(free)
+    return 1, n
+
+
 def _first_loop(times: list[float], c: int, not_after: float | None, counts_times: list[float], counts_free: list[int],
                 size: int, span: float, t0: float, end0: float, keys: list[tuple], events: list[tuple], states: list[Any],
                 bits: dict[int, Any], memo: dict, frames: dict[int, Hashable], frame: Hashable, rel: Callable[[Any, Any], Any],
@@ -646,6 +687,8 @@ class StatePlan:
         self.free0: Any = model.state
         self._placement: Callable[[Any, Request], tuple[Any, Any] | None] = model.place
         self._rel: Callable[[Any, Any], Any] = model.release
+        # (how the compiled loops give a token back: int's own operator for these two, else the function)
+        self._rel_kind = 1 if self._rel is int.__or__ else 2 if self._rel is int.__add__ else 0
         self._frame: Callable[[Request], Hashable] = model.frame
         memo = getattr(model, "memo", None)
         self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {} if memo is None else memo
@@ -729,22 +772,11 @@ class StatePlan:
     def _full_replay(self) -> tuple[list[tuple], list[Any], dict[int, Any], int]:
         """The whole plan replayed from now: what :meth:`_replay` keeps (the tests compare it with the updates)."""
         events = self._events()
-        place, rel = self._place, self._rel
-        free = self.free0
-        states = [free]
+        states = [self.free0]
         bits: dict[int, Any] = {}
-        fail = len(events)
-        for i, (_, kind, _, job, m) in enumerate(events):
-            if kind == 0:
-                free = rel(free, m if m is not None else bits[job])
-            else:
-                got = place(free, job)
-                if got is None:
-                    fail = i
-                    break
-                bits[job], free = got
-            states.append(free)
-        return events, states, bits, fail
+        _, k = self._replay_loop()(events, [], {}, bits, states, self._memo, self._frames, self._rel, self._rel_kind, self._place,
+                                   self.free0, 0, len(events) + 1, 0, len(events))  # (never compared with an old replay)
+        return events, states, bits, k
 
     def _update(self) -> tuple[list[tuple], list[Any], dict[int, Any], int]:
         """The kept replay brought up to date with the reservations added and removed since (``_pending``).
@@ -785,37 +817,18 @@ class StatePlan:
         if i0 > fail:
             return events, states, new_bits, fail  # the same prefix fails at the same event
         n = len(events)
-        place, rel = self._place, self._rel
-        free = states[i0]
         new_states = states[: i0 + 1]
-        held: dict[int, Any] = {}  # reservations placed in this update and not yet released: their tokens
-        displaced = 0  # of those, holding other processors than in the old replay
-        new_fail = n
-        for k in range(i0, n):
-            if displaced == 0 and keys[k] > hi:
-                j = k - shift
-                if j <= fail and free == states[j]:
-                    new_states.extend(states[j + 1 :])
-                    return events, new_states, new_bits, (fail + shift if fail < n_old else n)
-            _, kind, _, who, m = events[k]
-            if kind == 0:
-                if m is None:
-                    if who in held:
-                        m = held.pop(who)
-                        displaced -= m != bits.get(who)
-                    else:
-                        m = new_bits[who]  # placed before the update started
-                free = rel(free, m)
-            else:
-                got = place(free, who)
-                if got is None:
-                    new_fail = k
-                    break
-                tok, free = got
-                new_bits[who] = held[who] = tok
-                displaced += tok != bits.get(who)
-            new_states.append(free)
-        return events, new_states, new_bits, new_fail
+        how, k = self._replay_loop()(events, states, bits, new_bits, new_states, self._memo, self._frames, self._rel, self._rel_kind,
+                                     self._place, states[i0], i0, bisect_right(keys, hi), shift, fail)
+        if how == 0:  # the rest is the old replay's
+            new_states.extend(states[k - shift + 1 :])
+            return events, new_states, new_bits, (fail + shift if fail < n_old else n)
+        return events, new_states, new_bits, k
+
+    @staticmethod
+    def _replay_loop() -> Callable[..., tuple[int, int]]:
+        """The replay of :meth:`_update` and :meth:`_full_replay`: compiled where the extension is built."""
+        return _cplan.replay if compiled_search() else _replay_from
 
     def feasible(self) -> bool:
         events, _, _, fail = self._replay()
@@ -857,8 +870,7 @@ class StatePlan:
         t0, end0 = self._res[job][:2] if own else (math.inf, math.inf)
         first = _cplan.first if compiled_search() else _first_loop
         return first(times, c, not_after, self.counts.times, self.counts.free, cells, span, t0, end0, keys, events, states, bits,
-                     memo, frames, frame, rel, 1 if rel is int.__or__ else 2 if rel is int.__add__ else 0, place, fail, prio,
-                     job, job if own else -1, old_end)
+                     memo, frames, frame, rel, self._rel_kind, place, fail, prio, job, job if own else -1, old_end)
 
     def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
         """As :meth:`ReplayPlan.earliest` (the job not in the plan)."""
