@@ -200,9 +200,9 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
     from topoalloc.workload import read_swf
     from topoalloc.workload.swf import default_trace_path
 
-    init, add, remove = StatePlan.__init__, StatePlan.add, StatePlan.remove
+    init, add, add_many, remove = StatePlan.__init__, StatePlan.add, StatePlan.add_many, StatePlan.remove
     earliest, moves_earlier, feasible, update = StatePlan.earliest, StatePlan.moves_earlier, StatePlan.feasible, StatePlan._update
-    asked = {"earliest": 0, "moves": 0, "moved": 0, "updates": 0}
+    asked = {"earliest": 0, "moves": 0, "moved": 0, "updates": 0, "many": 0}
 
     def init2(self, now, model, releases, request, priority):
         init(self, now, model, releases, request, priority)
@@ -213,6 +213,13 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
         add(self, job, t, size, dur)
         self.ref.add(job, t, size, dur)
         self.durs[job] = (t, size, dur)
+
+    def add_many2(self, reservations):
+        add_many(self, reservations)
+        for job, t, dur, size in reservations:
+            self.ref.add(job, t, size, dur)
+            self.durs[job] = (t, size, dur)
+        asked["many"] += 1
 
     def remove2(self, job):
         remove(self, job)
@@ -259,7 +266,7 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
         asked["updates"] += 1
         return update(self)
 
-    for name, fn in (("__init__", init2), ("add", add2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2), ("_update", update2)):
+    for name, fn in (("__init__", init2), ("add", add2), ("add_many", add_many2), ("remove", remove2), ("feasible", feasible2), ("earliest", earliest2), ("moves_earlier", moves_earlier2), ("_update", update2)):
         monkeypatch.setattr(StatePlan, name, fn)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(60 if reference == "full replay" else 40))  # 40 jobs ask each case 1,000-1,600 questions
@@ -270,7 +277,7 @@ def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, 
     most = max(k for k in range(1, probe.n_nodes + 1) if probe._fits_empty(Request(k)))
     factor = most / w.max_procs
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=factor, work_multiple=4.0, engine="python")
-    assert asked["earliest"] > 10 and asked["moves"] > 10 and asked["moved"] > 0 and asked["updates"] > 10, asked
+    assert asked["earliest"] > 10 and asked["moves"] > 10 and asked["moved"] > 0 and asked["updates"] > 10 and asked["many"] > 10, asked
 
 
 class _LyingCounter(FlatAllocator):
@@ -689,6 +696,8 @@ def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allo
     replays: dict[int, int] = {}
 
     class Both:
+        moves_earlier = staticmethod(plan._cplan.moves_earlier)  # (compared on its own below)
+
         @staticmethod
         def first(*args):
             want = plan._first_loop(*args)
@@ -771,3 +780,64 @@ def test_compiled_search_refuses_malformed_input_with_an_error():
         replay(*replay_args([(1.5, 0, -1, 5, None)]))
     with pytest.raises(TypeError, match="placement"):
         replay(*replay_args(two, place=lambda s, j: "bad"))
+
+
+def test_state_plan_add_many_makes_the_plan_add_makes():
+    """Reservations added at once (a pass remaking its plan) give the plan adding them one by one gives: the same
+    counts (breakpoints and free cells), candidate times, reservations and replay; on a plan with reservations
+    already, or one at a time before now, add_many adds one by one."""
+    import random
+
+    from topoalloc.api import make_allocator
+    from topoalloc.sched.base import SortedCounts
+
+    a = make_allocator("mesh_first_fit", "mesh:4x8")
+    held = [a.allocate(Request(s, job_id=i)) for i, s in enumerate((4, 6))]
+    rng = random.Random(5)
+    for _ in range(40):
+        res = [(j, float(rng.choice((0, 2, 3, 5, 5, 8))), float(rng.choice((0, 1, 2, 4))), rng.randint(1, 8)) for j in range(rng.randint(1, 9))]
+
+        now = 1.0 if rng.random() < 0.5 else 0.0
+
+        def plan():
+            return a.future_plan(now, [(3.0, held[0]), (6.0, held[1])], lambda j: Request(res[j][3]), lambda j: j)
+
+        one, many = plan(), plan()
+        first = rng.random() < 0.3  # one reservation there already: add_many adds the rest one by one
+        for job, t, dur, size in res:
+            one.add(job, t, size, dur)
+        if first:
+            many.add(res[0][0], res[0][1], res[0][3], res[0][2])
+        many.add_many(res[1:] if first else res)  # (some before now when now is 1: added one by one)
+        assert (many.counts.times, many.counts.free, many.counts._res) == (one.counts.times, one.counts.free, one.counts._res)
+        assert (many._every_time.values, many._every_time._count, many._res) == (one._every_time.values, one._every_time._count, one._res)
+        assert many._full_replay()[1:] == one._full_replay()[1:] and many.feasible() == one.feasible()
+    s = SortedCounts()
+    s.add_all([3, 1, 3])
+    s.add(2)
+    s.add_all([])
+    assert s.values == [1, 2, 3] and s._count == {1: 1, 2: 1, 3: 2}
+
+
+def test_compiled_moves_earlier_answers_as_the_counting_profile(monkeypatch):
+    """CountingProfile.moves_earlier's scan in C gives the Python scan's answer (the reference) for every job of
+    random profiles: reservations at and between breakpoints, zero-length ones, a job's own window counted free."""
+    import random
+
+    from topoalloc.sched import plan
+    from topoalloc.sched.plan import CountingProfile
+
+    if not plan.compiled_search():
+        pytest.skip("the compiled search is not built")
+    rng = random.Random(11)
+    answers = {True: 0, False: 0}
+    for _ in range(300):
+        res = [(j, float(rng.choice((0, 1, 2, 2.5, 4, 7))), float(rng.choice((0, 0.5, 1, 3, 6))), rng.randint(1, 6)) for j in range(rng.randint(1, 8))]
+        p = CountingProfile(0.0, rng.randint(0, 8), [(float(rng.choice((1, 3, 5))), rng.randint(1, 4)) for _ in range(rng.randint(0, 3))], res)
+        for job, *_ in res:
+            monkeypatch.setattr(plan, "USE_COMPILED", False)
+            want = p.moves_earlier(job)
+            monkeypatch.setattr(plan, "USE_COMPILED", True)
+            assert p.moves_earlier(job) == want, (res, job)
+            answers[want] += 1
+    assert min(answers.values()) > 50, answers

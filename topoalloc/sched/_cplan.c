@@ -449,8 +449,44 @@ error:
     return NULL;
 }
 
+/* moves_earlier(times, free, t0, end0, size, span) -> bool: plan.CountingProfile.moves_earlier's scan (the
+ * reference) on the profile's lists, the job's reservation [t0, end0) of `size` for `span` counted free */
+static PyObject *moves_earlier(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *times, *free;
+    double t0, end0, span;
+    long long size;
+    if (!PyArg_ParseTuple(args, "O!O!ddLd", &PyList_Type, &times, &PyList_Type, &free, &t0, &end0, &size, &span)) return NULL;
+    Py_ssize_t m = PyList_GET_SIZE(times);
+    if (PyList_GET_SIZE(free) != m) {
+        PyErr_SetString(PyExc_ValueError, "moves_earlier: the profile's lists differ in length");
+        return NULL;
+    }
+    Py_ssize_t n = time_bisect(times, 0, m, t0); /* candidate starts before the reservation */
+    Py_ssize_t i = 0;
+    while (i < n) {
+        long long v = PyLong_AsLongLong(PyList_GET_ITEM(free, i));
+        if (v == -1 && PyErr_Occurred()) return NULL;
+        if (v < size) { i++; continue; }
+        double end = end_of(fl_at(times, i), span);
+        Py_ssize_t j = i + 1;
+        int broke = 0;
+        while (j < m) {
+            double tj = fl_at(times, j);
+            if (!(tj < end)) break;
+            long long w = PyLong_AsLongLong(PyList_GET_ITEM(free, j));
+            if (w == -1 && PyErr_Occurred()) return NULL;
+            if (w + (t0 <= tj && tj < end0 ? size : 0) < size) { broke = 1; break; }
+            j++;
+        }
+        if (!broke) Py_RETURN_TRUE;
+        i = j + 1;
+    }
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef methods[] = {
     {"first", first, METH_VARARGS, "StatePlan's search for a start (see plan.py, _first_loop, the reference)."},
+    {"moves_earlier", moves_earlier, METH_VARARGS, "CountingProfile.moves_earlier's scan (see plan.py, the reference)."},
     {"replay", replay, METH_VARARGS, "StatePlan's replay of its plan (see plan.py, _replay_from, the reference)."},
     {NULL, NULL, 0, NULL},
 };

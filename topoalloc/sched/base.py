@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -76,6 +76,17 @@ class SortedCounts:
         if not c:
             insort(self.values, value)
         self._count[value] = c + 1
+
+    def add_all(self, values: Iterable[Any]) -> None:
+        """Each of ``values`` added, as :meth:`add` adds one (the distinct values sorted once at the end)."""
+        count = self._count
+        fresh = False
+        for v in values:
+            c = count.get(v, 0)
+            fresh = fresh or not c
+            count[v] = c + 1
+        if fresh:
+            self.values = sorted(count)
 
     def remove(self, value: Any) -> None:
         c = self._count[value] - 1

@@ -59,8 +59,11 @@ class Conservative(Scheduler):
             return CountingProfile(ctx.now, ctx.allocator.free_count, releases, reservations)
         rank = {j: i for i, j in enumerate(ctx.queue)}
         plan = ctx.allocator.future_plan(ctx.now, [(ctx.expected_end(e), e.allocation) for e in ctx.running], ctx.request, rank.__getitem__)
-        for job, t, dur, size in reservations or ():
-            plan.add(job, t, size, dur)
+        if reservations and hasattr(plan, "add_many"):  # (a plan that adds them at once, as one by one)
+            plan.add_many(reservations)
+        else:
+            for job, t, dur, size in reservations or ():
+                plan.add(job, t, size, dur)
         return plan
 
     def schedule(self, ctx: SchedulingContext) -> None:

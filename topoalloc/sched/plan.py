@@ -77,6 +77,10 @@ def placement_memo(owner: Any, state_bytes: int) -> Memo:
     return memo
 
 
+#: A plan keeps each job's frame and cells for the plans after it (:class:`StatePlan`) for at most this many jobs.
+JOB_FACTS = 1 << 17
+
+
 #: Within this time of 0 (2**32 s, 136 years) ``t + ZERO_LENGTH`` is at least two float steps past ``t``.
 _FINE = 2.0**32
 
@@ -194,6 +198,8 @@ class CountingProfile:
         # and a window that long reaches a breakpoint the duration itself stops short of (as `earliest` sees it)
         t0, end0, size, span = self._res[job]
         times, free = self.times, self.free
+        if compiled_search():  # (the same scan in C)
+            return _cplan.moves_earlier(times, free, t0, end0, size, span)
         i = 0
         n = bisect_left(times, t0)  # candidate starts before the reservation
         m = len(times)
@@ -692,7 +698,14 @@ class StatePlan:
         self._frame: Callable[[Request], Hashable] = model.frame
         memo = getattr(model, "memo", None)
         self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {} if memo is None else memo
-        self._frames: dict[int, Hashable] = {}
+        # each job's frame and cells, kept from plan to plan while the plans ask of the same jobs (one run: the same
+        # `request`; a job's request never changes there), started again past JOB_FACTS jobs
+        kept = getattr(model.allocator, "_plan_jobs", None)
+        if kept is None or kept[0] is not request or len(kept[1]) > JOB_FACTS:
+            kept = (request, Memo(), Memo())
+            model.allocator._plan_jobs = kept  # type: ignore[attr-defined]
+        self._frames: dict[int, Hashable] = kept[1]
+        self._job_cells: dict[int, int] = kept[2]
         self.releases = [(t, model.token_of(alloc), alloc.serial) for t, alloc in releases]
         self.request = request
         self.priority = priority
@@ -706,7 +719,31 @@ class StatePlan:
             self._every_time.add(t)
         # the plan's free processors counted over time: a trial can succeed only where they hold the job
         self._cells: Callable[[Request], int] = model.cells
-        self.counts = CountingProfile(now, model.free_count, [(t, model.cells_of(alloc)) for t, alloc in releases])
+        self._free_count = model.free_count
+        self._release_cells = [(t, model.cells_of(alloc)) for t, alloc in releases]
+        self.counts = CountingProfile(now, self._free_count, self._release_cells)
+
+    def add_many(self, reservations: list[tuple[int, float, float, int]]) -> None:
+        """Reservations ``(job, start, duration, size)`` added at once, as :meth:`add` adds them one by one: a fresh
+        plan's counts are then made in one sweep (:class:`CountingProfile`'s ``reservations``) rather than one
+        insertion each (a pass that remakes its plan adds every reservation of the queue)."""
+        if self._res or self._kept is not None or any(t < self.now for _, t, _, _ in reservations):
+            for job, t, dur, size in reservations:
+                self.add(job, t, size, dur)
+            return
+        cells_of, frame_of = self._cells_of, self._frame_of
+        res = self._res
+        times: list[float] = []
+        counted = []
+        for job, t, dur, _ in reservations:
+            span = _span(dur)
+            end = _end(t, span)
+            res[job] = (t, end, span)
+            frame_of(job)
+            times += (t, end)
+            counted.append((job, t, dur, cells_of(job)))
+        self._every_time.add_all(times)
+        self.counts = CountingProfile(self.now, self._free_count, self._release_cells, counted)
 
     def add(self, job: int, t: float, size: int, dur: float) -> None:
         span = _span(dur)
@@ -714,7 +751,7 @@ class StatePlan:
         self._res[job] = (t, end, span)
         self._frame_of(job)
         self._changed(job, t, end, 1)
-        self.counts.add(job, t, self._cells(self.request(job)), dur)
+        self.counts.add(job, t, self._cells_of(job), dur)
 
     def remove(self, job: int) -> None:
         t, end, _ = self._res.pop(job)
@@ -743,6 +780,12 @@ class StatePlan:
         if frame is None:
             frame = self._frames[job] = self._frame(self.request(job))
         return frame
+
+    def _cells_of(self, job: int) -> int:
+        cells = self._job_cells.get(job)
+        if cells is None:
+            cells = self._job_cells[job] = self._cells(self.request(job))
+        return cells
 
     def _place(self, state: Any, job: int) -> tuple[Any, Any] | None:
         """The allocator's placement of ``job`` in ``state`` (its token and the next state), remembered for
@@ -861,7 +904,7 @@ class StatePlan:
         frame = self._frame_of(job)
         # no start before the first time the plan's counted free processors hold the job for its span (the job
         # not in the plan; a trial places every reservation, so the counts of each are held throughout)
-        cells = self._cells(self.request(job))
+        cells = self._cells_of(job)
         lb = -math.inf if own else self.counts.first_fit(cells, span)
         # and no trial where the counts do not hold it from t for its span, its own reservation counted free (see
         # _first_loop, the search)
