@@ -830,7 +830,7 @@ class StatePlan:
         states and tokens, shifted by the events added and removed), as a trial's early stop in :meth:`_first`."""
         events, states, bits, fail = self._kept  # type: ignore[misc]
         n_old = len(events)
-        events, keys = list(events), list(self._keys)
+        keys = self._keys  # (both changed in place: no question holds the old lists past an update)
         lo: tuple | None = None
         hi: tuple | None = None
         shift = 0
