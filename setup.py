@@ -10,8 +10,8 @@ succeeds, ``topoalloc.network`` runs its pure-Python reference engine, the
 simulation its general engine and the SWF reader its Python parser (same
 results, slower).  ``_cengine`` is the network simulator's engine;
 ``_ckernel`` simulates counting allocators, the hypercube's buddy and
-Gray code allocators on their busy masks, and its free list (and AFL) on its own lists (``topoalloc.sched.fastpath``); ``_cplan`` the trials of conservative's plan on allocator states
-(``topoalloc.sched.plan``); ``_cswf`` parses plain SWF text
+Gray code allocators on their busy masks, and its free list (and AFL) on its own lists (``topoalloc.sched.fastpath``);
+``_cplan`` conservative backfilling's searches and replays on allocator states (``topoalloc.sched.plan``); ``_cswf`` parses plain SWF text
 (``topoalloc.workload.swf``); ``_cgrant`` the grant check every allocation passes
 (``topoalloc.alloc.base``); ``_cboxes`` the slice allocator's box search
 (``topoalloc.alloc.slices``); ``_cmetrics`` the connected components of
