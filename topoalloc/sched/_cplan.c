@@ -49,10 +49,78 @@ static PyObject *placement(PyObject *memo, PyObject *place, PyObject *state, PyO
     }
     if (placed != Py_None && (!PyTuple_Check(placed) || PyTuple_GET_SIZE(placed) != 2)) {
         Py_DECREF(placed);
-        PyErr_SetString(PyExc_TypeError, "first: a placement is not (token, state) or None");
+        PyErr_SetString(PyExc_TypeError, "_cplan: a placement is not (token, state) or None");
         return NULL;
     }
     return placed;
+}
+
+/* an event's kind, job and token (borrowed); -1 (an exception set) if it is not a 5-tuple (time, kind, order, job, token) */
+static int event_parts(PyObject *ev, long *kind, PyObject **who, PyObject **m) {
+    if (!PyTuple_Check(ev) || PyTuple_GET_SIZE(ev) != 5) {
+        PyErr_SetString(PyExc_TypeError, "_cplan: an event is not a 5-tuple");
+        return -1;
+    }
+    *kind = PyLong_AsLong(PyTuple_GET_ITEM(ev, 1));
+    if (*kind == -1 && PyErr_Occurred()) return -1;
+    *who = PyTuple_GET_ITEM(ev, 3);
+    *m = PyTuple_GET_ITEM(ev, 4);
+    return 0;
+}
+
+/* One event of a replay on *free (an owned reference, replaced).  A release gives back its token: the event's own,
+ * else the one `placed` holds for the job (taken out of it, and *displaced lowered where it differs from bits),
+ * else `earlier`'s.  An allocation places the job through the memo, records its token in `placed` (and in `also`
+ * if not NULL) and raises *displaced where it differs from bits.  1 done, 0 the allocation refused, -1 error. */
+static int step(long kind, PyObject *who, PyObject *m, PyObject **free, PyObject *placed, PyObject *earlier, PyObject *also,
+                PyObject *bits, PyObject *memo, PyObject *frames, PyObject *rel, int rel_kind, PyObject *place,
+                Py_ssize_t *displaced) {
+    if (kind == 0) {
+        PyObject *token = m; /* borrowed, or owned below */
+        int owned = 0;
+        if (m == Py_None) {
+            PyObject *got = PyDict_GetItemWithError(placed, who);
+            if (got != NULL) {
+                Py_INCREF(got);
+                owned = 1;
+                token = got;
+                int d = PyDict_DelItem(placed, who) < 0 ? -1 : differs(bits, who, got);
+                if (d < 0) { Py_DECREF(got); return -1; }
+                *displaced -= d;
+            } else {
+                if (PyErr_Occurred()) return -1;
+                token = PyDict_GetItemWithError(earlier, who);
+                if (token == NULL) {
+                    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
+                    return -1;
+                }
+            }
+        }
+        PyObject *x = release(rel, rel_kind, *free, token);
+        if (owned) Py_DECREF(token);
+        if (x == NULL) return -1;
+        Py_SETREF(*free, x);
+        return 1;
+    }
+    PyObject *frame = PyDict_GetItemWithError(frames, who);
+    if (frame == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
+        return -1;
+    }
+    PyObject *got = placement(memo, place, *free, frame, who);
+    if (got == NULL) return -1;
+    if (got == Py_None) {
+        Py_DECREF(got);
+        return 0;
+    }
+    PyObject *tok = PyTuple_GET_ITEM(got, 0), *next = PyTuple_GET_ITEM(got, 1);
+    int d = (PyDict_SetItem(placed, who, tok) < 0 || (also != NULL && PyDict_SetItem(also, who, tok) < 0)) ? -1 : differs(bits, who, tok);
+    if (d < 0) { Py_DECREF(got); return -1; }
+    *displaced += d;
+    Py_INCREF(next);
+    Py_SETREF(*free, next);
+    Py_DECREF(got);
+    return 1;
 }
 
 /* _trial: the kept replay's events i .. n-1 replayed with the job placed (its token `mine`, the state after it
@@ -87,66 +155,19 @@ static int run_trial(PyObject *events, PyObject *states, PyObject *bits, PyObjec
                 break;
             }
         }
-        PyObject *ev = PyList_GET_ITEM(events, k);
-        if (!PyTuple_Check(ev) || PyTuple_GET_SIZE(ev) != 5) {
-            PyErr_SetString(PyExc_TypeError, "first: an event is not a 5-tuple");
-            goto error;
-        }
-        long kind = PyLong_AsLong(PyTuple_GET_ITEM(ev, 1));
-        if (kind == -1 && PyErr_Occurred()) goto error;
-        PyObject *who = PyTuple_GET_ITEM(ev, 3), *m = PyTuple_GET_ITEM(ev, 4);
+        long kind;
+        PyObject *who, *m;
+        if (event_parts(PyList_GET_ITEM(events, k), &kind, &who, &m) < 0) goto error;
         if (own >= 0 && m == Py_None) {
             long long w = PyLong_AsLongLong(who);
             if (w == -1 && PyErr_Occurred()) goto error;
             if (w == own) continue; /* its own reservation: taken out */
         }
-        if (kind == 0) {
-            PyObject *token; /* borrowed, or owned below */
-            int owned = 0;
-            if (m == Py_None) {
-                PyObject *got = PyDict_GetItemWithError(moved, who);
-                if (got == NULL) {
-                    if (PyErr_Occurred()) goto error;
-                    token = PyDict_GetItemWithError(bits, who);
-                    if (token == NULL) {
-                        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
-                        goto error;
-                    }
-                } else {
-                    Py_INCREF(got);
-                    owned = 1;
-                    token = got;
-                    if (PyDict_DelItem(moved, who) < 0) { Py_DECREF(got); goto error; }
-                    int d = differs(bits, who, got);
-                    if (d < 0) { Py_DECREF(got); goto error; }
-                    displaced -= d;
-                }
-            } else token = m;
-            PyObject *x = release(rel, rel_kind, free, token);
-            if (owned) Py_DECREF(token);
-            if (x == NULL) goto error;
-            Py_SETREF(free, x);
-        } else {
-            PyObject *frame = PyDict_GetItemWithError(frames, who);
-            if (frame == NULL) {
-                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
-                goto error;
-            }
-            PyObject *placed = placement(memo, place, free, frame, who);
-            if (placed == NULL) goto error;
-            if (placed == Py_None) {
-                Py_DECREF(placed);
-                ok = 0;
-                break;
-            }
-            PyObject *got = PyTuple_GET_ITEM(placed, 0), *next = PyTuple_GET_ITEM(placed, 1);
-            if (PyDict_SetItem(moved, who, got) < 0) { Py_DECREF(placed); goto error; }
-            int d = differs(bits, who, got);
-            if (d < 0) { Py_DECREF(placed); goto error; }
-            displaced += d;
-            Py_INCREF(next);
-            Py_SETREF(free, next);
-            Py_DECREF(placed);
+        int done = step(kind, who, m, &free, moved, bits, NULL, bits, memo, frames, rel, rel_kind, place, &displaced);
+        if (done < 0) goto error;
+        if (!done) {
+            ok = 0;
+            break;
         }
     }
     Py_DECREF(free);
@@ -382,61 +403,14 @@ static PyObject *replay(PyObject *Py_UNUSED(self), PyObject *args) {
                 if (same) { how = 0; break; }
             }
         }
-        PyObject *ev = PyList_GET_ITEM(events, k);
-        if (!PyTuple_Check(ev) || PyTuple_GET_SIZE(ev) != 5) {
-            PyErr_SetString(PyExc_TypeError, "replay: an event is not a 5-tuple");
-            goto error;
-        }
-        long kind = PyLong_AsLong(PyTuple_GET_ITEM(ev, 1));
-        if (kind == -1 && PyErr_Occurred()) goto error;
-        PyObject *who = PyTuple_GET_ITEM(ev, 3), *m = PyTuple_GET_ITEM(ev, 4);
-        if (kind == 0) {
-            PyObject *token;
-            int owned = 0;
-            if (m == Py_None) {
-                PyObject *got = PyDict_GetItemWithError(held, who);
-                if (got != NULL) {
-                    Py_INCREF(got);
-                    owned = 1;
-                    token = got;
-                    if (PyDict_DelItem(held, who) < 0) { Py_DECREF(got); goto error; }
-                    int d = differs(bits, who, got);
-                    if (d < 0) { Py_DECREF(got); goto error; }
-                    displaced -= d;
-                } else {
-                    if (PyErr_Occurred()) goto error;
-                    token = PyDict_GetItemWithError(new_bits, who); /* placed before the replay started */
-                    if (token == NULL) {
-                        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
-                        goto error;
-                    }
-                }
-            } else token = m;
-            PyObject *x = release(rel, rel_kind, free, token);
-            if (owned) Py_DECREF(token);
-            if (x == NULL) goto error;
-            Py_SETREF(free, x);
-        } else {
-            PyObject *frame = PyDict_GetItemWithError(frames, who);
-            if (frame == NULL) {
-                if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
-                goto error;
-            }
-            PyObject *placed = placement(memo, place, free, frame, who);
-            if (placed == NULL) goto error;
-            if (placed == Py_None) {
-                Py_DECREF(placed);
-                how = 2;
-                break;
-            }
-            PyObject *tok = PyTuple_GET_ITEM(placed, 0), *next = PyTuple_GET_ITEM(placed, 1);
-            if (PyDict_SetItem(new_bits, who, tok) < 0 || PyDict_SetItem(held, who, tok) < 0) { Py_DECREF(placed); goto error; }
-            int d = differs(bits, who, tok);
-            if (d < 0) { Py_DECREF(placed); goto error; }
-            displaced += d;
-            Py_INCREF(next);
-            Py_SETREF(free, next);
-            Py_DECREF(placed);
+        long kind;
+        PyObject *who, *m;
+        if (event_parts(PyList_GET_ITEM(events, k), &kind, &who, &m) < 0) goto error;
+        int done = step(kind, who, m, &free, held, new_bits, new_bits, bits, memo, frames, rel, rel_kind, place, &displaced);
+        if (done < 0) goto error;
+        if (!done) {
+            how = 2;
+            break;
         }
         if (PyList_Append(new_states, free) < 0) goto error;
     }
