@@ -841,3 +841,28 @@ def test_compiled_moves_earlier_answers_as_the_counting_profile(monkeypatch):
             assert p.moves_earlier(job) == want, (res, job)
             answers[want] += 1
     assert min(answers.values()) > 50, answers
+
+
+@pytest.mark.parametrize(("shift", "short"), [(2.0**33, 1e-6), (2.0**52, 1.0)])
+def test_compiled_search_far_from_time_zero(monkeypatch, shift, short):
+    """Times past 2**32 s, where a window shorter than two float steps ends two steps on (``_end``; ``end_of`` in C):
+    every third job asks ``short`` seconds, under two steps at ``shift`` (a step is about 2e-6 s at 2**33 s and a
+    second at 2**52 s).  The compiled search and replay give the Python ones' schedule, job for job."""
+    import numpy as np
+
+    import topoalloc
+    from topoalloc.sched import plan
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    if not plan.compiled_search():
+        pytest.skip("the compiled search is not built")
+    base = read_swf(default_trace_path()).take(np.arange(120))
+    asked = np.where(np.arange(len(base)) % 3 == 0, short, base.requested_time)
+    w = base.replace(submit=base.submit + shift, requested_time=asked)
+    got = []
+    for compiled in (True, False):
+        monkeypatch.setattr(plan, "USE_COMPILED", compiled)
+        r = topoalloc.simulate(w, machine="mesh:16x16", allocator="buddy_2d", scheduler="conservative", clean=True, scale_sizes=2.0, engine="python")
+        got.append((r.to_csv(), r.reservation_changes))
+    assert got[0] == got[1] and got[0][1] > 100
