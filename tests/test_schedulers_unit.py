@@ -866,3 +866,52 @@ def test_compiled_search_far_from_time_zero(monkeypatch, shift, short):
         r = topoalloc.simulate(w, machine="mesh:16x16", allocator="buddy_2d", scheduler="conservative", clean=True, scale_sizes=2.0, engine="python")
         got.append((r.to_csv(), r.reservation_changes))
     assert got[0] == got[1] and got[0][1] > 100
+
+
+def test_compiled_search_edge_cases_and_bad_times():
+    """No candidate (not_after before now) answers None in both searches, never reads past the list; the candidate
+    returned is the list's own object, as in Python; a time that is not a number raises a TypeError naming it."""
+    from topoalloc.sched import plan
+
+    if not plan.compiled_search():
+        pytest.skip("the compiled search is not built")
+    first = plan._cplan.first
+    none = _search_args(times=[], not_after=-1.0)
+    assert first(*none) is None and plan._first_loop(*none) is None
+    ints = _search_args(times=[0, 1])
+    assert first(*ints) == plan._first_loop(*ints) == 0 and type(first(*ints)) is type(plan._first_loop(*ints)) is int
+    with pytest.raises(TypeError, match="'x', not a number"):
+        first(*_search_args(counts_times=[0.0, "x"]))
+    with pytest.raises(TypeError, match="not a number"):
+        plan._cplan.moves_earlier([0.0, "x", 9.0], [1, 1, 1], 5.0, 6.0, 1, 1.0)
+    assert plan._cplan.moves_earlier([0.0, 2.0, 9.0], [1, 0, 1], 5.0, 6.0, 1, 1.0) is True
+
+
+def test_state_plan_update_that_raises_leaves_a_plan_replayed_afresh(monkeypatch):
+    """A model's placement that raises while the kept replay is brought up to date (whose lists change in place)
+    leaves no half-changed replay: the next question replays the plan afresh and answers as a fresh plan."""
+    from topoalloc.api import make_allocator
+    from topoalloc.sched import plan
+
+    for compiled in (True, False):
+        monkeypatch.setattr(plan, "USE_COMPILED", compiled)
+        a = make_allocator("mesh_first_fit", "mesh:4x8")
+        sizes = {0: 2, 1: 3, 2: 5}
+        p = a.future_plan(0.0, [], lambda j: Request(sizes[j]), lambda j: j)
+        p.add(0, 0.0, 2, 5.0)
+        assert p.feasible()
+        p.add(1, 1.0, 3, 5.0)
+        real = p._place
+
+        def broken(state, job):
+            raise RuntimeError("placement failed")
+
+        monkeypatch.setattr(p, "_place", broken)
+        with pytest.raises(RuntimeError, match="placement failed"):
+            p.feasible()
+        monkeypatch.setattr(p, "_place", real)
+        p.add(2, 2.0, 5, 1.0)
+        events, states, tokens, fail = p._replay()
+        events2, states2, tokens2, fail2 = p._full_replay()
+        assert (events, states, fail, tokens) == (events2, states2, fail2, tokens2) and len(events) == 6
+        assert p._keys == [ev[:4] for ev in events2] and p.feasible()

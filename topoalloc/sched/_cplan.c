@@ -28,10 +28,13 @@ static PyObject *release(PyObject *rel, int kind, PyObject *state, PyObject *tok
 
 /* 1 if token differs from bits.get(who) (absent: differs), 0 if equal, -1 on error */
 static int differs(PyObject *bits, PyObject *who, PyObject *token) {
-    PyObject *was = PyDict_GetItemWithError(bits, who); /* borrowed */
+    PyObject *was = PyDict_GetItemWithError(bits, who);
     if (was == NULL) return PyErr_Occurred() ? -1 : 1;
     if (was == token) return 0;
-    return PyObject_RichCompareBool(token, was, Py_NE);
+    Py_INCREF(was); /* (held across a comparison that may run Python) */
+    int d = PyObject_RichCompareBool(token, was, Py_NE);
+    Py_DECREF(was);
+    return d;
 }
 
 /* the placement of a job with frame `frame` in `state`: memo[(state, frame)], else place(state, who) (which
@@ -40,9 +43,9 @@ static PyObject *placement(PyObject *memo, PyObject *place, PyObject *state, PyO
     PyObject *key = PyTuple_Pack(2, state, frame);
     if (key == NULL) return NULL;
     PyObject *placed = PyDict_GetItemWithError(memo, key);
+    Py_XINCREF(placed);
     Py_DECREF(key);
-    if (placed != NULL) Py_INCREF(placed);
-    else {
+    if (placed == NULL) {
         if (PyErr_Occurred()) return NULL;
         placed = PyObject_CallFunctionObjArgs(place, state, who, NULL);
         if (placed == NULL) return NULL;
@@ -155,6 +158,10 @@ static int run_trial(PyObject *events, PyObject *states, PyObject *bits, PyObjec
                 break;
             }
         }
+        if (k >= PyList_GET_SIZE(events)) {
+            PyErr_SetString(PyExc_RuntimeError, "_cplan: the plan's events changed during a trial");
+            goto error;
+        }
         long kind;
         PyObject *who, *m;
         if (event_parts(PyList_GET_ITEM(events, k), &kind, &who, &m) < 0) goto error;
@@ -163,7 +170,10 @@ static int run_trial(PyObject *events, PyObject *states, PyObject *bits, PyObjec
             if (w == -1 && PyErr_Occurred()) goto error;
             if (w == own) continue; /* its own reservation: taken out */
         }
+        PyObject *ev = PyList_GET_ITEM(events, k);
+        Py_INCREF(ev); /* (its job and token held across the model's functions) */
         int done = step(kind, who, m, &free, moved, bits, NULL, bits, memo, frames, rel, rel_kind, place, &displaced);
+        Py_DECREF(ev);
         if (done < 0) goto error;
         if (!done) {
             ok = 0;
@@ -179,10 +189,20 @@ error:
     return -1;
 }
 
-/* a float of a list (times are floats; an int is taken at its value) */
+/* a time that is not a float object: an int (or a float subclass) at its value; anything else NAN with a TypeError set */
+static double fl_slow(PyObject *x) {
+    if (!PyFloat_Check(x) && !PyLong_Check(x)) {
+        PyErr_Format(PyExc_TypeError, "_cplan: a time is %R, not a number", x);
+        return NAN;
+    }
+    double v = PyFloat_AsDouble(x);
+    return v == -1.0 && PyErr_Occurred() ? NAN : v;
+}
+
+/* the time at index k of a list of times (callers check PyErr_Occurred() once after a run of reads) */
 static inline double fl_at(PyObject *list, Py_ssize_t k) {
     PyObject *x = PyList_GET_ITEM(list, k);
-    return PyFloat_CheckExact(x) ? PyFloat_AS_DOUBLE(x) : PyFloat_AsDouble(x);
+    return PyFloat_CheckExact(x) ? PyFloat_AS_DOUBLE(x) : fl_slow(x);
 }
 
 /* plan._end: t + span, never closer than two float steps past t */
@@ -322,22 +342,30 @@ static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
         if (na == -1.0 && PyErr_Occurred()) return NULL;
     }
     Py_ssize_t nt = PyList_GET_SIZE(times), n = PyList_GET_SIZE(events);
+    if (nt == 0) Py_RETURN_NONE; /* (no candidate: not_after before now) */
     Py_ssize_t last = has_na ? nt - 1 : nt; /* (not_after, if given, is the last) */
     if (c > last) c = last;
     Window w = {ctimes, cfree, size, span, t0, end0, 0, 0, 0};
     Py_ssize_t i = 0;
     while (c < nt) {
+        if (PyList_GET_SIZE(times) != nt || PyList_GET_SIZE(events) != n || PyList_GET_SIZE(ctimes) != PyList_GET_SIZE(cfree)) {
+            PyErr_SetString(PyExc_RuntimeError, "first: the plan's lists changed during the search");
+            return NULL;
+        }
         double t = fl_at(times, c);
-        if (t == -1.0 && PyErr_Occurred()) return NULL;
-        if (has_na && t == na) return PyFloat_FromDouble(t); /* the plan with the job back where it was */
+        if (has_na && t == na) { /* the plan with the job back where it was */
+            PyObject *x = PyList_GET_ITEM(times, c);
+            Py_INCREF(x);
+            return x;
+        }
         double fit = next_fit(&w, t);
-        if (fit != fit) return NULL;
+        if (PyErr_Occurred()) return NULL;
         if (fit > t) {
             Py_ssize_t skip = time_bisect(times, c + 1, nt, fit);
             if (skip > last) skip = last;
             if (fail < n) {
                 int cmp = key_cmp(PyList_GET_ITEM(keys, fail), fl_at(times, skip - 1), 1, prio, jobv);
-                if (cmp == -2) return NULL;
+                if (cmp == -2 || PyErr_Occurred()) return NULL;
                 if (cmp < 0) Py_RETURN_NONE; /* a skipped candidate's turn is past the plan's failure */
             }
             c = skip;
@@ -362,7 +390,11 @@ static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
                                            PyTuple_GET_ITEM(placed, 0), PyTuple_GET_ITEM(placed, 1));
         Py_DECREF(placed);
         if (ok < 0) return NULL;
-        if (ok) return PyFloat_FromDouble(t);
+        if (ok) {
+            PyObject *x = PyList_GET_ITEM(times, c - 1); /* (the candidate itself, as the Python search returns it) */
+            Py_INCREF(x);
+            return x;
+        }
     }
     Py_RETURN_NONE;
 }
@@ -403,10 +435,17 @@ static PyObject *replay(PyObject *Py_UNUSED(self), PyObject *args) {
                 if (same) { how = 0; break; }
             }
         }
+        if (k >= PyList_GET_SIZE(events)) {
+            PyErr_SetString(PyExc_RuntimeError, "_cplan: the plan's events changed during a replay");
+            goto error;
+        }
         long kind;
         PyObject *who, *m;
-        if (event_parts(PyList_GET_ITEM(events, k), &kind, &who, &m) < 0) goto error;
+        PyObject *ev = PyList_GET_ITEM(events, k);
+        if (event_parts(ev, &kind, &who, &m) < 0) goto error;
+        Py_INCREF(ev); /* (its job and token held across the model's functions) */
         int done = step(kind, who, m, &free, held, new_bits, new_bits, bits, memo, frames, rel, rel_kind, place, &displaced);
+        Py_DECREF(ev);
         if (done < 0) goto error;
         if (!done) {
             how = 2;
@@ -436,6 +475,7 @@ static PyObject *moves_earlier(PyObject *Py_UNUSED(self), PyObject *args) {
         return NULL;
     }
     Py_ssize_t n = time_bisect(times, 0, m, t0); /* candidate starts before the reservation */
+    if (PyErr_Occurred()) return NULL;
     Py_ssize_t i = 0;
     while (i < n) {
         long long v = PyLong_AsLongLong(PyList_GET_ITEM(free, i));
@@ -452,6 +492,7 @@ static PyObject *moves_earlier(PyObject *Py_UNUSED(self), PyObject *args) {
             if (w + (t0 <= tj && tj < end0 ? size : 0) < size) { broke = 1; break; }
             j++;
         }
+        if (PyErr_Occurred()) return NULL; /* (a time that is not a number) */
         if (!broke) Py_RETURN_TRUE;
         i = j + 1;
     }

@@ -553,12 +553,11 @@ def _trial(events: list[tuple], states: list[Any], bits: dict[int, Any], memo: d
             continue  # its own reservation: taken out
         if kind == 0:
             if m is None:
-                got = moved.pop(who, None)
-                if got is None:
-                    m = bits[who]
+                if who in moved:
+                    m = moved.pop(who)
+                    displaced -= m != bits.get(who)
                 else:
-                    m = got
-                    displaced -= got != bits.get(who)
+                    m = bits[who]
             free = rel(free, m)
         else:
             placed = memo.get((free, frames[who]), -1)
@@ -623,6 +622,8 @@ def _first_loop(times: list[float], c: int, not_after: float | None, counts_time
     A candidate gets a trial only where the counts (``counts_times``, ``counts_free``) hold ``size`` cells from it for
     ``span``, with the job's own reservation ``[t0, end0)`` counted free (:class:`_CountedWindow`).  The reference
     for the compiled search (``_cplan.first``: the same loop on the same objects)."""
+    if not times:
+        return None  # (no candidate: not_after before now)
     window = _CountedWindow(counts_times, counts_free, size, span, t0, end0)
     n = len(events)
     last = len(times) - 1 if not_after is not None else len(times)  # (not_after, if given, is the last)
@@ -861,8 +862,13 @@ class StatePlan:
             return events, states, new_bits, fail  # the same prefix fails at the same event
         n = len(events)
         new_states = states[: i0 + 1]
-        how, k = self._replay_loop()(events, states, bits, new_bits, new_states, self._memo, self._frames, self._rel, self._rel_kind,
-                                     self._place, states[i0], i0, bisect_right(keys, hi), shift, fail)
+        try:
+            how, k = self._replay_loop()(events, states, bits, new_bits, new_states, self._memo, self._frames, self._rel,
+                                         self._rel_kind, self._place, states[i0], i0, bisect_right(keys, hi), shift, fail)
+        except BaseException:
+            self._kept = None  # (the kept lists were changed in place: the next question replays the plan afresh)
+            self._pending = []
+            raise
         if how == 0:  # the rest is the old replay's
             new_states.extend(states[k - shift + 1 :])
             return events, new_states, new_bits, (fail + shift if fail < n_old else n)
