@@ -273,7 +273,7 @@ static inline int seg_short(const Window *w, Py_ssize_t k) {
 }
 
 /* _CountedWindow.next_fit: the first start from t on from which the counts hold the job for its span (inf: none);
- * NAN on error */
+ * after an error (NAN returned, or an exception set while reading a time) the answer means nothing */
 static double next_fit(Window *w, double t) {
     Py_ssize_t n = PyList_GET_SIZE(w->times);
     Py_ssize_t i = time_bisect(w->times, w->i, n, t);
@@ -317,7 +317,8 @@ static double next_fit(Window *w, double t) {
 }
 
 /* first(times, c, not_after, counts_times, counts_free, size, span, t0, end0, keys, events, states, bits, memo, frames,
- *       frame, rel, rel_kind, place, fail, prio, job, own, old_end) -> the start (a float) or None: plan._first_loop */
+ *       frame, rel, rel_kind, place, fail, prio, job, own, old_end) -> the start (the candidate list's own item) or
+ *       None: plan._first_loop */
 static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *times, *not_after, *ctimes, *cfree, *keys, *events, *states, *bits, *memo, *frames, *frame, *rel, *place, *job;
     Py_ssize_t c, fail, old_end;
@@ -463,40 +464,23 @@ error:
 }
 
 /* moves_earlier(times, free, t0, end0, size, span) -> bool: plan.CountingProfile.moves_earlier's scan (the
- * reference) on the profile's lists, the job's reservation [t0, end0) of `size` for `span` counted free */
+ * reference) on the profile's lists, the job's reservation [t0, end0) of `size` for `span` counted free: whether
+ * the counts hold it from a start before t0, which is next_fit's question from the profile's first breakpoint */
 static PyObject *moves_earlier(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *times, *free;
     double t0, end0, span;
     long long size;
     if (!PyArg_ParseTuple(args, "O!O!ddLd", &PyList_Type, &times, &PyList_Type, &free, &t0, &end0, &size, &span)) return NULL;
-    Py_ssize_t m = PyList_GET_SIZE(times);
-    if (PyList_GET_SIZE(free) != m) {
+    if (PyList_GET_SIZE(free) != PyList_GET_SIZE(times)) {
         PyErr_SetString(PyExc_ValueError, "moves_earlier: the profile's lists differ in length");
         return NULL;
     }
-    Py_ssize_t n = time_bisect(times, 0, m, t0); /* candidate starts before the reservation */
-    if (PyErr_Occurred()) return NULL;
-    Py_ssize_t i = 0;
-    while (i < n) {
-        long long v = PyLong_AsLongLong(PyList_GET_ITEM(free, i));
-        if (v == -1 && PyErr_Occurred()) return NULL;
-        if (v < size) { i++; continue; }
-        double end = end_of(fl_at(times, i), span);
-        Py_ssize_t j = i + 1;
-        int broke = 0;
-        while (j < m) {
-            double tj = fl_at(times, j);
-            if (!(tj < end)) break;
-            long long w = PyLong_AsLongLong(PyList_GET_ITEM(free, j));
-            if (w == -1 && PyErr_Occurred()) return NULL;
-            if (w + (t0 <= tj && tj < end0 ? size : 0) < size) { broke = 1; break; }
-            j++;
-        }
-        if (PyErr_Occurred()) return NULL; /* (a time that is not a number) */
-        if (!broke) Py_RETURN_TRUE;
-        i = j + 1;
-    }
-    Py_RETURN_FALSE;
+    if (PyList_GET_SIZE(times) == 0) Py_RETURN_FALSE; /* (no start at all, as the Python scan answers) */
+    Window w = {times, free, size, span, t0, end0, 0, 0, 0};
+    double t = fl_at(times, 0);
+    double fit = PyErr_Occurred() ? NAN : next_fit(&w, t);
+    if (PyErr_Occurred()) return NULL; /* (a time that is not a number, a free count that is not an int) */
+    return PyBool_FromLong(fit < t0);
 }
 
 static PyMethodDef methods[] = {

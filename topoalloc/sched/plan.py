@@ -897,29 +897,22 @@ class StatePlan:
         the job's own reservation is in the plan (``not_after``) and is left out of the trials.  None: never fits."""
         events, states, bits, fail = self._replay()
         keys = self._keys
-        place = self._place
-        prio = self.priority(job)
-        n = len(events)
         old_end = -1  # with `own`: the index of the job's own end event (compared states must be past it)
+        t0 = end0 = math.inf  # with `own`: its reservation, whose processors the counts take as free
         if own:
-            _, e0, _ = self._res[job]
-            old_end = bisect_left(keys, (e0, 0, -1, job))
-        memo = self._memo
-        rel = self._rel
-        frames = self._frames  # (every reservation's, by _replay)
-        frame = self._frame_of(job)
+            t0, end0, _ = self._res[job]
+            old_end = bisect_left(keys, (end0, 0, -1, job))
         # no start before the first time the plan's counted free processors hold the job for its span (the job
-        # not in the plan; a trial places every reservation, so the counts of each are held throughout)
+        # not in the plan; a trial places every reservation, so the counts of each are held throughout), and no
+        # trial where they do not hold it from t for its span, its own reservation counted free (_first_loop)
         cells = self._cells_of(job)
         lb = -math.inf if own else self.counts.first_fit(cells, span)
-        # and no trial where the counts do not hold it from t for its span, its own reservation counted free (see
-        # _first_loop, the search)
         times = self._times(not_after)
         c = bisect_left(times, lb) if lb > -math.inf else 0
-        t0, end0 = self._res[job][:2] if own else (math.inf, math.inf)
         first = _cplan.first if compiled_search() else _first_loop
         return first(times, c, not_after, self.counts.times, self.counts.free, cells, span, t0, end0, keys, events, states, bits,
-                     memo, frames, frame, rel, self._rel_kind, place, fail, prio, job, job if own else -1, old_end)
+                     self._memo, self._frames, self._frame_of(job), self._rel, self._rel_kind, self._place, fail,
+                     self.priority(job), job, job if own else -1, old_end)
 
     def earliest(self, job: int, size: int, dur: float, not_after: float | None = None) -> float:
         """As :meth:`ReplayPlan.earliest` (the job not in the plan)."""
