@@ -264,22 +264,23 @@ def test_kernel_easy_on_masks_with_long_queues(data, sched, allocator, dim):
 
 
 _MASK_QUEUES = dict(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
-                    allocator=st.sampled_from(["buddy", "gray_code"]), dim=st.sampled_from([3, 5]))
+                    allocator=st.sampled_from(["buddy", "gray_code"]), dim=st.sampled_from([3, 5]), longest=st.just(80))
 
 
-def _conservative_on_masks_with_long_queues(data, sched, allocator, dim):
-    """Conservative on a layout with queues of tens of jobs: many reservations per time, moves whose
-    replay stops where the plan becomes what it was, and candidates the free-count profile passes over
-    (the general engine's replay plan is slow on longer queues: 4 queues here, 20 in the slow tier)."""
-    w = data.draw(long_queues(1 << dim, longest=80))
+def _conservative_on_masks_with_long_queues(data, sched, allocator, dim, longest):
+    """Conservative on a layout with queues of tens to hundreds of jobs: many reservations per time, moves whose
+    replay stops where the plan becomes what it was, and candidates the free-count profile passes over, against
+    the general engine's plan on free positions (here: 6 workloads of at most 80 jobs on Q3 and Q5; the slow tier:
+    40 of at most 400 on Q3, Q5 and Q7)."""
+    w = data.draw(long_queues(1 << dim, longest=longest))
     a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator)
     assert_same_placements(a, b)
 
 
-test_kernel_conservative_on_masks_with_long_queues = needs_kernel(settings(max_examples=4, deadline=None)(given(**_MASK_QUEUES)(
+test_kernel_conservative_on_masks_with_long_queues = needs_kernel(settings(max_examples=6, deadline=None)(given(**_MASK_QUEUES)(
     _conservative_on_masks_with_long_queues)))
-test_kernel_conservative_on_masks_with_many_long_queues = pytest.mark.slow(needs_kernel(settings(max_examples=20, deadline=None)(
-    given(**_MASK_QUEUES)(_conservative_on_masks_with_long_queues))))
+test_kernel_conservative_on_masks_with_many_long_queues = pytest.mark.slow(needs_kernel(settings(max_examples=40, deadline=None)(
+    given(**{**_MASK_QUEUES, "dim": st.sampled_from([3, 5, 7]), "longest": st.just(400)})(_conservative_on_masks_with_long_queues))))
 
 
 @needs_kernel
@@ -445,11 +446,18 @@ def test_kernel_follows_the_subcube_allocators_on_a_real_trace(sched, allocator)
 
 
 @needs_kernel
+@pytest.mark.parametrize("plan", ["free positions", "snapshots"])
 @pytest.mark.parametrize(("sched", "allocator"), [("conservative", "buddy"), ("conservative:order=sjf", "gray_code")])
-def test_kernel_conservative_follows_the_subcube_allocators_on_a_real_trace(sched, allocator):
-    """Conservative backfilling: the kernel's plan replayed on busy masks against plan.ReplayPlan replayed on
-    snapshots of the allocator, on KTH-SP2's first 400 jobs on Q7 (a queue of tens of jobs, reservations moved
-    by early ends and overruns), nodes and locality metrics from the replay."""
+def test_kernel_conservative_follows_the_subcube_allocators_on_a_real_trace(monkeypatch, sched, allocator, plan):
+    """Conservative backfilling: the kernel's plan replayed on busy masks against the general engine's, on
+    KTH-SP2's first 400 jobs on Q7 (a queue of tens of jobs, reservations moved by early ends and overruns),
+    nodes and locality metrics from the replay.  The general engine's plan is its own (a StatePlan on free
+    positions) or plan.ReplayPlan on snapshots of the allocator, the definition."""
+    if plan == "snapshots":
+        from topoalloc.alloc.base import Allocator
+        from topoalloc.alloc.hypercube.allocators import _SubcubeBase
+
+        monkeypatch.setattr(_SubcubeBase, "future_plan", Allocator.future_plan)
     w = read_swf(shared_trace("KTH-SP2-1996-2.1-cln.swf")).take(np.arange(400))
     a, b = both(w, "hypercube:7", sched, allocator=allocator, locality=True, filters=["drop-no-size", "drop-nonpositive-runtime"])
     assert_same_placements(a, b)
@@ -457,12 +465,13 @@ def test_kernel_conservative_follows_the_subcube_allocators_on_a_real_trace(sche
 
 @pytest.mark.slow
 @needs_kernel
-@pytest.mark.parametrize(("sched", "allocator", "jobs"), [("conservative", "buddy", 1000), ("conservative:order=sjf", "gray_code", 1000),
+@pytest.mark.parametrize(("sched", "allocator", "jobs"), [("conservative", "buddy", 5000), ("conservative:order=sjf", "gray_code", 5000),
                                                           ("conservative", "free_list", 2000), ("conservative:order=lpt", "afl", 1000)])
 def test_kernel_conservative_follows_the_subcube_allocators_on_sdsc_sp2(sched, allocator, jobs):
-    """SDSC-SP2's first 1,000 or 2,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling
-    (the general engine takes about a minute a run for 1,000, minutes for 2,000 on the free list; the whole
-    log is the benchmark's): per-job CSVs identical."""
+    """SDSC-SP2's first jobs, sizes rounded to powers of two, on Q7 under conservative backfilling: per-job CSVs
+    identical.  The general engine plans the buddy and Gray code on free positions (a StatePlan: seconds for
+    5,000 jobs), the free list and the AFL by replay on snapshots (about a minute for 1,000, minutes for 2,000 on
+    the free list); the whole log is the benchmark's."""
     w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(jobs))
     a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
     assert a.to_csv() == b.to_csv()

@@ -167,6 +167,46 @@ def test_buddy_and_gray_code_recognition():
     assert str(Subcube(3, *g2.allocate(Request(4)).info["cube"])) == "*0*"
 
 
+@pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator])
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_plan_model_places_as_the_allocator(cls, n):
+    """Conservative's plan on free positions (the general engine's StatePlan) places every request as the
+    allocator does: on random states reached by real grants and releases, for every cube dimension (and one too
+    large), the model's token is the positions of the nodes the allocator would grant, its next state the free
+    positions after that grant, and a release of an allocation's token gives the state before it.  The Gray code's
+    cyclic windows (past the last position) are among them: the test fails without them."""
+    from topoalloc.alloc.hypercube.allocators import _PositionsModel, _gray_rank
+
+    rng = random.Random(n)
+    a = cls(Hypercube(n))
+    pos = _gray_rank(n) if cls is GrayCodeAllocator else np.arange(1 << n)
+    bits = lambda nodes: sum(1 << int(p) for p in pos[np.asarray(nodes)])  # noqa: E731
+    held, wrapped = [], 0
+    for _ in range(120):
+        model = _PositionsModel(a)
+        assert model.state == bits(np.flatnonzero(~a.busy_mask)) and model.free_count == a.free_count
+        for alloc in held:
+            assert model.token_of(alloc) == bits(alloc.nodes) and model.cells_of(alloc) == alloc.size
+        for k in range(n + 2):
+            req = Request(1 << k)
+            got = model.place(model.state, req)
+            clone = a.snapshot()
+            grant = clone.allocate(req) if k <= n else None
+            if grant is None:
+                assert got is None, (k, model.state)
+                continue
+            assert got == (bits(grant.nodes), bits(np.flatnonzero(~clone.busy_mask))), (k, model.state)
+            assert model.release(got[1], got[0]) == model.state and model.frame(req) == k and model.cells(req) == 1 << k
+            wrapped += 0 < k < n and max(pos[grant.nodes]) - min(pos[grant.nodes]) >= 1 << k
+        if held and (rng.random() < 0.45 or a.free_count == 0):
+            a.release(held.pop(rng.randrange(len(held))))
+        else:
+            got = a.allocate(Request(1 << rng.randrange(n + 1)))
+            if got is not None:
+                held.append(got)
+    assert cls is BuddyAllocator or n < 3 or wrapped, "no cyclic window was placed"
+
+
 def _free_subcube_exists(a, k):
     free = ~a.busy_mask
     n = a.topology.n

@@ -38,7 +38,8 @@ class Conservative(Scheduler):
     with a plan of their own that gives the same answers
     (:meth:`~topoalloc.alloc.base.Allocator.future_plan`; the 2-D submesh
     searches and the 2-D Buddy replay on free bit sets, EP and NEP on immutable
-    forests, the slice allocators on free units: :class:`~.plan.StatePlan`,
+    forests, the slice allocators on free units, the hypercube's buddy and
+    Gray code on free positions: :class:`~.plan.StatePlan`,
     which also asks ``moves_earlier`` with the job's reservation in place).
     ``reservation_changes`` counts the reservations made or moved over a run.
     """

@@ -114,6 +114,10 @@ class _SubcubeBase(Allocator):
     def _free_bits(self, busy: np.ndarray) -> int:  # pragma: no cover - both subclasses define it
         raise InternalError(f"{type(self).__name__} does not define _free_bits")
 
+    def _start_of_runs(self, runs: int, k: int) -> int | None:  # pragma: no cover - both subclasses define it
+        """The first allowed start among the set bits of ``runs`` (bit p: the 2**k positions from p are free)."""
+        raise InternalError(f"{type(self).__name__} does not define _start_of_runs")
+
     def _runs(self, busy: np.ndarray, k: int) -> int:
         """Bit p set iff the 2**k positions from p are free (positions as ``_free_bits`` orders them)."""
         if busy is self._busy:
@@ -204,6 +208,20 @@ class _SubcubeBase(Allocator):
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         return _MaskGuard(self, head, releases)
 
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """Conservative backfilling's plan on free positions, not on snapshots: the buddy and Gray code place a
+        request by a pure function of the busy mask (:meth:`_place`), so the plan is a
+        :class:`~topoalloc.sched.plan.StatePlan` whose state is the free positions as an int (:class:`_PositionsModel`),
+        ReplayPlan's answers (a unit test compares them answer by answer; the conformance suite, schedules).  The
+        general engine's plan; the compiled kernel replays the same plan on busy masks.  A subclass may place
+        otherwise, so it keeps the default, replay on snapshots."""
+        if type(self) not in (BuddyAllocator, GrayCodeAllocator):
+            return super().future_plan(now, releases, request, priority)
+        from ...sched.plan import StatePlan
+
+        return StatePlan(now, _PositionsModel(self), releases, request, priority)
+
 
 class BuddyAllocator(_SubcubeBase):
     """The buddy strategy: a k-cube is an aligned block of ``2**k`` consecutive addresses; first fit in address order.
@@ -224,8 +242,11 @@ class BuddyAllocator(_SubcubeBase):
         return _bits(~busy)
 
     def _first_start(self, busy: np.ndarray, k: int) -> int | None:
+        return self._start_of_runs(self._runs(busy, k), k)
+
+    def _start_of_runs(self, runs: int, k: int) -> int | None:
         # aligned blocks of 2**k addresses: a free run of 2**k starting at a multiple of 2**k
-        hit = self._runs(busy, k) & _multiples(1 << self.dim, 1 << k)
+        hit = runs & _multiples(1 << self.dim, 1 << k)
         return (hit & -hit).bit_length() - 1 if hit else None
 
     def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:
@@ -258,10 +279,13 @@ class GrayCodeAllocator(_SubcubeBase):
     _gray = True
 
     def _first_start(self, busy: np.ndarray, k: int) -> int | None:
+        return self._start_of_runs(self._runs(busy, k), k)
+
+    def _start_of_runs(self, runs: int, k: int) -> int | None:
         size, n_pos = 1 << k, 1 << self.dim
         # windows of 2**k positions starting at multiples of 2**(k-1) (the whole cube: at 0), cyclic
         step = n_pos if k == self.dim else max(1, size // 2)
-        hit = self._runs(busy, k) & _multiples(n_pos, step)
+        hit = runs & _multiples(n_pos, step)
         return (hit & -hit).bit_length() - 1 if hit else None
 
     def _block(self, start: int, k: int) -> tuple[np.ndarray, Cube]:
@@ -275,6 +299,79 @@ class GrayCodeAllocator(_SubcubeBase):
             return g
         half = g.reshape(-1, 1 << (k - 1)).max(axis=1)  # windows are two consecutive halves, cyclically
         return np.maximum(half, np.roll(half, -1))
+
+
+class _PositionsModel:
+    """The buddy's or Gray code's placement as a :class:`~topoalloc.sched.plan.StateModel`: the state is the free
+    positions as an int (bit p: position p, in address order for the buddy, in Gray order for Gray code), a grant's
+    token the bits of its window, a release ``int.__or__``; a request's frame is its cube dimension (the allocators'
+    fit key).  The search is :meth:`_SubcubeBase._first_start`'s on the same bits: levels of runs by shift and AND,
+    then the first allowed start."""
+
+    release = staticmethod(int.__or__)
+
+    def __init__(self, allocator: _SubcubeBase):
+        self.allocator = allocator
+        n = allocator.dim
+        self._n_pos = 1 << n
+        self._gray = allocator._gray
+        busy = allocator._busy[_gray_order(n)] if self._gray else allocator._busy
+        self.state = _bits(~busy)
+        self.free_count = allocator._free_count
+        self._start = allocator._start_of_runs
+        #: placements remembered from plan to plan (a state has a bit per node)
+        from ...sched.plan import placement_memo
+
+        self.memo = placement_memo(allocator, self._n_pos // 8 + 32)
+
+    def place(self, state: int, request: Request) -> tuple[int, int] | None:
+        k = _request_dim(request)
+        if k > self.allocator.dim:
+            return None
+        n_pos = self._n_pos
+        z = state | state << n_pos if self._gray else state  # (Gray code's windows are cyclic: twice round)
+        for level in range(k):
+            z &= z >> (1 << level)
+        start = self._start(z, k)
+        if start is None:
+            return None
+        window = ((1 << (1 << k)) - 1) << start
+        if self._gray:
+            window = (window | window >> n_pos) & ((1 << n_pos) - 1)
+        return window, state & ~window
+
+    def token_of(self, allocation: Allocation) -> int:
+        cube = allocation.info.get("cube") or cube_of(allocation.nodes)
+        if cube is None:  # pragma: no cover - every grant of these allocators is a subcube
+            raise InternalError(f"allocation #{allocation.serial} is not a subcube")
+        return _position_bits(self.allocator.dim, self._gray, *cube)
+
+    def frame(self, request: Request) -> int:
+        return _request_dim(request)
+
+    def cells(self, request: Request) -> int:
+        return 1 << _request_dim(request)
+
+    def cells_of(self, allocation: Allocation) -> int:
+        return allocation.size
+
+
+@lru_cache(maxsize=4096)
+def _position_bits(n: int, gray: bool, free: int, value: int) -> int:
+    """The positions (address order, or Gray order with ``gray``) of the nodes of Q_n's subcube ``(free, value)``, as bits."""
+    nodes = value | _spread(free)
+    mask = np.zeros(1 << n, dtype=bool)
+    mask[_gray_rank(n)[nodes] if gray else nodes] = True
+    return _bits(mask)
+
+
+@lru_cache(maxsize=4)
+def _gray_rank(n: int) -> np.ndarray:
+    """The position of each node of Q_n in the binary-reflected Gray code (the inverse of :func:`_gray_order`)."""
+    rank = np.empty(1 << n, dtype=np.int64)
+    rank[_gray_order(n)] = np.arange(1 << n, dtype=np.int64)
+    rank.flags.writeable = False
+    return rank
 
 
 class _MaskGuard(ReservationGuard):
