@@ -334,14 +334,15 @@ def test_kernel_easy_on_the_free_list_with_long_queues(data, sched, allocator, d
 
 
 _LIST_QUEUES = dict(data=st.data(), sched=st.sampled_from(["conservative", "conservative:order=sjf", "conservative:order=lpt"]),
-                    allocator=st.sampled_from(["free_list", "afl"]), dim=st.sampled_from([3, 4, 5]))
+                    allocator=st.sampled_from(["free_list", "afl"]), dim=st.sampled_from([3, 4, 5]), longest=st.just(80))
 
 
-def _conservative_on_the_free_list_with_long_queues(data, sched, allocator, dim):
+def _conservative_on_the_free_list_with_long_queues(data, sched, allocator, dim, longest):
     """Conservative backfilling on the free list keeps the lists of every state of its plan beside the mask:
-    queues of tens of jobs, many moves, trials that end where the plan's own state comes back (5 queues here,
-    20 in the slow tier)."""
-    w = data.draw(long_queues(1 << dim, longest=80))
+    queues of tens to hundreds of jobs, many moves, trials that end where the plan's own state comes back, against
+    the general engine's plan on the lists' states (here: 5 workloads of at most 80 jobs on Q3-Q5; the slow tier:
+    20 of at most 240 on Q3-Q7)."""
+    w = data.draw(long_queues(1 << dim, longest=longest))
     a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=True)
     assert_same_placements(a, b)
 
@@ -349,7 +350,7 @@ def _conservative_on_the_free_list_with_long_queues(data, sched, allocator, dim)
 test_kernel_conservative_on_the_free_list_with_long_queues = needs_kernel(settings(max_examples=5, deadline=None)(
     given(**_LIST_QUEUES)(_conservative_on_the_free_list_with_long_queues)))
 test_kernel_conservative_on_the_free_list_with_many_long_queues = pytest.mark.slow(needs_kernel(settings(max_examples=20, deadline=None)(
-    given(**_LIST_QUEUES)(_conservative_on_the_free_list_with_long_queues))))
+    given(**{**_LIST_QUEUES, "dim": st.sampled_from([3, 5, 7]), "longest": st.just(240)})(_conservative_on_the_free_list_with_long_queues))))
 
 
 @needs_kernel
@@ -466,12 +467,12 @@ def test_kernel_conservative_follows_the_subcube_allocators_on_a_real_trace(monk
 @pytest.mark.slow
 @needs_kernel
 @pytest.mark.parametrize(("sched", "allocator", "jobs"), [("conservative", "buddy", 5000), ("conservative:order=sjf", "gray_code", 5000),
-                                                          ("conservative", "free_list", 2000), ("conservative:order=lpt", "afl", 1000)])
+                                                          ("conservative", "free_list", 3000), ("conservative:order=lpt", "afl", 3000)])
 def test_kernel_conservative_follows_the_subcube_allocators_on_sdsc_sp2(sched, allocator, jobs):
-    """SDSC-SP2's first jobs, sizes rounded to powers of two, on Q7 under conservative backfilling: per-job CSVs
-    identical.  The general engine plans the buddy and Gray code on free positions (a StatePlan: seconds for
-    5,000 jobs), the free list and the AFL by replay on snapshots (about a minute for 1,000, minutes for 2,000 on
-    the free list); the whole log is the benchmark's."""
+    """SDSC-SP2's first 5,000 or 3,000 jobs, sizes rounded to powers of two, on Q7 under conservative backfilling:
+    per-job CSVs identical.  The general engine plans the buddy and Gray code on free positions, the free list and the AFL
+    on the lists' states (StatePlans: seconds a run; by replay on snapshots it took about a minute for 1,000 jobs);
+    the whole log is the benchmark's."""
     w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(jobs))
     a, b = both(w, "hypercube:7", sched, allocator=allocator, clean=True, round_pow2=True, locality=False)
     assert a.to_csv() == b.to_csv()

@@ -207,6 +207,56 @@ def test_plan_model_places_as_the_allocator(cls, n):
     assert cls is BuddyAllocator or n < 3 or wrapped, "no cyclic window was placed"
 
 
+@pytest.mark.parametrize("spec", ["free_list", "free_list:recognition=lists", "afl", "afl:pieces=as_is", "afl:recognition=lists"])
+def test_lists_plan_model_places_and_releases_as_the_allocator(spec):
+    """Conservative's plan on the lists' states (the general engine's StatePlan for the free list and the AFL)
+    follows the allocator: on random states reached by real grants and releases of meshes that do not fill their
+    cube (live meshes, auxiliary lists), for requests of every size, the model's placement is the allocator's grant
+    and its next state the allocator's state after it; releasing any held job gives the allocator's state after
+    that release (the last one resets the lists)."""
+    from topoalloc.alloc.hypercube.allocators import _ListsModel, _node_bits
+
+    n = 5
+    rng = random.Random(spec)
+    a = ALLOCATORS.create(spec, topology=Hypercube(n))
+    held, live_seen = [], 0
+
+    def state_of(x):
+        return _ListsModel(x).state
+
+    for _ in range(150):
+        model = _ListsModel(a)
+        live_seen += bool(a._live)
+        assert model.free_count == a.free_count
+        for size in sorted({1, 2, 3, 5, 6, 7, 12, rng.randrange(1, 33), 32, 33}):
+            req = Request(size)
+            try:
+                want = a.snapshot()
+                grant = want.allocate(req)
+            except RequestNeverFits:  # (the model refuses it too)
+                grant = None
+            got = model.place(model.state, req)
+            if grant is None:
+                assert got is None, (size, model.state)
+                continue
+            assert got is not None and got[0][0] == _node_bits(1 << n, grant.nodes) and got[0][1] == grant.info["cube"], size
+            assert got[1] == state_of(want), size
+        for alloc in held:
+            after = a.snapshot()
+            after.release(after._held[alloc.serial])
+            assert model.release(model.state, model.token_of(alloc)) == state_of(after)
+        if held and (rng.random() < 0.4 or a.free_count == 0):
+            a.release(held.pop(rng.randrange(len(held))))
+        else:
+            try:
+                got = a.allocate(Request(rng.choice([1, 2, 3, 5, 6, 12])))
+            except RequestNeverFits:
+                got = None
+            if got is not None:
+                held.append(got)
+    assert spec.startswith("free_list") or live_seen, "no live mesh was reached"
+
+
 def _free_subcube_exists(a, k):
     free = ~a.busy_mask
     n = a.topology.n

@@ -124,7 +124,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     from topoalloc.alloc.base import Allocator
     from topoalloc.alloc.mesh2d.core import FreeSetProbes
     from topoalloc.alloc.partition import PartitionAllocator
-    from topoalloc.alloc.hypercube.allocators import _SubcubeBase
+    from topoalloc.alloc.hypercube.allocators import FreeListAllocator, _SubcubeBase
     from topoalloc.alloc.slices import SliceAllocator
     from topoalloc.sched.plan import ReplayPlan
     from topoalloc.topology import parse_machine
@@ -148,6 +148,7 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
     monkeypatch.setattr(PartitionAllocator, "future_plan", Allocator.future_plan)
     monkeypatch.setattr(SliceAllocator, "future_plan", Allocator.future_plan)
     monkeypatch.setattr(_SubcubeBase, "future_plan", Allocator.future_plan)
+    monkeypatch.setattr(FreeListAllocator, "future_plan", Allocator.future_plan)
     w = read_swf(default_trace_path())
     w = w.take(np.arange(30))
     # sizes scaled to the largest job the machine can ever hold (the uneven blocks' is 15 of their 18 nodes)
@@ -179,6 +180,9 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
         ("bgq:6x4x2x2x2,midplane=2x2x2x2x2", "slice"),
         ("hypercube:5", "buddy"),
         ("hypercube:5", "gray_code"),
+        ("hypercube:5", "free_list"),
+        ("hypercube:5", "afl"),
+        ("hypercube:5", "afl:recognition=lists,pieces=as_is"),
         ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-uneven.conf"), "block"),  # (the example counts)
     ],
     ids=lambda v: v.rsplit("/", 1)[-1],
@@ -187,7 +191,8 @@ def test_replay_plan_earliest_equals_replaying_the_whole_plan(monkeypatch, machi
 def test_state_plan_answers_as_the_replay_plan(monkeypatch, machine, allocator, reference):
     """StatePlan (on free bit sets for the 2-D allocators that place by them, on immutable forests for
     EP and NEP, on free units for the static slice allocators, on free nodes per base block for Slurm's
-    topology/block, on free positions for the hypercube's buddy and Gray code) answers every question of a conservative run as ReplayPlan on snapshots does:
+    topology/block, on free positions for the hypercube's buddy and Gray code, on the lists' states for the free
+    list and the AFL) answers every question of a conservative run as ReplayPlan on snapshots does:
     feasibility, each earliest start, and whether a job with its reservation in place would move earlier
     (ReplayPlan: taken out, searched, put back).
 

@@ -61,7 +61,7 @@ ZERO_LENGTH = 1e-6
 PLACEMENT_MEMO_BYTES = 1 << 26
 
 
-def placement_memo(owner: Any, state_bytes: int) -> Memo:
+def placement_memo(owner: Any, state_bytes: int, attr: str = "_placement_memo") -> Memo:
     """The memo of placements ``(state, frame) -> (token, next state) or None`` that ``owner`` (an
     allocator) keeps for every plan it makes, not for one: a :class:`StateModel`'s placement is a pure
     function of the state and the frame, so an answer stays true from one scheduling pass to the next,
@@ -69,11 +69,13 @@ def placement_memo(owner: Any, state_bytes: int) -> Memo:
 
     Bounded: once it holds more entries than :data:`PLACEMENT_MEMO_BYTES` allows at ``state_bytes`` a
     state (each entry holds two states), it is started again, empty.  A clone of the allocator shares
-    it, which is sound for the same reason (a :class:`~topoalloc.alloc.base.Memo`: deep copies share it too)."""
-    memo = getattr(owner, "_placement_memo", None)
+    it, which is sound for the same reason (a :class:`~topoalloc.alloc.base.Memo`: deep copies share it too).
+    ``attr``: the owner's attribute that holds it (a model may keep another pure function's answers alike, such
+    as its releases)."""
+    memo = getattr(owner, attr, None)
     if memo is None or len(memo) > max(1024, PLACEMENT_MEMO_BYTES // (2 * max(64, state_bytes))):
         memo = Memo()
-        owner._placement_memo = memo
+        setattr(owner, attr, memo)
     return memo
 
 

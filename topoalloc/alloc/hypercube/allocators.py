@@ -24,9 +24,10 @@ leftover cubes the mesh's partition produced.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
-from typing import Any, Self
+from typing import Any, Self, cast
 from itertools import combinations
 
 import numpy as np
@@ -869,6 +870,20 @@ class FreeListAllocator(Allocator):
             return super().reservation_guard(head, releases)
         return _FreeSubcubeGuard(self, head, releases)
 
+    def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
+                    priority: Callable[[int], int]) -> Any:
+        """Conservative backfilling's plan on the lists' states, not on snapshots: placement reads only the busy
+        nodes, the free and auxiliary lists, the live meshes' leftovers (:meth:`trial_state`) and whether any job is
+        held, so the plan is a :class:`~topoalloc.sched.plan.StatePlan` on those, each placement and release made
+        by this class's own code on a scratch copy (:class:`_ListsModel`); ReplayPlan's answers (a unit test compares
+        them answer by answer; the conformance suite, schedules).  A subclass may place otherwise, so it keeps the
+        default, replay on snapshots."""
+        if type(self) not in (FreeListAllocator, AFLAllocator):
+            return super().future_plan(now, releases, request, priority)
+        from ...sched.plan import StatePlan
+
+        return StatePlan(now, _ListsModel(self), releases, request, priority)
+
     def _find_cube(self, k: int) -> Cube | None:
         cube = None
         if self.auxiliary:
@@ -1016,6 +1031,111 @@ class AFLAllocator(FreeListAllocator):
             fl = self._fl
             for c in pieces:
                 fl[c[0].bit_count()][c] = None
+
+
+class _ListsModel:
+    """The free list's or the AFL's placement as a :class:`~topoalloc.sched.plan.StateModel`.
+
+    A state is ``(busy, fl, aux, live, held)``: the busy nodes as an int (bit v: node v), the free and auxiliary
+    lists as a frozenset of cubes per dimension, the live meshes' leftovers as a frozenset of ``(cube, leftovers)``
+    and how many jobs are held (a release of the last one resets the lists).  That is all the allocator's placement
+    reads (:meth:`FreeListAllocator.trial_state` and the busy mask); the order of a list is not (a list yields its
+    least cube, recognition carves and a release merges whatever the order).  A placement or a release loads the
+    state into one scratch copy of the allocator, runs the allocator's own ``_allocate`` or ``_release`` there and
+    reads the state back, so the plan follows the allocator's code and not a copy of it.  A grant's token is
+    ``(nodes as bits, cube, mesh, leftovers)``; a request's frame is the allocator's fit key."""
+
+    def __init__(self, allocator: FreeListAllocator):
+        self.allocator = allocator
+        self._n = allocator.n_nodes
+        self._nbytes = (self._n + 7) // 8
+        self.state = (_bits(allocator._busy), _frozen(allocator._fl), _frozen(allocator._aux),
+                      frozenset(allocator._live.items()), len(allocator._held))
+        self.free_count = allocator._free_count
+        scratch = copy.copy(allocator)  # (shares the configuration; its state is loaded at each call)
+        scratch._tokens = {}
+        self._scratch = scratch
+        from ...sched.plan import placement_memo
+
+        # placements and releases remembered from plan to plan (both are pure functions of the state): the plan
+        # asks its model's placements through `memo`, the releases are remembered here
+        self.memo = placement_memo(allocator, 4 * self._nbytes + 256)
+        self._releases = placement_memo(allocator, 4 * self._nbytes + 256, "_release_memo")
+
+    def _load(self, state: tuple, busy_nodes: bool = True) -> FreeListAllocator:
+        """The scratch allocator in ``state`` (``busy_nodes=False``: not its busy nodes, which a release does not read)."""
+        busy, fl, aux, live, held = state
+        a = self._scratch
+        if busy_nodes:
+            a._busy = np.unpackbits(np.frombuffer(busy.to_bytes(self._nbytes, "little"), dtype=np.uint8), count=self._n, bitorder="little").view(bool)
+        a._free_count = self._n - busy.bit_count()
+        a._held = held  # (_release asks only whether any job is still held)
+        a._fl = [dict.fromkeys(group) for group in fl]
+        a._aux = [dict.fromkeys(group) for group in aux]
+        a._live = dict(live)
+        a._owned = {c for _, lefts in live for c in lefts}
+        return a
+
+    @staticmethod
+    def _read(a: FreeListAllocator, busy: int, held: int) -> tuple:
+        return busy, _frozen(a._fl), _frozen(a._aux), frozenset(a._live.items()), held
+
+    def place(self, state: tuple, request: Request) -> tuple[tuple, tuple] | None:
+        a = self._load(state)
+        grant = a._allocate(request)
+        if grant is None:
+            return None
+        info = grant.info or {}
+        token = (_node_bits(self._n, grant.nodes), info["cube"], info.get("mesh"), info.get("leftover", ()))
+        return token, self._read(a, state[0] | token[0], state[4] + 1)
+
+    def release(self, state: tuple, token: tuple) -> tuple:
+        key = (state, token)
+        got = self._releases.get(key)
+        if got is None:
+            a = self._load(state, busy_nodes=False)
+            a._held = state[4] - 1
+            nodes, cube, mesh, lefts = token
+            a._release(cast(Allocation, _Released({"cube": cube, "mesh": mesh, "leftover": lefts})), None)
+            got = self._releases[key] = self._read(a, state[0] & ~nodes, state[4] - 1)
+        return got
+
+    def token_of(self, allocation: Allocation) -> tuple:
+        info = allocation.info
+        return _node_bits(self._n, allocation.nodes), info["cube"], info.get("mesh"), info.get("leftover", ())
+
+    def frame(self, request: Request) -> Hashable:
+        return self.allocator.fit_key(request)
+
+    def cells(self, request: Request) -> int:
+        a = self.allocator
+        if isinstance(a, AFLAllocator):
+            x, y = a._shape(request)
+            return x * y
+        return 1 << a._cube_dim(request)
+
+    def cells_of(self, allocation: Allocation) -> int:
+        return allocation.size
+
+
+class _Released:
+    """What a list allocator's ``_release`` reads of an allocation: its ``info``."""
+
+    __slots__ = ("info",)
+
+    def __init__(self, info: dict[str, Any]):
+        self.info = info
+
+
+def _frozen(lists: list[dict[Cube, None]]) -> tuple[frozenset[Cube], ...]:
+    return tuple(map(frozenset, lists))
+
+
+def _node_bits(n: int, nodes: np.ndarray) -> int:
+    """Nodes of a machine of ``n`` as one integer: bit v for node v."""
+    mask = np.zeros(n, dtype=bool)
+    mask[nodes] = True
+    return _bits(mask)
 
 
 def _order(c: Cube) -> tuple[int, int]:
