@@ -1070,15 +1070,16 @@ class _ListsModel:
             a._busy = np.unpackbits(np.frombuffer(busy.to_bytes(self._nbytes, "little"), dtype=np.uint8), count=self._n, bitorder="little").view(bool)
         a._free_count = self._n - busy.bit_count()
         a._held = held  # (_release asks only whether any job is still held)
-        a._fl = [dict.fromkeys(group) for group in fl]
-        a._aux = [dict.fromkeys(group) for group in aux]
+        a._fl = _Lists(fl)
+        a._aux = _Lists(aux)
         a._live = dict(live)
         a._owned = {c for _, lefts in live for c in lefts}
         return a
 
     @staticmethod
-    def _read(a: FreeListAllocator, busy: int, held: int) -> tuple:
-        return busy, _frozen(a._fl), _frozen(a._aux), frozenset(a._live.items()), held
+    def _read(a: FreeListAllocator, state: tuple, busy: int, held: int) -> tuple:
+        live = state[3] if not a._live and not state[3] else frozenset(a._live.items())
+        return busy, _Lists.read(a._fl, state[1]), _Lists.read(a._aux, state[2]), live, held
 
     def place(self, state: tuple, request: Request) -> tuple[tuple, tuple] | None:
         a = self._load(state)
@@ -1087,7 +1088,7 @@ class _ListsModel:
             return None
         info = grant.info or {}
         token = (_node_bits(self._n, grant.nodes), info["cube"], info.get("mesh"), info.get("leftover", ()))
-        return token, self._read(a, state[0] | token[0], state[4] + 1)
+        return token, self._read(a, state, state[0] | token[0], state[4] + 1)
 
     def release(self, state: tuple, token: tuple) -> tuple:
         key = (state, token)
@@ -1097,7 +1098,7 @@ class _ListsModel:
             a._held = state[4] - 1
             nodes, cube, mesh, lefts = token
             a._release(cast(Allocation, _Released({"cube": cube, "mesh": mesh, "leftover": lefts})), None)
-            got = self._releases[key] = self._read(a, state[0] & ~nodes, state[4] - 1)
+            got = self._releases[key] = self._read(a, state, state[0] & ~nodes, state[4] - 1)
         return got
 
     def token_of(self, allocation: Allocation) -> tuple:
@@ -1129,6 +1130,53 @@ class _Released:
 
 def _frozen(lists: list[dict[Cube, None]]) -> tuple[frozenset[Cube], ...]:
     return tuple(map(frozenset, lists))
+
+
+class _Group(dict[Cube, None]):
+    """One dimension's list loaded from a state (a frozenset of cubes), remembering whether it changed."""
+
+    __slots__ = ("changed",)
+
+    def __init__(self, cubes: frozenset[Cube]):
+        super().__init__(dict.fromkeys(cubes))
+        self.changed = False
+
+    def __setitem__(self, cube: Cube, value: None) -> None:
+        self.changed = True
+        dict.__setitem__(self, cube, value)
+
+    def __delitem__(self, cube: Cube) -> None:
+        self.changed = True
+        dict.__delitem__(self, cube)
+
+
+class _Lists(list[Any]):
+    """A state's lists (a frozenset of cubes per dimension) as the allocator's code reads them: a dimension becomes
+    a :class:`_Group` only when the code asks for it, so that a placement or a release loads and reads back only the
+    lists it touched."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: Any) -> Any:
+        group = list.__getitem__(self, i)
+        if type(group) is frozenset:
+            group = _Group(group)
+            list.__setitem__(self, i, group)
+        return group
+
+    @staticmethod
+    def read(lists: list[Any], before: tuple[frozenset[Cube], ...]) -> tuple[frozenset[Cube], ...]:
+        """The lists as a state again, ``before`` the state they were loaded from: a dimension the code did not
+        change is ``before``'s own; any other (a changed group, or the fresh lists of a reset) is read whole."""
+        out = None
+        for d, group in enumerate(list.__iter__(lists)):
+            kind = type(group)
+            if kind is frozenset or (kind is _Group and not group.changed):
+                continue  # (loaded from before[d] and not changed)
+            if out is None:
+                out = list(before)
+            out[d] = frozenset(group)
+        return before if out is None else tuple(out)
 
 
 def _node_bits(n: int, nodes: np.ndarray) -> int:
