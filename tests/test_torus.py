@@ -78,6 +78,21 @@ def test_ep_paper_examples():
     assert len(pieces) == 4 and len({p.sides for p in pieces}) == 1 and pieces[0].offset == S.offset
 
 
+@pytest.mark.parametrize("wrapped", [(True, True, True), (False, True, False)])
+def test_ep_pieces_are_semitori_as_checked_construction_makes_them(wrapped):
+    """EP builds its pieces unchecked, through the slots' descriptors: each equals the semitorus the checked
+    constructor makes from the same fields (size, order, hash, ring flags), and stays frozen."""
+    import dataclasses
+
+    s = Semitorus((1, 2, 0), (4, 8, 2), wrapped)
+    for k in range(s.order + 1):
+        for p in ep_partition(s, k):
+            q = Semitorus(p.offset, p.sides, p.wrapped)
+            assert (p, p.size, p.order, hash(p), p.wrapped) == (q, q.size, q.order, hash(q), q.wrapped)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.order = 0  # type: ignore[misc]
+
+
 def test_nep_paper_example():
     pieces = nep_partition(S, 4)
     assert multiset(pieces) == sorted([(2, 2, 4), (2, 2, 4), (2, 4, 4), (2, 2, 4, 4), (2, 4, 4, 4)])

@@ -16,7 +16,7 @@ Conventions
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 
@@ -259,6 +259,29 @@ class Semitorus:
         setattr_(self, "order", order)
         setattr_(self, "_hash", None)
         return self
+
+    @classmethod
+    def _unchecked_many(cls, offsets: Iterable[tuple[int, ...]], sides: tuple[int, ...], wrapped: tuple[bool, ...], order: int) -> list["Semitorus"]:
+        """:meth:`_unchecked` for many semitori of one shape (``wrapped`` as :meth:`ring_flags` gives it), one per
+        offset: EP's thousands of pieces.  The fields are set through their slots' own descriptors, which the
+        frozen dataclass's ``__setattr__`` would refuse and ``object.__setattr__`` looks up by name each time."""
+        new = object.__new__
+        slot = Semitorus.__dict__  # (the slots' member descriptors)
+        set_offset, set_sides, set_wrapped = slot["offset"].__set__, slot["sides"].__set__, slot["wrapped"].__set__
+        set_size, set_order, set_hash = slot["size"].__set__, slot["order"].__set__, slot["_hash"].__set__
+        size = 1 << order
+        out: list[Semitorus] = []
+        append = out.append
+        for offset in offsets:
+            self = new(cls)
+            set_offset(self, offset)
+            set_sides(self, sides)
+            set_wrapped(self, wrapped)
+            set_size(self, size)
+            set_order(self, order)
+            set_hash(self, None)
+            append(self)
+        return out
 
     @staticmethod
     def ring_flags(sides: tuple[int, ...], wrapped: tuple[bool, ...]) -> tuple[bool, ...]:

@@ -120,9 +120,8 @@ def ep_partition(s: Semitorus, k: int) -> list[Semitorus]:
     # blocks enumerated with the first dimension fastest (node-id order of their first node); the pieces are valid
     # by construction (sides powers of two dividing S's, wraps S's or none), so they are built unchecked
     axes = [[o + i * ps for i in range(ss // ps)] for o, ss, ps in zip(s.offset, s.sides, psides)]
-    unchecked = Semitorus._unchecked
     wraps = Semitorus.ring_flags(psides, wraps)  # (once for every piece: they share it)
-    return [unchecked(off[::-1], psides, wraps, order, normal=True) for off in itertools.product(*reversed(axes))]
+    return Semitorus._unchecked_many([off[::-1] for off in itertools.product(*reversed(axes))], psides, wraps, order)
 
 
 #: NEP halving orders: "exhaust-largest" (the paper's example: halve the longest
