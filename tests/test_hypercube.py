@@ -168,7 +168,7 @@ def test_buddy_and_gray_code_recognition():
 
 
 @pytest.mark.parametrize("cls", [BuddyAllocator, GrayCodeAllocator])
-@pytest.mark.parametrize("n", [1, 3, 6])
+@pytest.mark.parametrize("n", [0, 1, 3, 6])
 def test_plan_model_places_as_the_allocator(cls, n):
     """Conservative's plan on free positions (the general engine's StatePlan) places every request as the
     allocator does: on random states reached by real grants and releases, for every cube dimension (and one too

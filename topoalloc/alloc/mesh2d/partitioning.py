@@ -128,6 +128,31 @@ class _Partitioning(FreeSetProbes):
         self.criterion = criterion
         if base == "bf":
             self._enable_best_fit(criterion)
+        #: (free set, frame) -> the blocks placed, or None (see :meth:`_placed`)
+        self._placements: Memo[tuple[int, int, int], tuple[Rect, ...] | None] = Memo()
+        # at most about PLACEMENTS_BYTES kept: an entry holds a free set (a bit per cell, padding included) and about
+        # 512 bytes besides (the key, the blocks, the dict)
+        self._placements_kept = max(1024, self.PLACEMENTS_BYTES // (self.geom.nbytes + 512))
+
+    #: :meth:`_placed` keeps placements while their free sets take about this many bytes, then starts again
+    PLACEMENTS_BYTES: ClassVar[int] = 1 << 25
+
+    def _placed(self, w: int, l: int) -> tuple[Rect, ...] | None:
+        """The blocks :meth:`_plan` places a ``w × l`` frame in with the free set as it is, taking nothing; remembered
+        by (free set, frame).  The placement is a function of both (the searches read the free set alone: the best
+        fit's perimeter sums follow it), and EASY's probes ask the same frames of the same free sets pass after pass
+        (ANCA tries level after level of pieces, each a search, before it answers)."""
+        key = (self._free, w, l)
+        memo = self._placements
+        if key in memo:
+            return memo[key]
+        rects = self._plan(w, l)
+        if rects is not None:
+            self._give(rects)
+        if len(memo) >= self._placements_kept:
+            memo.clear()
+        got = memo[key] = None if rects is None else tuple(rects)
+        return got
 
     def _search(self, w: int, l: int) -> Rect | None:
         if self.base == "ff":
@@ -203,9 +228,10 @@ class _Partitioning(FreeSetProbes):
 
     def _allocate(self, request: Request) -> Grant | None:
         f = self.frame_for(request)
-        rects = self._plan(*f)
+        rects = self._placed(*f)
         if rects is None:
             return None
+        self._take(rects)
         return self._grant(rects, {"frame": f})
 
     def can_allocate(self, request: Request) -> bool:
@@ -214,11 +240,7 @@ class _Partitioning(FreeSetProbes):
         return self._placement(request) is not None
 
     def _placement(self, request: Request) -> tuple[Rect, ...] | None:
-        rects = self._plan(*self.frame_for(request))
-        if rects is None:
-            return None
-        self._give(rects)
-        return tuple(rects)
+        return self._placed(*self.frame_for(request))
 
     def fit_key(self, request: Request) -> Hashable:
         return self.frame_for(request)
