@@ -481,3 +481,39 @@ def test_stream_remembers_read_only_arrays_only_and_sums_the_same(monkeypatch):
     t.add(np.array([0, 1, 2], dtype=np.int64), 1.0)
     t.add(np.array([0, 30, 60], dtype=np.int64), 1.0)
     assert s.summary() == t.summary()
+
+
+@pytest.mark.parametrize("machine", ["mesh:12x10", "hypercube:7", "torus:6x4x3"])
+def test_stream_sums_do_not_depend_on_the_batches(monkeypatch, machine):
+    """The stream's aggregates are summed over runs of jobs fixed by FOLD_NODES and FOLD_JOBS, whatever batches the
+    jobs were measured in: the summary is the same to the last bit for any batch sizes (their defaults differ with
+    and without the compiled metrics), asked at the end or mid-run, and a whole simulation's summary is the same
+    with the compiled metrics and without them."""
+    from topoalloc.metrics import locality as _locality
+    from topoalloc.metrics.locality import LocalityStream
+
+    top = parse_machine(machine)
+    rng = np.random.default_rng(7)
+    jobs = [(np.sort(rng.choice(top.n_nodes, size=int(rng.integers(1, 40)), replace=False)), float(rng.choice([0.0, 1.5, 3e6, 7.25, 1e-3])))
+            for _ in range(700)]
+    monkeypatch.setattr(LocalityStream, "FOLD_NODES", 500)
+    monkeypatch.setattr(LocalityStream, "FOLD_JOBS", 37)
+    seen = set()
+    for batch_nodes, batch_jobs in [(1, 1), (7, 3), (300, 1 << 14), (1 << 20, 11), (1 << 20, 1 << 14)]:
+        s = LocalityStream(top, batch_nodes=batch_nodes, batch_jobs=batch_jobs)
+        for k, (nodes, run) in enumerate(jobs):
+            s.add(nodes, run)
+            if k == 350:
+                s.summary()  # (mid-run: changes no later sum)
+        seen.add(repr(s.summary()))
+    assert len(seen) == 1
+    # unsummed jobs are carried: never more than a run of them
+    assert s._carry_nodes < 500 and s._carry_jobs < 37
+    monkeypatch.undo()
+    if _locality._cmetrics is None:
+        pytest.skip("the compiled metrics are not built")
+    kw = dict(machine=machine, allocator="best_fit" if not machine.startswith("hypercube") else "buddy", scheduler="easy", clean=True)
+    a = topoalloc.simulate(None, **kw)
+    monkeypatch.setattr(_locality, "_cmetrics", None)
+    b = topoalloc.simulate(None, **kw)
+    assert a.to_json() == b.to_json()

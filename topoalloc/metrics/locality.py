@@ -40,6 +40,7 @@ Spans use the allocator's ordering when it has one, else node-id order.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from functools import lru_cache
@@ -714,6 +715,11 @@ class LocalityStream:
         self._pending = 0
         self._aggs = {name: _Running() for name in JOB_METRICS}
         self._l1 = _Running()
+        # measured jobs not yet summed (see FOLD_NODES): their metrics' columns, sizes and run times, and how many
+        # nodes and jobs they hold
+        self._carry: list[tuple[list[np.ndarray], np.ndarray, np.ndarray]] = []
+        self._carry_nodes = 0
+        self._carry_jobs = 0
         self.jobs = 0
         # metrics of immutable node arrays measured before, by identity (the array is kept, so its id is
         # not reused): allocators hand out the same immutable array for every grant of one box
@@ -834,11 +840,43 @@ class LocalityStream:
         self.jobs += int(sizes.size)
         self._fold({name: table[:, i] for i, name in enumerate(JOB_METRICS)}, sizes, np.asarray(run, dtype=np.float64))
 
+    #: The aggregates are summed over runs of jobs, each ending right after the job that brings its nodes to
+    #: FOLD_NODES or its jobs to FOLD_JOBS, whatever batches the jobs were measured in: so the sums are the same
+    #: to the last bit whatever :attr:`batch_nodes` and :attr:`batch_jobs` are (their defaults differ with and
+    #: without the compiled extension, and numpy sums an array pairwise).  The values are the pure-Python
+    #: path's default batch, whose sums are as before.
+    FOLD_NODES = 1 << 16
+    FOLD_JOBS = 1 << 14
+
     def _fold(self, per: dict[str, np.ndarray], sizes: np.ndarray, run: np.ndarray) -> None:
-        size = np.maximum(sizes, 1)
-        for name in JOB_METRICS:
-            self._aggs[name].add(np.ascontiguousarray(per[name]), size, run)
-        self._l1.add(np.ascontiguousarray(per["pairwise_l1"]), size, run)
+        cols = [np.ascontiguousarray(per[name]) for name in JOB_METRICS]
+        m = int(sizes.size)
+        i = 0
+        while i < m:
+            nodes = np.cumsum(sizes[i:]) + self._carry_nodes
+            jobs = np.arange(1, m - i + 1) + self._carry_jobs
+            end = np.flatnonzero((nodes >= self.FOLD_NODES) | (jobs >= self.FOLD_JOBS))
+            k = m if not end.size else i + int(end[0]) + 1
+            self._carry.append(([c[i:k] for c in cols], sizes[i:k], run[i:k]))
+            if end.size:
+                self._sum_carry(self._aggs, self._l1)
+            else:
+                self._carry_nodes, self._carry_jobs = int(nodes[-1]), int(jobs[-1])
+            i = k
+
+    def _sum_carry(self, aggs: dict[str, _Running], l1: _Running) -> None:
+        """Fold the jobs carried into ``aggs`` and ``l1`` as one run, and carry none."""
+        parts = self._carry
+        if not parts:
+            return
+        cols = [np.concatenate([p[0][c] for p in parts]) for c in range(len(JOB_METRICS))]
+        size = np.maximum(np.concatenate([p[1] for p in parts]), 1)
+        run = np.concatenate([p[2] for p in parts])
+        for name, col in zip(JOB_METRICS, cols):
+            aggs[name].add(col, size, run)
+        l1.add(cols[JOB_METRICS.index("pairwise_l1")], size, run)
+        self._carry = []
+        self._carry_nodes = self._carry_jobs = 0
 
     def flush(self) -> None:
         """Measure the jobs gathered so far and fold them into the aggregates."""
@@ -854,5 +892,10 @@ class LocalityStream:
     def summary(self) -> dict[str, Any]:
         """``{"mean_pairwise_l1": ..., "locality": {metric: aggregates}}`` over every job added."""
         self.flush()
-        l1 = self._l1.result()["mean"]
-        return {"mean_pairwise_l1": l1, "locality": {name: self._aggs[name].result() for name in JOB_METRICS}}
+        aggs, l1 = self._aggs, self._l1
+        if self._carry:  # (summed into copies: a summary asked mid-run leaves the runs as they were)
+            aggs, l1 = {name: copy.copy(a) for name, a in aggs.items()}, copy.copy(l1)
+            carry = (self._carry, self._carry_nodes, self._carry_jobs)
+            self._sum_carry(aggs, l1)
+            self._carry, self._carry_nodes, self._carry_jobs = carry
+        return {"mean_pairwise_l1": l1.result()["mean"], "locality": {name: aggs[name].result() for name in JOB_METRICS}}
