@@ -75,9 +75,9 @@ static int event_parts(PyObject *ev, long *kind, PyObject **who, PyObject **m) {
  * else the one `placed` holds for the job (taken out of it, and *displaced lowered where it differs from bits),
  * else `earlier`'s.  An allocation places the job through the memo, records its token in `placed` (and in `also`
  * if not NULL) and raises *displaced where it differs from bits.  1 done, 0 the allocation refused, -1 error. */
-static int step(long kind, PyObject *who, PyObject *m, PyObject **free, PyObject *placed, PyObject *earlier, PyObject *also,
-                PyObject *bits, PyObject *memo, PyObject *frames, PyObject *rel, int rel_kind, PyObject *place,
-                Py_ssize_t *displaced) {
+static int step_held(long kind, PyObject *who, PyObject *m, PyObject **free, PyObject *placed, PyObject *earlier, PyObject *also,
+                     PyObject *bits, PyObject *memo, PyObject *frames, PyObject *rel, int rel_kind, PyObject *place,
+                     Py_ssize_t *displaced) {
     if (kind == 0) {
         PyObject *token = m; /* borrowed, or owned below */
         int owned = 0;
@@ -126,6 +126,17 @@ static int step(long kind, PyObject *who, PyObject *m, PyObject **free, PyObject
     return 1;
 }
 
+/* step_held on event `ev` (kind, job `who` and token `m` its parts, see event_parts), held across the model's
+ * functions, which may run Python that drops the list's reference to it */
+static int step(PyObject *ev, long kind, PyObject *who, PyObject *m, PyObject **free, PyObject *placed, PyObject *earlier,
+                PyObject *also, PyObject *bits, PyObject *memo, PyObject *frames, PyObject *rel, int rel_kind, PyObject *place,
+                Py_ssize_t *displaced) {
+    Py_INCREF(ev);
+    int done = step_held(kind, who, m, free, placed, earlier, also, bits, memo, frames, rel, rel_kind, place, displaced);
+    Py_DECREF(ev);
+    return done;
+}
+
 /* _trial: the kept replay's events i .. n-1 replayed with the job placed (its token `mine`, the state after it
  * `free0`), released before event iend; the reservation of job `own` (-1: none) left out.  1 if every allocation
  * still succeeds, 0 if one fails, -1 on error (an exception set). */
@@ -163,17 +174,14 @@ static int run_trial(PyObject *events, PyObject *states, PyObject *bits, PyObjec
             goto error;
         }
         long kind;
-        PyObject *who, *m;
-        if (event_parts(PyList_GET_ITEM(events, k), &kind, &who, &m) < 0) goto error;
+        PyObject *who, *m, *ev = PyList_GET_ITEM(events, k);
+        if (event_parts(ev, &kind, &who, &m) < 0) goto error;
         if (own >= 0 && m == Py_None) {
             long long w = PyLong_AsLongLong(who);
             if (w == -1 && PyErr_Occurred()) goto error;
             if (w == own) continue; /* its own reservation: taken out */
         }
-        PyObject *ev = PyList_GET_ITEM(events, k);
-        Py_INCREF(ev); /* (its job and token held across the model's functions) */
-        int done = step(kind, who, m, &free, moved, bits, NULL, bits, memo, frames, rel, rel_kind, place, &displaced);
-        Py_DECREF(ev);
+        int done = step(ev, kind, who, m, &free, moved, bits, NULL, bits, memo, frames, rel, rel_kind, place, &displaced);
         if (done < 0) goto error;
         if (!done) {
             ok = 0;
@@ -441,12 +449,9 @@ static PyObject *replay(PyObject *Py_UNUSED(self), PyObject *args) {
             goto error;
         }
         long kind;
-        PyObject *who, *m;
-        PyObject *ev = PyList_GET_ITEM(events, k);
+        PyObject *who, *m, *ev = PyList_GET_ITEM(events, k);
         if (event_parts(ev, &kind, &who, &m) < 0) goto error;
-        Py_INCREF(ev); /* (its job and token held across the model's functions) */
-        int done = step(kind, who, m, &free, held, new_bits, new_bits, bits, memo, frames, rel, rel_kind, place, &displaced);
-        Py_DECREF(ev);
+        int done = step(ev, kind, who, m, &free, held, new_bits, new_bits, bits, memo, frames, rel, rel_kind, place, &displaced);
         if (done < 0) goto error;
         if (!done) {
             how = 2;
