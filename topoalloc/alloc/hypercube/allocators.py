@@ -361,9 +361,7 @@ class _PositionsModel:
 def _position_bits(n: int, gray: bool, free: int, value: int) -> int:
     """The positions (address order, or Gray order with ``gray``) of the nodes of Q_n's subcube ``(free, value)``, as bits."""
     nodes = value | _spread(free)
-    mask = np.zeros(1 << n, dtype=bool)
-    mask[_gray_rank(n)[nodes] if gray else nodes] = True
-    return _bits(mask)
+    return _node_bits(1 << n, _gray_rank(n)[nodes] if gray else nodes)
 
 
 @lru_cache(maxsize=4)
@@ -1180,7 +1178,7 @@ class _Lists(list[Any]):
 
 
 def _node_bits(n: int, nodes: np.ndarray) -> int:
-    """Nodes of a machine of ``n`` as one integer: bit v for node v."""
+    """Nodes (or positions) of a machine of ``n`` as one integer: bit v for node v."""
     mask = np.zeros(n, dtype=bool)
     mask[nodes] = True
     return _bits(mask)
