@@ -487,9 +487,7 @@ def test_stream_remembers_read_only_arrays_only_and_sums_the_same(monkeypatch):
 def test_stream_sums_do_not_depend_on_the_batches(monkeypatch, machine):
     """The stream's aggregates are summed over runs of jobs fixed by FOLD_NODES and FOLD_JOBS, whatever batches the
     jobs were measured in: the summary is the same to the last bit for any batch sizes (their defaults differ with
-    and without the compiled metrics), asked at the end or mid-run, and a whole simulation's summary is the same
-    with the compiled metrics and without them."""
-    from topoalloc.metrics import locality as _locality
+    and without the compiled metrics), asked at the end or mid-run."""
     from topoalloc.metrics.locality import LocalityStream
 
     top = parse_machine(machine)
@@ -509,9 +507,13 @@ def test_stream_sums_do_not_depend_on_the_batches(monkeypatch, machine):
     assert len(seen) == 1
     # unsummed jobs are carried: never more than a run of them
     assert s._carry_nodes < 500 and s._carry_jobs < 37
-    monkeypatch.undo()
-    if _locality._cmetrics is None:
-        pytest.skip("the compiled metrics are not built")
+
+
+@pytest.mark.skipif(_locality._cmetrics is None, reason="the compiled metrics are not built")
+@pytest.mark.parametrize("machine", ["mesh:12x10", "hypercube:7", "torus:6x4x3"])
+def test_summaries_are_the_same_with_and_without_the_compiled_metrics(monkeypatch, machine):
+    """A whole simulation's JSON is the same, to the last bit, with the compiled metrics (batches of 1 Mi nodes)
+    and without them (64 Ki): the stream's sums do not follow its batches."""
     kw = dict(machine=machine, allocator="best_fit" if not machine.startswith("hypercube") else "buddy", scheduler="easy", clean=True)
     a = topoalloc.simulate(None, **kw)
     monkeypatch.setattr(_locality, "_cmetrics", None)

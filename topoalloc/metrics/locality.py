@@ -860,23 +860,21 @@ class LocalityStream:
             self._carry.append(([c[i:k] for c in cols], sizes[i:k], run[i:k]))
             if end.size:
                 self._sum_carry(self._aggs, self._l1)
+                self._carry = []
+                self._carry_nodes = self._carry_jobs = 0
             else:
                 self._carry_nodes, self._carry_jobs = int(nodes[-1]), int(jobs[-1])
             i = k
 
     def _sum_carry(self, aggs: dict[str, _Running], l1: _Running) -> None:
-        """Fold the jobs carried into ``aggs`` and ``l1`` as one run, and carry none."""
+        """Fold the jobs carried into ``aggs`` and ``l1`` as one run (the carry itself unchanged)."""
         parts = self._carry
-        if not parts:
-            return
         cols = [np.concatenate([p[0][c] for p in parts]) for c in range(len(JOB_METRICS))]
         size = np.maximum(np.concatenate([p[1] for p in parts]), 1)
         run = np.concatenate([p[2] for p in parts])
         for name, col in zip(JOB_METRICS, cols):
             aggs[name].add(col, size, run)
         l1.add(cols[JOB_METRICS.index("pairwise_l1")], size, run)
-        self._carry = []
-        self._carry_nodes = self._carry_jobs = 0
 
     def flush(self) -> None:
         """Measure the jobs gathered so far and fold them into the aggregates."""
@@ -895,7 +893,5 @@ class LocalityStream:
         aggs, l1 = self._aggs, self._l1
         if self._carry:  # (summed into copies: a summary asked mid-run leaves the runs as they were)
             aggs, l1 = {name: copy.copy(a) for name, a in aggs.items()}, copy.copy(l1)
-            carry = (self._carry, self._carry_nodes, self._carry_jobs)
             self._sum_carry(aggs, l1)
-            self._carry, self._carry_nodes, self._carry_jobs = carry
         return {"mean_pairwise_l1": l1.result()["mean"], "locality": {name: aggs[name].result() for name in JOB_METRICS}}
