@@ -684,6 +684,7 @@ def test_placement_memo_outlives_a_plan_is_bounded_and_shared_by_copies(monkeypa
     ("machine", "allocator", "jobs", "kind"),
     [
         ("mesh:4x8", "mesh_first_fit", 40, 1),  # free bit sets: a release is int.__or__
+        ("mesh:64x64", "buddy_2d", 60, 1),  # 4,096 bits: the compiled plan keeps the states' hashes (check_hashes)
         ("torus:4x4x2", "nep", 40, 0),  # partition forests: the model's own release function
         ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-uneven.conf"), "block", 400, 2),  # packed counts: int.__add__
     ],
@@ -702,7 +703,8 @@ def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allo
     from topoalloc.workload import read_swf
     from topoalloc.workload.swf import default_trace_path
 
-    compiled, compiled_replay = plan._cplan.first, plan._cplan.replay
+    compiled, compiled_replay, compiled_hashes = plan._cplan.first, plan._cplan.replay, plan._cplan.check_hashes
+    compiled_hashes(clear=True)
     asked: dict[tuple, int] = {}
     replays: dict[int, int] = {}
 
@@ -734,6 +736,8 @@ def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allo
     topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=most / w.max_procs, work_multiple=4.0, engine="python")
     assert {k[0] for k in asked} == {kind}, asked
     assert replays.get(0) and replays.get(1), replays  # updates that met the old replay, and whole replays
+    kept, wrong = compiled_hashes(clear=True)
+    assert wrong == 0 and (kept > 0) == (probe.n_nodes >= 1024), (kept, wrong)
     # moves found (a start before the reservation) and not (its own time given back); new reservations placed
     assert {(own, found) for _, own, found in asked} >= {(True, True), (True, False), (False, True)}, asked
 
@@ -874,6 +878,37 @@ def test_compiled_search_far_from_time_zero(monkeypatch, shift, short):
         r = topoalloc.simulate(w, machine="mesh:16x16", allocator="buddy_2d", scheduler="conservative", clean=True, scale_sizes=2.0, engine="python")
         got.append((r.to_csv(), r.reservation_changes))
     assert got[0] == got[1] and got[0][1] > 100
+
+
+@needs_cplan
+@pytest.mark.parametrize(
+    ("machine", "allocator", "scale"),
+    [("mesh:48x48", "mesh_first_fit", 18.0), ("mesh:48x48", "anca_ff", 18.0), ("mesh:64x64", "buddy_2d", 32.0), ("hypercube:11", "buddy", 16.0), ("hypercube:11", "gray_code", 16.0)],
+)
+def test_compiled_plan_keeps_pythons_hashes_of_large_states(monkeypatch, machine, allocator, scale):
+    """On machines of 1,024 nodes and more the compiled plan keeps the hashes of its states and tokens by object, and
+    derives a placement's and a release's from the state's and the token's (an int's hash is its value modulo a
+    Mersenne prime, and a placement takes bits a release gives back): every hash it keeps after a conservative run is
+    Python's own hash of its object, it kept some, and the run's schedule is the Python search's, job for job."""
+    import numpy as np
+
+    import topoalloc
+    from topoalloc.sched import plan
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    assert plan._cplan.KNOWN_HASHES == 1  # (CPython's tuple hash, checked when the extension is imported)
+    plan._cplan.check_hashes(clear=True)
+    w = read_swf(default_trace_path()).take(np.arange(300))
+    got = []
+    for compiled in (True, False):
+        monkeypatch.setattr(plan, "USE_COMPILED", compiled)
+        r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", clean=True, scale_sizes=scale, work_multiple=4.0, engine="python")
+        got.append((r.to_csv(), r.reservation_changes))
+        if compiled:
+            kept, wrong = plan._cplan.check_hashes(clear=True)
+            assert kept > 100 and wrong == 0, (kept, wrong)
+    assert got[0] == got[1] and got[0][1] > 250
 
 
 @needs_cplan

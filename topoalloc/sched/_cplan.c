@@ -20,12 +20,6 @@
 /* how a token is given back: 0 the model's function called; 1 int.__or__; 2 int.__add__ */
 enum { REL_CALL = 0, REL_OR = 1, REL_ADD = 2 };
 
-static PyObject *release(PyObject *rel, int kind, PyObject *state, PyObject *token) {
-    if (kind == REL_OR) return PyNumber_Or(state, token);
-    if (kind == REL_ADD) return PyNumber_Add(state, token);
-    return PyObject_CallFunctionObjArgs(rel, state, token, NULL);
-}
-
 /* 1 if token differs from bits.get(who) (absent: differs), 0 if equal, -1 on error */
 static int differs(PyObject *bits, PyObject *who, PyObject *token) {
     PyObject *was = PyDict_GetItemWithError(bits, who);
@@ -37,12 +31,139 @@ static int differs(PyObject *bits, PyObject *who, PyObject *token) {
     return d;
 }
 
+/* Hashes of large states.  An int does not keep its hash: a state of n bits costs O(n) to hash at every look-up
+ * of the memo (about 4 us at 65,536 bits, a 256 x 256 mesh: over a third of such a plan's time), though the same
+ * state objects (the kept replay's, the memo's next states) are looked up again and again, and each new state is
+ * one placement or one release away from one whose hash is known (derive_hash).  So the hashes of ints of at least
+ * HC_MIN_BITS bits are kept here by object, in a direct-mapped table of HC_SIZE slots that holds a reference to
+ * each (so no object in it is freed, and its address reused, while it is there); an entry is replaced where
+ * another object takes its slot, and entries are dropped round the table while the ints held would take more
+ * than HC_BYTES.  The memo is then asked with the key's hash known (_PyDict_GetItem_KnownHash), the pair's hash
+ * made from its items' as Python makes it; both hashes made here are checked against Python's own at the
+ * module's import, and where they differ the table is not used (KNOWN_HASHES 0). */
+#define HC_BITS 13
+#define HC_SIZE (1 << HC_BITS)
+#ifdef PyHASH_MODULUS
+#define HASH_MODULUS PyHASH_MODULUS
+#else
+#define HASH_MODULUS _PyHASH_MODULUS
+#endif
+#define HC_MIN_BITS 1024
+#define HC_BYTES ((size_t)1 << 24)
+static struct { PyObject *obj; Py_hash_t h; size_t bytes; } hc[HC_SIZE];
+static size_t hc_bytes, hc_sweep; /* what the ints held take, about; where the last drop was */
+
+/* an object's slot: its address scattered (Fibonacci hashing; large ints lie a page or more apart, so their low
+ * address bits are alike) */
+static inline size_t hc_slot(PyObject *x) { return (size_t)(((uint64_t)(uintptr_t)x * 0x9E3779B97F4A7C15ULL) >> (64 - HC_BITS)); }
+static int hc_on = 0; /* set at import where the tuple hash below is Python's */
+
+/* the hash of x (an int, not in the table) put in the table */
+static void hc_put(PyObject *x, Py_hash_t h) {
+    size_t i = hc_slot(x);
+    if (hc[i].obj != NULL) {
+        hc_bytes -= hc[i].bytes;
+        Py_CLEAR(hc[i].obj);
+    }
+    size_t bytes = (size_t)_PyLong_NumBits(x) / 8 + 32;
+    if (bytes > HC_BYTES / 4) return;
+    while (hc_bytes + bytes > HC_BYTES) { /* over the budget: entries dropped round the table from where the last drop ended */
+        hc_sweep = (hc_sweep + 1) & (HC_SIZE - 1);
+        if (hc[hc_sweep].obj != NULL) {
+            hc_bytes -= hc[hc_sweep].bytes;
+            Py_CLEAR(hc[hc_sweep].obj);
+        }
+    }
+    Py_INCREF(x);
+    hc[i].obj = x;
+    hc[i].h = h;
+    hc[i].bytes = bytes;
+    hc_bytes += bytes;
+}
+
+/* the hash kept for x, or -1 */
+static inline Py_hash_t hc_get(PyObject *x) {
+    size_t i = hc_slot(x);
+    return hc[i].obj == x ? hc[i].h : -1;
+}
+
+static Py_hash_t state_hash(PyObject *s) {
+    if (!PyLong_CheckExact(s) || _PyLong_NumBits(s) < HC_MIN_BITS) return PyObject_Hash(s);
+    size_t i = hc_slot(s);
+    if (hc[i].obj == s) return hc[i].h;
+    Py_hash_t h = PyObject_Hash(s);
+    if (h != -1) hc_put(s, h);
+    return h;
+}
+
+/* the hash of the pair (a, b) from the items' hashes: CPython's tuple hash (xxHash-based, 3.8 on) */
+static Py_hash_t pair_hash(Py_hash_t ha, Py_hash_t hb) {
+    const Py_uhash_t P1 = 11400714785074694791ULL, P2 = 14029467366897019727ULL, P5 = 2870177450012600261ULL;
+    Py_uhash_t acc = P5, lanes[2] = {(Py_uhash_t)ha, (Py_uhash_t)hb};
+    for (int q = 0; q < 2; q++) {
+        acc += lanes[q] * P2;
+        acc = (acc << 31) | (acc >> 33);
+        acc *= P1;
+    }
+    acc += (Py_uhash_t)2 ^ (P5 ^ 3527539UL);
+    return acc == (Py_uhash_t)-1 ? 1546275796 : (Py_hash_t)acc;
+}
+
+/* memo[(state, frame)] (borrowed), NULL if absent (or on error, an exception set) */
+static PyObject *memo_get(PyObject *memo, PyObject *key, PyObject *state, PyObject *frame) {
+    if (!hc_on || !PyLong_CheckExact(state) || _PyLong_NumBits(state) < HC_MIN_BITS) return PyDict_GetItemWithError(memo, key);
+    Py_hash_t hs = state_hash(state), hf = hs == -1 ? -1 : PyObject_Hash(frame);
+    if (hf == -1) return NULL;
+    return _PyDict_GetItem_KnownHash(memo, key, pair_hash(hs, hf));
+}
+
+/* whether two states are equal: 1, 0, or -1 on error; large ints whose hashes are both kept and differ are not */
+static int same_state(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    if (hc_on && PyLong_CheckExact(a) && PyLong_CheckExact(b)) {
+        size_t i = hc_slot(a), j = hc_slot(b);
+        if (hc[i].obj == a && hc[j].obj == b && hc[i].h != hc[j].h) return 0;
+    }
+    return PyObject_RichCompareBool(a, b, Py_EQ);
+}
+
+/* The hashes of the states a replay makes, derived rather than made.  With REL_OR a state is a free set's bits and a
+ * token the bits a placement takes: the next state is the state less the token's bits, and a release gives them back
+ * to a state they are not in.  So each is a difference or a sum, and an int's hash being its value modulo the
+ * Mersenne prime HASH_MODULUS, the result's hash is the difference or the sum of the two hashes modulo it: kept for
+ * the result where the state's hash is kept (the token's is made once: tokens are few and long-lived).  A model whose
+ * tokens were not so would only have hashes kept that are not its states': a look-up with a wrong hash misses (a
+ * dictionary returns an entry only for an equal key) and the placement is made again, and two states then compare
+ * unequal where they are equal, so a trial or a replay runs on where it could have stopped, to the same answer.
+ * The tests check every kept hash against Python's on real plans (check_hashes). */
+static void derive_hash(PyObject *x, PyObject *state, PyObject *token, int sign) {
+    if (!hc_on || !PyLong_CheckExact(x) || !PyLong_CheckExact(token) || !PyLong_CheckExact(state) || hc_get(x) != -1 || _PyLong_NumBits(x) < HC_MIN_BITS) return;
+    if (_PyLong_Sign(x) < 0 || _PyLong_Sign(token) < 0 || _PyLong_Sign(state) < 0) return;
+    Py_hash_t hs = _PyLong_NumBits(state) < HC_MIN_BITS ? PyObject_Hash(state) : hc_get(state); /* (a small one: cheap) */
+    if (hs == -1) return;
+    Py_hash_t ht = state_hash(token);
+    if (ht == -1) { PyErr_Clear(); return; } /* (an int's hash cannot fail) */
+    const Py_uhash_t M = HASH_MODULUS;
+    Py_uhash_t h = sign > 0 ? (Py_uhash_t)hs + (Py_uhash_t)ht : (Py_uhash_t)hs + (M - (Py_uhash_t)ht);
+    if (h >= M) h -= M;
+    hc_put(x, (Py_hash_t)h);
+}
+
+/* a state with a token given back */
+static PyObject *release(PyObject *rel, int kind, PyObject *state, PyObject *token) {
+    if (kind == REL_ADD) return PyNumber_Add(state, token);
+    if (kind != REL_OR) return PyObject_CallFunctionObjArgs(rel, state, token, NULL);
+    PyObject *x = PyNumber_Or(state, token);
+    if (x != NULL) derive_hash(x, state, token, 1);
+    return x;
+}
+
 /* the placement of a job with frame `frame` in `state`: memo[(state, frame)], else place(state, who) (which
  * remembers it); a new reference to (token, next state) or None, NULL on error */
-static PyObject *placement(PyObject *memo, PyObject *place, PyObject *state, PyObject *frame, PyObject *who) {
+static PyObject *placement(PyObject *memo, PyObject *place, PyObject *state, PyObject *frame, PyObject *who, int derive) {
     PyObject *key = PyTuple_Pack(2, state, frame);
     if (key == NULL) return NULL;
-    PyObject *placed = PyDict_GetItemWithError(memo, key);
+    PyObject *placed = memo_get(memo, key, state, frame);
     Py_XINCREF(placed);
     Py_DECREF(key);
     if (placed == NULL) {
@@ -55,6 +176,7 @@ static PyObject *placement(PyObject *memo, PyObject *place, PyObject *state, PyO
         PyErr_SetString(PyExc_TypeError, "_cplan: a placement is not (token, state) or None");
         return NULL;
     }
+    if (derive && placed != Py_None) derive_hash(PyTuple_GET_ITEM(placed, 1), state, PyTuple_GET_ITEM(placed, 0), -1);
     return placed;
 }
 
@@ -110,7 +232,7 @@ static int step_held(long kind, PyObject *who, PyObject *m, PyObject **free, PyO
         if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, who);
         return -1;
     }
-    PyObject *got = placement(memo, place, *free, frame, who);
+    PyObject *got = placement(memo, place, *free, frame, who, rel_kind == REL_OR);
     if (got == NULL) return -1;
     if (got == Py_None) {
         Py_DECREF(got);
@@ -162,7 +284,7 @@ static int run_trial(PyObject *events, PyObject *states, PyObject *bits, PyObjec
                 goto error;
             }
             PyObject *kept = PyList_GET_ITEM(states, k);
-            int same = kept == free ? 1 : PyObject_RichCompareBool(free, kept, Py_EQ);
+            int same = same_state(free, kept);
             if (same < 0) goto error;
             if (same) {
                 ok = fail == n; /* from here on the kept replay's own events and states */
@@ -388,7 +510,7 @@ static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "first: no kept state before the job's turn");
             return NULL;
         }
-        PyObject *placed = placement(memo, place, PyList_GET_ITEM(states, i), frame, job);
+        PyObject *placed = placement(memo, place, PyList_GET_ITEM(states, i), frame, job, rel_kind == REL_OR);
         if (placed == NULL) return NULL;
         if (placed == Py_None) {
             Py_DECREF(placed);
@@ -439,7 +561,7 @@ static PyObject *replay(PyObject *Py_UNUSED(self), PyObject *args) {
                     goto error;
                 }
                 PyObject *kept = PyList_GET_ITEM(states, j);
-                int same = kept == free ? 1 : PyObject_RichCompareBool(free, kept, Py_EQ);
+                int same = same_state(free, kept);
                 if (same < 0) goto error;
                 if (same) { how = 0; break; }
             }
@@ -488,7 +610,29 @@ static PyObject *moves_earlier(PyObject *Py_UNUSED(self), PyObject *args) {
     return PyBool_FromLong(fit < t0);
 }
 
+/* check_hashes(clear=False) -> (kept, wrong): how many hashes the table keeps and how many of them are not Python's
+ * hash of their object (the tests: none may be); with clear, the table emptied afterwards */
+static PyObject *check_hashes(PyObject *Py_UNUSED(self), PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"clear", NULL};
+    int clear = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p", kwlist, &clear)) return NULL;
+    Py_ssize_t kept = 0, wrong = 0;
+    for (size_t i = 0; i < HC_SIZE; i++) {
+        if (hc[i].obj == NULL) continue;
+        kept++;
+        Py_hash_t h = PyObject_Hash(hc[i].obj);
+        if (h == -1) return NULL;
+        wrong += h != hc[i].h;
+        if (clear) {
+            Py_CLEAR(hc[i].obj);
+            hc_bytes -= hc[i].bytes;
+        }
+    }
+    return Py_BuildValue("(nn)", kept, wrong);
+}
+
 static PyMethodDef methods[] = {
+    {"check_hashes", (PyCFunction)(void (*)(void))check_hashes, METH_VARARGS | METH_KEYWORDS, "The table of kept hashes checked against Python's: (kept, wrong); check_hashes(True) empties it too."},
     {"first", first, METH_VARARGS, "StatePlan's search for a start (see plan.py, _first_loop, the reference)."},
     {"moves_earlier", moves_earlier, METH_VARARGS, "CountingProfile.moves_earlier's scan (see plan.py, the reference)."},
     {"replay", replay, METH_VARARGS, "StatePlan's replay of its plan (see plan.py, _replay_from, the reference)."},
@@ -497,4 +641,33 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cplan", "Compiled search and replay of plan.StatePlan.", -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__cplan(void) { return PyModule_Create(&module); }
+/* whether the hashes made here are Python's, on a few large ints: pair_hash (a pair of a large int and a small
+ * item) and the sum modulo HASH_MODULUS (the union of two disjoint large ones).  1, 0, or -1 on error */
+static int hashes_are_pythons(void) {
+    int ok = 1;
+    for (long q = 0; q < 3 && ok == 1; q++) {
+        PyObject *one = PyLong_FromLong(1), *bits = PyLong_FromLong(HC_MIN_BITS + 37 * q), *low = PyLong_FromLong(123456789 + q);
+        PyObject *big = NULL, *item = NULL, *pair = NULL, *both = NULL;
+        if (one && bits && low) big = PyNumber_Lshift(one, bits);
+        if (big) item = q == 2 ? Py_BuildValue("(ii)", 4, 8) : PyLong_FromLong(q - 7);
+        if (item) pair = PyTuple_Pack(2, big, item);
+        if (pair) both = PyNumber_Or(big, low);
+        if (both == NULL) ok = -1;
+        else {
+            Py_hash_t hb = PyObject_Hash(big), hi = PyObject_Hash(item), hp = PyObject_Hash(pair), hl = PyObject_Hash(low), hu = PyObject_Hash(both);
+            if (hb == -1 || hi == -1 || hp == -1 || hl == -1 || hu == -1) ok = -1;
+            else ok = pair_hash(hb, hi) == hp && ((Py_uhash_t)hb + (Py_uhash_t)hl) % (Py_uhash_t)HASH_MODULUS == (Py_uhash_t)hu;
+        }
+        Py_XDECREF(one); Py_XDECREF(bits); Py_XDECREF(low); Py_XDECREF(big); Py_XDECREF(item); Py_XDECREF(pair); Py_XDECREF(both);
+    }
+    return ok;
+}
+
+PyMODINIT_FUNC PyInit__cplan(void) {
+    int ok = hashes_are_pythons();
+    if (ok < 0) return NULL;
+    hc_on = ok;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "KNOWN_HASHES", hc_on) < 0) Py_CLEAR(m);
+    return m;
+}

@@ -53,6 +53,10 @@ PREFIX_SUMS_ABOVE = 2048
 CRITERIA = ("perimeter", "busy")
 
 
+#: the masks :meth:`FreeSetProbes._mask_of` remembers take at most about this many bytes (then it starts again)
+MASK_MEMO_BYTES = 1 << 24
+
+
 class Perimeter:
     """Row and column prefix sums of the busy grid, in the free mask's padded layout.
 
@@ -175,6 +179,7 @@ class MeshAllocator(Allocator):
         self._cache: tuple[int, int] = (-1, 0)
         self._ring_src: tuple[int, int] = (-1, 0)
         self._frames: Memo[tuple[int, tuple[int, ...] | None], tuple[int, int]] = Memo()  # (size, shape) -> its frame
+        self._mask_memo: Memo[tuple[Rect, ...], int] = Memo()  # a grant's rectangles -> its bits (see _mask_of)
         self._cbest: Any = None
 
     @classmethod
@@ -436,8 +441,18 @@ class FreeSetProbes(MeshAllocator):
         return None if rects is None else self._rects_mask(rects)
 
     def _mask_of(self, allocation: Allocation) -> int:
-        """The bits an allocation held here took."""
-        return self._rects_mask(self.token_of(allocation))
+        """The bits an allocation held here took: remembered by its rectangles (a pure function of the mesh), so that
+        a plan made at every scheduling pass gets the same int for a running job each time.  The compiled plan keeps
+        the hash of a large state or token by object (an int does not keep its own), so on a large mesh a release
+        costs no O(nodes) hash where its token is the one it saw before (``_cplan``)."""
+        rects = self.token_of(allocation)
+        memo = self._mask_memo
+        got = memo.get(rects)
+        if got is None:
+            if len(memo) >= max(1024, MASK_MEMO_BYTES // (self.n_nodes // 8 + 64)):
+                memo.clear()
+            got = memo[rects] = self._rects_mask(rects)
+        return got
 
     def future_plan(self, now: float, releases: list[tuple[float, Allocation]], request: Callable[[int], Request],
                     priority: Callable[[int], int]) -> Any:
