@@ -443,6 +443,47 @@ def test_partitioning_placements_remembered_are_the_placements_made(machine, spe
     assert a._placements and not twin._placements
 
 
+@pytest.mark.parametrize(("machine", "spec"), [("mesh:10x8", "mesh_first_fit"), ("mesh:10x8", "mesh_best_fit"), ("mesh:10x8", "frame_sliding"),
+                                            ("mesh:10x8", "adaptive_scan"), ("mesh:50x46x2", "mesh_best_fit")])
+def test_contiguous_locations_remembered_are_the_searches(machine, spec, search):
+    """The four contiguous searches remember each submesh by (free set, frame): on random grants and releases, every
+    grant, refusal, probe and placement on another free set (the shadow's, as EASY asks) equals a twin's that searches
+    afresh each time, on a small mesh and on a large layered one (where Python's Best Fit keeps perimeter sums beside
+    the free set); the memo is used and starts again past its bound; a subclass, which may search otherwise, keeps none."""
+    top = parse_machine(machine)
+    rng = random.Random(spec)
+    a = ALLOCATORS.create(spec, topology=top)
+    twin = ALLOCATORS.create(spec, topology=top)
+    twin._located = None
+    a._located_kept = 40
+    held = []
+    for _ in range(250):
+        if held and rng.random() < 0.4:
+            x, y = held.pop(rng.randrange(len(held)))
+            a.release(x)
+            twin.release(y)
+            continue
+        w, l = rng.randint(1, top.dims[0] // 2), rng.randint(1, top.dims[1])
+        req = Request(w * l, (w, l))
+        cell = a.geom.rect_mask((rng.randrange(top.dims[0]), rng.randrange(top.dims[1]), 1, 1))
+        if a._free_set_probes():
+            for other in (a._free ^ cell, a.geom.all_free):
+                assert a._placement_on(other, req) == twin._placement_on(other, req)
+        assert a.can_allocate(req) == twin.can_allocate(req)
+        got, want = a.allocate(req), twin.allocate(req)
+        assert (got is None) == (want is None) and (got is None or got.info["blocks"] == want.info["blocks"]), (w, l)
+        assert a._free == twin._free
+        if got is not None:
+            held.append((got, want))
+        assert len(a._located) <= 40
+    assert a._located
+
+    class Mine(type(a)):  # type: ignore[misc]
+        pass
+
+    assert Mine(top)._located is None
+
+
 @pytest.mark.parametrize("bound", [1, 2, 4, 8])
 @pytest.mark.parametrize("name", ["anca_ff", "anca_bf", "pald"])
 def test_bounded_partitioning_never_exceeds_its_bound(name, bound):

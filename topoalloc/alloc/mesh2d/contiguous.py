@@ -48,6 +48,7 @@ class FirstFit(ContiguousAllocator):
     """
 
     name = "mesh_first_fit"
+    pure_search = True
     fit_monotone = True
 
     def _search(self, w: int, l: int) -> Rect | None:
@@ -68,6 +69,7 @@ class BestFit(ContiguousAllocator):
     """
 
     name = "mesh_best_fit"
+    pure_search = True
     fit_monotone = True
 
     def __init__(self, topology: Topology, *, criterion: str = "perimeter", shape_rule: str = "square"):
@@ -92,6 +94,7 @@ class FrameSliding(ContiguousAllocator):
     """
 
     name = "frame_sliding"
+    pure_search = True
 
     def _search(self, w: int, l: int) -> Rect | None:
         return self._frame_slide(w, l)
@@ -110,6 +113,7 @@ class AdaptiveScan(ContiguousAllocator):
     """
 
     name = "adaptive_scan"
+    pure_search = True
     rotates = True
     fit_monotone = True
 
