@@ -30,6 +30,9 @@ Targets
   locality        SDSC-BLUE on mesh:48x24, best_fit:curve=hilbert, all metrics <= 2 x without metrics and
                   <= 400 MB; NASA scaled to mesh:256x256, torus:24x24x24x12 and hypercube:17 with all
                   metrics <= 60 s and <= 2 GB each
+  large           (the issue's title: "up to Fugaku-size machines, in seconds"; no number of its own) every
+                  allocator family on a machine of today's size, NASA (the bundled trace) scaled to it, EASY and
+                  conservative, one run each, read against target 4's bounds for its metric runs (60 s, 2 GB)
   jobs            time against jobs (SDSC-BLUE prefixes): log-log slope <= 1.1 for every scheduler on
                   flat, mesh, torus and hypercube machines (conservative also prints its plan's changes,
                   the reservations made or moved, and their own slope against jobs)
@@ -316,6 +319,39 @@ def slices() -> None:
             print(f"     flat conservative: {_per_change(got[f'flat:{nodes}', 'conservative'])}", flush=True)
 
 
+#: every allocator family on a machine of today's size (machine, allocators): 2**17 nodes as a hypercube and as a
+#: 32x32x32x4 torus (EP and NEP need sides that are powers of two), the Fugaku-like torus of target 4, a 256 x 256 mesh
+#: for the 2-D family, and the slice machines at their full size
+LARGE = (("hypercube:17", ("buddy", "gray_code", "free_list", "afl")),
+         ("torus:32x32x32x4", ("ep", "nep")),
+         ("torus:24x24x24x12", ("best_fit:curve=hilbert", "sum_of_squares:curve=hilbert", "mc1x1", "mm", "nearest")),
+         ("mesh:256x256", ("mesh_first_fit", "mesh_best_fit", "frame_sliding", "adaptive_scan", "anca_ff", "anca_bf", "pald", "mbs",
+                           "paging", "buddy_2d")),
+         ("tofu:fugaku", ("slice",)), ("bgq:sequoia", ("slice",)), ("tpu:v5p", ("slice:rule=ocs", "slice")))
+
+
+def large() -> None:
+    """Each LARGE case under EASY and conservative, one run each: NASA's 128 processors scaled to the machine's
+    nodes, its seconds (reading the trace included) and peak memory against target 4's bounds for its runs with
+    every metric (60 s, 2 GB), which these runs, without metrics, are read against for comparison."""
+    from topoalloc.topology import parse_machine
+
+    print("every allocator family at today's machine sizes, NASA scaled to the machine (one run each; target 4's bounds, 60 s and 2 GB, for comparison)")
+    worst: dict = {}
+    for machine, allocs in LARGE:
+        nodes = parse_machine(machine).n_nodes
+        for alloc in allocs:
+            for sched in ("easy", "conservative"):
+                r = run({"trace": NASA, "machine": machine, "allocator": alloc, "scheduler": sched, "scale_sizes": nodes / 128, "clean": True, "locality": False})
+                show(f"{machine} ({nodes:,} nodes) {alloc} {sched}", r)
+                if "error" not in r and (not worst or r["seconds"] > worst["seconds"]):
+                    worst = {**r, "label": f"{machine} {alloc} {sched}"}
+                if "error" not in r:
+                    print(f"  -> {verdict(r['seconds'] <= 60 and r['mb'] <= 2048)} (60 s, 2 GB){'' if r['changes'] is None else '; ' + _per_change(r)}", flush=True)
+    if worst:
+        print(f"  the longest: {worst['label']}, {worst['seconds']:.1f} s, {worst['mb']:.0f} MB")
+
+
 #: keyed allocators EASY runs on the general engine (machine, allocator, extra spec): every family without a compiled
 #: EASY, and the free list as the compiled kernel's reference
 ORDERS = (("torus:4x4x8", "ep", {"round_pow2": True}), ("mesh:16x8", "mesh_first_fit", {}), ("mesh:16x8", "anca_bf", {}),
@@ -518,7 +554,7 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality}
+    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality, "large": large}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")
