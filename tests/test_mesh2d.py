@@ -399,15 +399,40 @@ def test_anca_levels_tile_the_frame(variant):
                 assert all(p[:2] == p[2:] for p in lv)
 
 
+def _remembered_as_made(a, twin, top, rng, memo: str, rotated: bool) -> None:
+    """Random grants and releases on ``a`` (which remembers its placements in ``a.<memo>``, bounded at 40 entries) and
+    on ``twin`` (which places afresh): every grant, refusal, probe and placement on another free set (the free set
+    with one cell changed, as a shadow's; the whole machine free) alike; the memo used and kept within its bound."""
+    held = []
+    for _ in range(250):
+        if held and rng.random() < 0.4:
+            x, y = held.pop(rng.randrange(len(held)))
+            a.release(x)
+            twin.release(y)
+            continue
+        w, l = rng.randint(1, top.dims[0] // 2), rng.randint(1, top.dims[1] if rotated else top.dims[1] // 2)
+        req = Request(w * l, (w, l))
+        cell = a.geom.rect_mask((rng.randrange(top.dims[0]), rng.randrange(top.dims[1]), 1, 1))
+        if a._free_set_probes():
+            for other in (a._free ^ cell, a.geom.all_free):
+                assert a._placement_on(other, req) == twin._placement_on(other, req)
+        assert a.can_allocate(req) == twin.can_allocate(req)
+        got, want = a.allocate(req), twin.allocate(req)
+        assert (got is None) == (want is None) and (got is None or got.info["blocks"] == want.info["blocks"]), (w, l)
+        assert a._free == twin._free
+        if got is not None:
+            held.append((got, want))
+        assert len(getattr(a, memo)) <= 40
+    assert getattr(a, memo)
+
+
 @pytest.mark.parametrize(("machine", "spec"), [("mesh:10x8", "anca_ff"), ("mesh:10x8", "anca_bf:max_blocks=2"), ("mesh:10x8", "pald"),
                                             ("mesh:10x8", "pald:base=bf,max_blocks=3"), ("mesh:50x46x2", "anca_bf")])
 def test_partitioning_placements_remembered_are_the_placements_made(machine, spec, search):
-    """ANCA and PALD remember each placement by (free set, frame): on random grants and releases, every grant,
-    refusal, probe and placement on another free set equals a twin's that plans afresh each time, on a small mesh and
-    on a large layered one (where Python's Best Fit keeps perimeter sums beside the free set); the memo is used, and
-    it starts again past its bound."""
+    """ANCA and PALD remember each placement by (free set, frame): every answer equals a twin's that plans afresh each
+    time (:func:`_remembered_as_made`), on a small mesh and on a large layered one (where Python's Best Fit keeps
+    perimeter sums beside the free set); the memo starts again past its bound."""
     top = parse_machine(machine)
-    rng = random.Random(spec)
     a = ALLOCATORS.create(spec, topology=top)
     twin = ALLOCATORS.create(spec, topology=top)
 
@@ -419,64 +444,23 @@ def test_partitioning_placements_remembered_are_the_placements_made(machine, spe
 
     twin._placed = afresh
     a._placements_kept = 40
-    held = []
-    for _ in range(250):
-        if held and rng.random() < 0.4:
-            x, y = held.pop(rng.randrange(len(held)))
-            a.release(x)
-            twin.release(y)
-            continue
-        w, l = rng.randint(1, top.dims[0] // 2), rng.randint(1, top.dims[1] // 2)
-        req = Request(w * l, (w, l))
-        # the free set with one cell changed, and the whole machine free
-        cell = a.geom.rect_mask((rng.randrange(top.dims[0]), rng.randrange(top.dims[1]), 1, 1))
-        if a._free_set_probes():
-            for other in (a._free ^ cell, a.geom.all_free):
-                assert a._placement_on(other, req) == twin._placement_on(other, req)
-        assert a.can_allocate(req) == twin.can_allocate(req)
-        got, want = a.allocate(req), twin.allocate(req)
-        assert (got is None) == (want is None) and (got is None or got.info["blocks"] == want.info["blocks"]), (w, l)
-        assert a._free == twin._free
-        if got is not None:
-            held.append((got, want))
-        assert len(a._placements) <= 40
-    assert a._placements and not twin._placements
+    _remembered_as_made(a, twin, top, random.Random(spec), "_placements", rotated=False)
+    assert not twin._placements
 
 
 @pytest.mark.parametrize(("machine", "spec"), [("mesh:10x8", "mesh_first_fit"), ("mesh:10x8", "mesh_best_fit"), ("mesh:10x8", "frame_sliding"),
                                             ("mesh:10x8", "adaptive_scan"), ("mesh:50x46x2", "mesh_best_fit")])
 def test_contiguous_locations_remembered_are_the_searches(machine, spec, search):
-    """The four contiguous searches remember each submesh by (free set, frame): on random grants and releases, every
-    grant, refusal, probe and placement on another free set (the shadow's, as EASY asks) equals a twin's that searches
-    afresh each time, on a small mesh and on a large layered one (where Python's Best Fit keeps perimeter sums beside
-    the free set); the memo is used and starts again past its bound; a subclass, which may search otherwise, keeps none."""
+    """The four contiguous searches remember each submesh by (free set, frame): every answer equals a twin's that
+    searches afresh each time (:func:`_remembered_as_made`; frames as long as the mesh, which Adaptive Scan rotates),
+    on a small mesh and on a large layered one; the memo starts again past its bound; a subclass, which may search
+    otherwise, keeps none."""
     top = parse_machine(machine)
-    rng = random.Random(spec)
     a = ALLOCATORS.create(spec, topology=top)
     twin = ALLOCATORS.create(spec, topology=top)
     twin._located = None
     a._located_kept = 40
-    held = []
-    for _ in range(250):
-        if held and rng.random() < 0.4:
-            x, y = held.pop(rng.randrange(len(held)))
-            a.release(x)
-            twin.release(y)
-            continue
-        w, l = rng.randint(1, top.dims[0] // 2), rng.randint(1, top.dims[1])
-        req = Request(w * l, (w, l))
-        cell = a.geom.rect_mask((rng.randrange(top.dims[0]), rng.randrange(top.dims[1]), 1, 1))
-        if a._free_set_probes():
-            for other in (a._free ^ cell, a.geom.all_free):
-                assert a._placement_on(other, req) == twin._placement_on(other, req)
-        assert a.can_allocate(req) == twin.can_allocate(req)
-        got, want = a.allocate(req), twin.allocate(req)
-        assert (got is None) == (want is None) and (got is None or got.info["blocks"] == want.info["blocks"]), (w, l)
-        assert a._free == twin._free
-        if got is not None:
-            held.append((got, want))
-        assert len(a._located) <= 40
-    assert a._located
+    _remembered_as_made(a, twin, top, random.Random(spec), "_located", rotated=True)
 
     class Mine(type(a)):  # type: ignore[misc]
         pass
