@@ -87,12 +87,14 @@ static inline Py_hash_t hc_get(PyObject *x) {
     return hc[i].obj == x ? hc[i].h : -1;
 }
 
+/* whether x is an int large enough for the table */
+static inline int big(PyObject *x) { return PyLong_CheckExact(x) && _PyLong_NumBits(x) >= HC_MIN_BITS; }
+
+/* x's hash: kept, else made (and kept where x is large) */
 static Py_hash_t state_hash(PyObject *s) {
-    if (!PyLong_CheckExact(s) || _PyLong_NumBits(s) < HC_MIN_BITS) return PyObject_Hash(s);
-    size_t i = hc_slot(s);
-    if (hc[i].obj == s) return hc[i].h;
-    Py_hash_t h = PyObject_Hash(s);
-    if (h != -1) hc_put(s, h);
+    if (!big(s)) return PyObject_Hash(s);
+    Py_hash_t h = hc_get(s);
+    if (h == -1 && (h = PyObject_Hash(s)) != -1) hc_put(s, h);
     return h;
 }
 
@@ -111,7 +113,7 @@ static Py_hash_t pair_hash(Py_hash_t ha, Py_hash_t hb) {
 
 /* memo[(state, frame)] (borrowed), NULL if absent (or on error, an exception set) */
 static PyObject *memo_get(PyObject *memo, PyObject *key, PyObject *state, PyObject *frame) {
-    if (!hc_on || !PyLong_CheckExact(state) || _PyLong_NumBits(state) < HC_MIN_BITS) return PyDict_GetItemWithError(memo, key);
+    if (!hc_on || !big(state)) return PyDict_GetItemWithError(memo, key);
     Py_hash_t hs = state_hash(state), hf = hs == -1 ? -1 : PyObject_Hash(frame);
     if (hf == -1) return NULL;
     return _PyDict_GetItem_KnownHash(memo, key, pair_hash(hs, hf));
@@ -120,10 +122,8 @@ static PyObject *memo_get(PyObject *memo, PyObject *key, PyObject *state, PyObje
 /* whether two states are equal: 1, 0, or -1 on error; large ints whose hashes are both kept and differ are not */
 static int same_state(PyObject *a, PyObject *b) {
     if (a == b) return 1;
-    if (hc_on && PyLong_CheckExact(a) && PyLong_CheckExact(b)) {
-        size_t i = hc_slot(a), j = hc_slot(b);
-        if (hc[i].obj == a && hc[j].obj == b && hc[i].h != hc[j].h) return 0;
-    }
+    Py_hash_t ha = hc_get(a), hb = ha == -1 ? -1 : hc_get(b); /* (an empty table without hc_on) */
+    if (hb != -1 && ha != hb) return 0;
     return PyObject_RichCompareBool(a, b, Py_EQ);
 }
 
@@ -137,9 +137,9 @@ static int same_state(PyObject *a, PyObject *b) {
  * unequal where they are equal, so a trial or a replay runs on where it could have stopped, to the same answer.
  * The tests check every kept hash against Python's on real plans (check_hashes). */
 static void derive_hash(PyObject *x, PyObject *state, PyObject *token, int sign) {
-    if (!hc_on || !PyLong_CheckExact(x) || !PyLong_CheckExact(token) || !PyLong_CheckExact(state) || hc_get(x) != -1 || _PyLong_NumBits(x) < HC_MIN_BITS) return;
+    if (!hc_on || !big(x) || !PyLong_CheckExact(token) || !PyLong_CheckExact(state) || hc_get(x) != -1) return;
     if (_PyLong_Sign(x) < 0 || _PyLong_Sign(token) < 0 || _PyLong_Sign(state) < 0) return;
-    Py_hash_t hs = _PyLong_NumBits(state) < HC_MIN_BITS ? PyObject_Hash(state) : hc_get(state); /* (a small one: cheap) */
+    Py_hash_t hs = big(state) ? hc_get(state) : PyObject_Hash(state); /* (a small one: cheap) */
     if (hs == -1) return;
     Py_hash_t ht = state_hash(token);
     if (ht == -1) { PyErr_Clear(); return; } /* (an int's hash cannot fail) */
