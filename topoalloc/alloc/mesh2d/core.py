@@ -386,6 +386,16 @@ class FreeSetProbes(MeshAllocator):
     shadow time (:class:`_FreeSetGuard`), and conservative backfilling replays its plan on free sets
     (:class:`~topoalloc.sched.plan.FreeSetPlan`)."""
 
+    #: a memo keyed by free sets (ANCA's and PALD's placements, the contiguous searches' submeshes) keeps its answers
+    #: while their free sets take about this many bytes, then starts again
+    PLACEMENTS_BYTES: ClassVar[int] = 1 << 25
+
+    def _kept_by_free_set(self, besides: int, budget: int | None = None) -> int:
+        """How many entries a memo whose entries each hold a free set keeps: ``budget`` bytes (default
+        :attr:`PLACEMENTS_BYTES`) over a free set's bytes (a bit per cell, padding included) and ``besides`` bytes for
+        the rest of an entry (its key, its answer, the dict's slot)."""
+        return max(1024, (self.PLACEMENTS_BYTES if budget is None else budget) // (self.geom.nbytes + besides))
+
     #: True where whether a request fits is monotone in the free set (more free cells never make it not fit):
     #: First Fit, Best Fit and Adaptive Scan (a free W × L submesh, in either orientation for Adaptive Scan,
     #: exists).  Not Frame Sliding (its lattice moves with the lowest free cell) nor the partitioning
@@ -452,7 +462,7 @@ class FreeSetProbes(MeshAllocator):
         memo = self._mask_memo
         got = memo.get(rects)
         if got is None:
-            if len(memo) >= max(1024, MASK_MEMO_BYTES // (self.n_nodes // 8 + 64)):
+            if len(memo) >= self._kept_by_free_set(64, MASK_MEMO_BYTES):
                 memo.clear()
             got = memo[rects] = self._rects_mask(rects)
         return got
@@ -487,14 +497,11 @@ class ContiguousAllocator(FreeSetProbes):
     #: set (True) in a class's own body where its ``_search`` reads the free set alone: :meth:`_locate` then
     #: remembers its answers by (free set, frame).  A subclass does not inherit it: it may search otherwise.
     pure_search: ClassVar[bool] = False
-    #: :meth:`_locate` keeps answers while their free sets take about this many bytes, then starts again
-    LOCATED_BYTES: ClassVar[int] = 1 << 25
 
     def __init__(self, topology: Topology, *, shape_rule: str = "square"):
         super().__init__(topology, shape_rule=shape_rule)
         self._located: Memo[tuple[int, int, int], Rect | None] | None = Memo() if type(self).__dict__.get("pure_search") else None
-        # an entry holds a free set (a bit per cell, padding included) and about 256 bytes besides
-        self._located_kept = max(1024, self.LOCATED_BYTES // (self.geom.nbytes + 256))
+        self._located_kept = self._kept_by_free_set(256)
 
     def _search(self, w: int, l: int) -> Rect | None:  # pragma: no cover - abstract
         raise NotImplementedError

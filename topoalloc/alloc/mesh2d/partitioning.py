@@ -130,12 +130,7 @@ class _Partitioning(FreeSetProbes):
             self._enable_best_fit(criterion)
         #: (free set, frame) -> the blocks placed, or None (see :meth:`_placed`)
         self._placements: Memo[tuple[int, int, int], tuple[Rect, ...] | None] = Memo()
-        # at most about PLACEMENTS_BYTES kept: an entry holds a free set (a bit per cell, padding included) and about
-        # 512 bytes besides (the key, the blocks, the dict)
-        self._placements_kept = max(1024, self.PLACEMENTS_BYTES // (self.geom.nbytes + 512))
-
-    #: :meth:`_placed` keeps placements while their free sets take about this many bytes, then starts again
-    PLACEMENTS_BYTES: ClassVar[int] = 1 << 25
+        self._placements_kept = self._kept_by_free_set(512)  # (an entry's blocks take more than a submesh)
 
     def _placed(self, w: int, l: int) -> tuple[Rect, ...] | None:
         """The blocks :meth:`_plan` places a ``w × l`` frame in with the free set as it is, taking nothing; remembered
