@@ -645,12 +645,17 @@ def test_kept_guard_on_long_queues(spec, rule, shapes, seed, load, monkeypatch):
 
 
 @pytest.mark.parametrize("machine", ["tpu:4x2x3,cube=1", "tofu:3x2x2", "bgq:6x4x2x2x2,midplane=2x2x2x2x2", "tpu:v4"])
-def test_the_plan_on_free_units_places_as_the_allocator(machine):
+def test_the_plan_on_free_units_places_as_the_allocator(machine, monkeypatch):
     """Conservative's plan for the static slice allocators runs on free units (``future_plan``: a StatePlan):
     through random grants and releases, the units the plan's placement takes from the free set now are those
-    ``allocate`` takes, a refusal is a refusal, and the free set and each grant's bits are the allocator's."""
+    ``allocate`` takes, a refusal is a refusal, and the free set and each grant's bits are the allocator's.
+    Every held grant's bits, as remembered by its token (a memo of four, so that it is started again many
+    times), are those of its units."""
     import random
 
+    from topoalloc.alloc import slices
+
+    monkeypatch.setattr(slices, "TOKEN_MASKS", 4)
     a = SliceAllocator(parse_machine(machine))
     n = a.units.n_units
     rng = random.Random(11)
@@ -672,6 +677,10 @@ def test_the_plan_on_free_units_places_as_the_allocator(machine):
         assert want == a._mask_of(got) == a._units_mask(np.flatnonzero(a._unit_busy & ~np.array([(free >> u) & 1 == 0 for u in range(n)]))), step
         held.append(got)
         grants += 1
+        for h in held:
+            assert a._mask_of(h) == a._units_mask(a.token_of(h)), step
+        units = a.token_of(held[-1])
+        assert len(a._token_masks) <= 4 and a._token_masks[id(units)][0] is units
     assert grants > 60, grants
 
 

@@ -171,6 +171,9 @@ BOX_CACHE_NODES = 1 << 22
 #: largest placement table (rows × volume unit ids) kept per unit count; larger ones use the window search
 TABLE_ENTRIES = 1 << 20
 
+#: most grants' unit masks the static plan keeps (:meth:`SliceAllocator._mask_of`); past it they are made again
+TOKEN_MASKS = 1 << 10
+
 
 def _ascending_ids(coords: list[np.ndarray], strides: tuple[int, ...], compiled: bool = False) -> np.ndarray:
     """Every id ``sum(c_i * strides[i])`` with ``c_i`` from ``coords[i]`` (each ascending), ascending:
@@ -305,6 +308,8 @@ class SliceAllocator(Allocator):
         self._last_map: tuple[int, list[int], np.ndarray] | None = None
         self._boxes = _BoxCache()  # pure: shared with snapshots
         self._box_masks: Memo[tuple[tuple[int, ...], tuple[int, ...]], int] = Memo()  # box -> its units as bits (pure)
+        self._token_masks: Memo[int, tuple[np.ndarray, int]] = Memo()  # id of a grant's units -> (them, their bits)
+        self._all_units = (1 << top.n_units) - 1
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
         #: whether the compiled box search (``_cboxes.c``) answers; else the placement tables and the window search
@@ -623,8 +628,20 @@ class SliceAllocator(Allocator):
         return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
 
     def _mask_of(self, allocation: Allocation) -> int:
-        """The units a grant holds, as bits."""
-        return self._units_mask(self._tokens[allocation.serial])
+        """The units a grant holds, as bits: remembered by the token (a read-only units array; a static grant's is
+        its box's, shared by every grant of that box), which the memo holds, so that no other object takes its id
+        while it is there.  A static plan asks this twice of every running job at every pass (its token and its
+        count); bounded as :data:`TOKEN_MASKS` entries, then started again."""
+        units = self._tokens[allocation.serial]
+        memo = self._token_masks
+        got = memo.get(id(units))
+        if got is not None and got[0] is units:
+            return got[1]
+        if len(memo) >= TOKEN_MASKS:
+            memo.clear()
+        mask = self._units_mask(units)
+        memo[id(units)] = (units, mask)
+        return mask
 
     def _units_mask(self, units: np.ndarray) -> int:
         flags = np.zeros(self.units.n_units, dtype=bool)
@@ -640,7 +657,8 @@ class SliceAllocator(Allocator):
         if v == 0 or v > free.bit_count():
             return None
         n = self.units.n_units
-        busy = ~np.unpackbits(np.frombuffer(free.to_bytes((n + 7) // 8, "little"), dtype=np.uint8), count=n, bitorder="little").astype(bool)
+        # the busy units, unpacked from the complement's bytes (0 or 1 each: a bool view, no copy)
+        busy = np.unpackbits(np.frombuffer((free ^ self._all_units).to_bytes((n + 7) // 8, "little"), dtype=np.uint8), count=n, bitorder="little").view(bool)
         found = self._first_box(request.size, shapes, busy)
         if found is None:
             return None
