@@ -635,7 +635,7 @@ class SliceAllocator(Allocator):
         units = self._tokens[allocation.serial]
         memo = self._token_masks
         got = memo.get(id(units))
-        if got is not None:
+        if got is not None and got[0] is units:
             return got[1]
         if len(memo) >= TOKEN_MASKS:
             memo.clear()
