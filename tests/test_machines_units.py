@@ -650,7 +650,7 @@ def test_the_plan_on_free_units_places_as_the_allocator(machine, monkeypatch):
     through random grants and releases, the units the plan's placement takes from the free set now are those
     ``allocate`` takes, a refusal is a refusal, and the free set and each grant's bits are the allocator's.
     Every held grant's bits, as remembered by its token (a memo of four, so that it is started again many
-    times), are those of its units."""
+    times), are those of its units; the memo's bytes are counted and kept within their bound (here a few masks')."""
     import random
 
     from topoalloc.alloc import slices
@@ -658,6 +658,8 @@ def test_the_plan_on_free_units_places_as_the_allocator(machine, monkeypatch):
     monkeypatch.setattr(slices, "TOKEN_MASKS", 4)
     a = SliceAllocator(parse_machine(machine))
     n = a.units.n_units
+    bound = 3 * (n // 8 + 100) + 200
+    monkeypatch.setattr(slices, "TOKEN_MASK_BYTES", bound)
     rng = random.Random(11)
     held = []
     grants = 0
@@ -680,7 +682,20 @@ def test_the_plan_on_free_units_places_as_the_allocator(machine, monkeypatch):
         for h in held:
             assert a._mask_of(h) == a._units_mask(a.token_of(h)), step
         units = a.token_of(held[-1])
-        assert len(a._token_masks) <= 4 and a._token_masks[id(units)][0] is units
+        memo = a._token_masks
+        assert len(memo) <= 4 and memo[id(units)][0] is units
+        assert memo.nbytes == sum(u.nbytes + n // 8 + 100 for u, _ in memo.values())
+        assert memo.nbytes <= bound or len(memo) == 1, step
+    # an entry under a token's id that holds another array (an address from the process it was pickled in)
+    g = held[-1] if held else a.allocate(Request(1))
+    units = a.token_of(g)
+    memo, stale = a._token_masks, units.copy()
+    if id(units) in memo:
+        memo.nbytes -= memo[id(units)][0].nbytes + n // 8 + 100
+    memo[id(units)] = (stale, 0)
+    memo.nbytes += stale.nbytes + n // 8 + 100  # (counted as the memo counts its own)
+    assert a._mask_of(g) == a._units_mask(units) != 0
+    assert memo.nbytes == sum(u.nbytes + n // 8 + 100 for u, _ in memo.values())
     assert grants > 60, grants
 
 

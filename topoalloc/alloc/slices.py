@@ -171,8 +171,20 @@ BOX_CACHE_NODES = 1 << 22
 #: largest placement table (rows × volume unit ids) kept per unit count; larger ones use the window search
 TABLE_ENTRIES = 1 << 20
 
-#: most grants' unit masks the static plan keeps (:meth:`SliceAllocator._mask_of`); past it they are made again
+#: most grants' unit masks the static plan keeps (:meth:`SliceAllocator._mask_of`), and about the most bytes their
+#: tokens and masks take; past either they are made again
 TOKEN_MASKS = 1 << 10
+TOKEN_MASK_BYTES = 1 << 24
+
+
+class _TokenMasks(Memo[int, tuple[np.ndarray, int]]):
+    """:meth:`SliceAllocator._mask_of`'s memo, with the bytes its entries hold (``nbytes``), shared as a memo is."""
+
+    __slots__ = ("nbytes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.nbytes = 0
 
 
 def _ascending_ids(coords: list[np.ndarray], strides: tuple[int, ...], compiled: bool = False) -> np.ndarray:
@@ -308,7 +320,7 @@ class SliceAllocator(Allocator):
         self._last_map: tuple[int, list[int], np.ndarray] | None = None
         self._boxes = _BoxCache()  # pure: shared with snapshots
         self._box_masks: Memo[tuple[tuple[int, ...], tuple[int, ...]], int] = Memo()  # box -> its units as bits (pure)
-        self._token_masks: Memo[int, tuple[np.ndarray, int]] = Memo()  # id of a grant's units -> (them, their bits)
+        self._token_masks = _TokenMasks()  # id of a grant's units -> (them, their bits)
         self._all_units = (1 << top.n_units) - 1
         self._grid_f = top.grid  # unit ids first dimension fastest = Fortran order over the grid
         self._axes = [i for i, g in enumerate(top.grid) if g > 1]
@@ -630,17 +642,25 @@ class SliceAllocator(Allocator):
     def _mask_of(self, allocation: Allocation) -> int:
         """The units a grant holds, as bits: remembered by the token (a read-only units array; a static grant's is
         its box's, shared by every grant of that box), which the memo holds, so that no other object takes its id
-        while it is there.  A static plan asks this twice of every running job at every pass (its token and its
-        count); bounded as :data:`TOKEN_MASKS` entries, then started again."""
+        while it is there; an entry is taken only for that very token (an allocator pickled to another process
+        brings keys that were addresses there).  A static plan asks this twice of every running job at every pass
+        (its token and its count); bounded as :data:`TOKEN_MASKS` entries and about :data:`TOKEN_MASK_BYTES` (the
+        tokens it holds and their masks), then started again."""
         units = self._tokens[allocation.serial]
         memo = self._token_masks
         got = memo.get(id(units))
-        if got is not None and got[0] is units:
-            return got[1]
-        if len(memo) >= TOKEN_MASKS:
+        extra = self.units.n_units // 8 + 100  # (an entry's bytes besides its token's)
+        if got is not None:
+            if got[0] is units:
+                return got[1]
+            memo.nbytes -= got[0].nbytes + extra  # (replaced below)
+        size = units.nbytes + extra
+        if len(memo) >= TOKEN_MASKS or memo.nbytes + size > TOKEN_MASK_BYTES:
             memo.clear()
+            memo.nbytes = 0
         mask = self._units_mask(units)
         memo[id(units)] = (units, mask)
+        memo.nbytes += size
         return mask
 
     def _units_mask(self, units: np.ndarray) -> int:
