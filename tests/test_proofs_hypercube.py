@@ -157,8 +157,9 @@ def test_every_row_is_reported_as_it_is_proved() -> None:
 def test_ctrl_c_stops_the_proofs_and_proves_nothing(which):
     """SIGINT to ``topoalloc prove`` alone, a few seconds in: exit 130 with one line, no table.
 
-    Much of the run is spent inside Z3's checks, which catch SIGINT themselves
-    and answer "unknown"; that answer must stop the run, not count as a proof.
+    Much of the run is spent inside Z3's checks, which a watcher thread
+    interrupts on SIGINT (Z3's own handler is off: it can deadlock); Z3 then
+    answers "unknown", which must stop the run, not count as a proof.
     """
     import signal
     import subprocess
