@@ -17,6 +17,7 @@ import topoalloc
 from topoalloc.errors import InvalidArgument
 from topoalloc.sched import EASY, Simulation, fastpath
 from topoalloc.workload import Workload, read_swf
+from topoalloc.workload.header import default_trace_path
 
 from .conftest import GOLDEN, shared_trace
 
@@ -402,9 +403,9 @@ def test_kernel_follows_the_free_list_on_a_real_trace(sched, allocator, monkeypa
     seen: list[int] = []
     replay = fastpath._replay
 
-    def counting(sim, log, tried=None, placed=None):
+    def counting(sim, log, tried=None, placed=None, table=None):
         seen.append(len(tried or b"") // 16)
-        return replay(sim, log, tried, placed)
+        return replay(sim, log, tried, placed, table)
 
     monkeypatch.setattr(fastpath, "_replay", counting)
     w = read_swf(shared_trace("SDSC-SP2-1998-4.2-cln.swf.gz")).take(np.arange(5000))
@@ -561,7 +562,7 @@ def test_kernel_refuses_bad_layout_arguments():
     with pytest.raises(ValueError, match="nodes must be a power of two"):
         _ckernel.run(1, 12, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 2)
     with pytest.raises(ValueError, match="layout: expected"):
-        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 4)
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 5)
     with pytest.raises(ValueError, match="at most 4096 nodes"):
         _ckernel.run(1, 8192, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
     with pytest.raises(ValueError, match="a layout's"):
@@ -640,3 +641,117 @@ def test_latest_end_by_is_the_largest_estimate_that_ends_by_the_shadow_time(now,
     shadow = now + d
     e = latest_end_by(shadow, now)
     assert now + e <= shadow < now + math.nextafter(e, math.inf)
+
+
+# ------------------------------------------------ the static slice rule on the kernel's table of windows (layout 4)
+
+ROOT_TRACE = default_trace_path()  # the bundled NASA log
+SLICE_MACHINES = ["tpu:4x2x3,cube=1", "tpu:2x2x2,cube=1", "bgq:6x4x2x2x2,midplane=2x2x2x2x2", "tpu:v4"]
+SLICE_SCHEDULERS = ["fcfs", "fcfs:order=sjf", "conservative", "conservative:order=sjf", "conservative:order=lpt", "conservative:order=cplant"]
+
+
+def _slice_both(w, machine: str, sched: str, **kw):
+    """The kernel and the general engine on ``w`` with the static slice rule; the kernel must take the run."""
+    alloc = topoalloc.make_allocator("slice", machine)
+    sim = Simulation(w, alloc, topoalloc.make_scheduler(sched), np.maximum(w.requested_time, 1.0))
+    assert fastpath.layout_of(alloc, w) == 4
+    assert fastpath.why_not(sim) is None or not fastpath.compiled_available()
+    return both(w, machine, sched, allocator="slice", **kw)
+
+
+@needs_kernel
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_kernel_follows_the_static_slice_rule(data):
+    """Small workloads on small unit machines (wrapped and open dimensions, a 5-D Blue Gene/Q), FCFS and
+    conservative in every queue order: the same start of every job, the same nodes and slice networks (the
+    replay checks every grant against the kernel's window), the same reservation changes."""
+    machine = data.draw(st.sampled_from(SLICE_MACHINES))
+    sched = data.draw(st.sampled_from(SLICE_SCHEDULERS))
+    alloc = topoalloc.make_allocator("slice", machine)
+    w = data.draw(workloads(alloc.n_nodes))
+    a, b = _slice_both(w, machine, sched, record_allocations=True)
+    assert_same(a, b)
+    assert_same_placements(a, b)
+
+
+@needs_kernel
+@pytest.mark.parametrize("sched", ["conservative", "conservative:order=sjf", "fcfs"])
+def test_kernel_follows_the_static_slice_rule_on_a_tpu_pod(sched):
+    """NASA's first 1,500 jobs scaled to a TPU v5p pod (8,960 chips, 140 cubes): per-job CSVs identical, with every
+    grant's slice network (``slice_hops``).  The whole log is the benchmark's (``bench_scaling.py --only large``)."""
+    w = read_swf(ROOT_TRACE).take(np.arange(1500))
+    a, b = _slice_both(w, "tpu:v5p", sched, clean=True, scale_sizes=70, locality=False)
+    assert a.to_csv() == b.to_csv()
+    assert a.to_json() == b.to_json()
+    assert a.slice_hops is not None and np.isfinite(a.slice_hops).all()
+
+
+@pytest.mark.slow
+@needs_kernel
+@pytest.mark.parametrize(("machine", "sched", "scale", "jobs"), [("tpu:v5p", "conservative", 70, 9000), ("tpu:v5p", "conservative:order=lpt", 70, 6000),
+                                                                 ("bgq:sequoia", "conservative", 768, None), ("tpu:v4", "conservative:order=sjf", 32, None)])
+def test_kernel_follows_the_static_slice_rule_at_full_size(machine, sched, scale, jobs):
+    """NASA scaled to today's machines (an overloaded v5p pod; Sequoia with whole-machine jobs): per-job CSVs identical."""
+    w = read_swf(ROOT_TRACE)
+    if jobs:
+        w = w.take(np.arange(jobs))
+    a, b = _slice_both(w, machine, sched, clean=True, scale_sizes=scale, locality=False)
+    assert a.to_csv() == b.to_csv()
+    assert a.to_json() == b.to_json()
+
+
+def test_kernel_table_layout_reasons():
+    """What keeps the static slice rule off the kernel, each with its reason: EASY (boxes do not nest, which its walk
+    assumes), OCS, a machine of more units than the kernel's masks keep, an allocator already holding units."""
+    from topoalloc.alloc.base import Request
+
+    w = read_swf(GOLDEN_FILES[0])
+
+    def why(alloc, sched="conservative"):
+        return fastpath.why_not(Simulation(w, alloc, topoalloc.make_scheduler(sched), np.maximum(w.requested_time, 1.0)))
+
+    static = topoalloc.make_allocator("slice", "tpu:v4")
+    assert fastpath.layout_of(static, w) == 4
+    assert fastpath.layout_of(static) == 0  # (the table is made for a workload's volumes)
+    assert "nest" in why(static, "easy")
+    assert "OCS" in why(topoalloc.make_allocator("slice:rule=ocs", "tpu:v4"))
+    assert "13,248 units" in why(topoalloc.make_allocator("slice", "tofu:fugaku"))
+    held = topoalloc.make_allocator("slice", "tpu:v4")
+    held.allocate(Request(64))
+    assert "already holds" in fastpath._table_why_not(held, w) and fastpath.layout_of(held, w) == 0
+    if fastpath.compiled_available():
+        assert why(static) is None and why(static, "fcfs") is None
+
+
+@needs_kernel
+def test_kernel_refuses_a_bad_table():
+    """The table's arguments are checked before anything runs: each mistake named."""
+    from topoalloc.sched import _ckernel  # type: ignore[attr-defined]
+
+    z = np.zeros(2)
+    sz = np.array([1, 2], dtype=np.int64)
+    tab = np.array([1, 2, 3, 6], dtype=np.uint64)  # class 0: units 0, 1; class 1: units 0-1, 1-2
+    bounds = np.array([0, 2, 4], dtype=np.int64)
+    cls = np.array([0, 1], dtype=np.int64)
+
+    def run(kind=2, nodes=3, size=sz, t=tab, b=bounds, c=cls):
+        return _ckernel.run(kind, nodes, z, z, z, size, None, False, np.zeros(2), np.zeros(2), None, 4, None, t, b, c)
+
+    assert run()[0] == 0
+    with pytest.raises(ValueError, match="FCFS and conservative only"):
+        run(kind=1)
+    with pytest.raises(ValueError, match="given with layout 4"):
+        _ckernel.run(2, 3, z, z, z, sz, None, False, np.zeros(2), np.zeros(2), None, 4)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        run(b=np.array([0, 2, 2], dtype=np.int64))
+    with pytest.raises(ValueError, match="positions past 3"):
+        run(t=np.array([1, 2, 3, 8], dtype=np.uint64))
+    with pytest.raises(ValueError, match="rows of class 1 hold 2 and 1"):
+        run(t=np.array([1, 2, 3, 4], dtype=np.uint64))
+    with pytest.raises(ValueError, match="job position 0 is 2, its class's windows hold 1"):
+        run(size=np.array([2, 2], dtype=np.int64))
+    with pytest.raises(ValueError, match="class 2, expected 0..1"):
+        run(c=np.array([0, 2], dtype=np.int64))
+    with pytest.raises(ValueError, match="table: expected 4 items"):
+        run(t=np.array([1, 2, 3], dtype=np.uint64))

@@ -659,11 +659,18 @@ typedef struct {
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
     i64 ntried, cap_tried;
     i64 changes;            /* conservative: reservations made or moved (Conservative.reservation_changes) */
+    /* a table of windows (layout 4: the static slice rule, SliceAllocator): a job's class is its volume's
+     * (jcls), and the windows of class c are the masks tab[c0 .. c1-1] (c0 = tlo[c], c1 = tlo[c + 1]), `words`
+     * words each, in the allocator's search order; a window is placed as the first of its class that is all
+     * free, and a job's position is its window's row */
+    const u64 *tab;
+    const i64 *tlo, *jcls;
+    i64 ncls;
     /* error */
     i64 err_job;
 } Sim;
 
-enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2, L_FREE = 3 };
+enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2, L_FREE = 3, L_TABLE = 4 };
 
 /* a reservation that moved in a pass: the job's place in the queue, where it was */
 typedef struct Mv { i64 rank; double a, c; } Mv;
@@ -770,11 +777,34 @@ static i64 gray_place(const Sim *s, const u64 *m, int k) {
     return -1;
 }
 
+/* the table's first window of class c all free in mask m (its row), or -1 */
+static i64 table_place(const Sim *s, const u64 *m, int c) {
+    i64 nw = s->words;
+    const u64 *w = s->tab + (size_t)s->tlo[c] * (size_t)nw;
+    for (i64 r = s->tlo[c]; r < s->tlo[c + 1]; r++, w += nw) {
+        i64 i = 0;
+        while (i < nw && !(m[i] & w[i])) i++;
+        if (i == nw) return r;
+    }
+    return -1;
+}
+
 static inline i64 place(const Sim *s, const u64 *m, int k) {
-    return s->layout == L_BUDDY ? buddy_place(s, m, k) : gray_place(s, m, k);
+    return s->layout == L_BUDDY ? buddy_place(s, m, k) : s->layout == L_GRAY ? gray_place(s, m, k) : table_place(s, m, k);
 }
 
 static inline int log2_of(i64 size) { return __builtin_ctzll((u64)size); }
+
+/* a job's window class: its window's dimension (2**k positions), or on a table its volume's class */
+static inline int win_class(const Sim *s, i64 j) { return s->layout == L_TABLE ? (int)s->jcls[j] : log2_of(s->size[j]); }
+
+/* a window set (on) or cleared in mask m: `len` positions from p, or on a table row p's mask */
+static inline void win_mark(const Sim *s, u64 *m, i64 p, i64 len, int on) {
+    if (s->layout != L_TABLE) { mark(s, m, p, len, on); return; }
+    const u64 *w = s->tab + (size_t)p * (size_t)s->words;
+    if (on) for (i64 i = 0; i < s->words; i++) m[i] |= w[i];
+    else for (i64 i = 0; i < s->words; i++) m[i] &= ~w[i];
+}
 
 /* ------------------------------------------------- the free list (layout 3) */
 
@@ -1000,8 +1030,9 @@ static void fl_release_on(const Sim *s, Lists *L, i64 key, int empty) {
 static inline void fl_release(Sim *s, i64 key) { fl_release_on(s, &s->L, key, !s->running.n); }
 
 /* the window the allocator gives 2**k positions now (the free list: from its lists), or -1 */
-static inline i64 alloc_now(Sim *s, int k) {
-    if (((i64)1 << k) > s->free) return -1;
+static inline i64 alloc_now(Sim *s, i64 j) {
+    int k = win_class(s, j);
+    if (s->size[j] > s->free) return -1;
     return s->layout == L_FREE ? fl_alloc(s, k) : place(s, s->busy, k);
 }
 
@@ -1021,7 +1052,7 @@ static void mark_cube(const Sim *s, u64 *m, i64 key, int on) {
 /* a job's window (a cube on the free list) set or cleared in mask m */
 static inline void mark_job(const Sim *s, u64 *m, i64 j, int on) {
     if (s->layout == L_FREE) mark_cube(s, m, s->pos[j], on);
-    else mark(s, m, s->pos[j], s->size[j], on);
+    else win_mark(s, m, s->pos[j], s->size[j], on);
 }
 
 /* whether a window of 2**k positions fits mask m (the free list: a free k-subcube, which it recognises) */
@@ -1055,7 +1086,7 @@ static inline int start_job(Sim *s, i64 j) { return start_job_at(s, j, -1); }
 static int start_heads(Sim *s) {
     if (s->layout) {
         while (s->q.head >= 0 && s->size[s->q.head] <= s->free) {
-            i64 p = alloc_now(s, log2_of(s->size[s->q.head]));
+            i64 p = alloc_now(s, s->q.head);
             if (p < 0) break;
             if (start_job_at(s, s->q.head, p) < 0) return -1;
         }
@@ -1628,14 +1659,14 @@ static inline void st_release(const Sim *s, u64 *m, Lists *L, i64 p, i64 size) {
         mark_cube(s, m, p, 0);
         (*L->held)--;
         fl_release_on(s, L, p, !*L->held);
-    } else mark(s, m, p, size, 0);
+    } else win_mark(s, m, p, size, 0);
 }
 
 /* an allocation of 2**k positions in a replay's state: its window, or -1 (nothing changed) */
 static inline i64 st_alloc(const Sim *s, u64 *m, Lists *L, int k) {
     if (s->layout != L_FREE) {
         i64 p = place(s, m, k);
-        if (p >= 0) mark(s, m, p, (i64)1 << k, 1);
+        if (p >= 0) win_mark(s, m, p, (i64)1 << k, 1);
         return p;
     }
     i64 p = fl_alloc_on(s, L, m, k);
@@ -1694,7 +1725,7 @@ static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
             st_release(s, m, &L, v->res ? s->cp[w] : s->pos[w], s->size[w]);
             if (v->res && s->tstamp[w] == stamp && s->disp[w]) displaced--;
         } else {
-            i64 p = st_alloc(s, m, &L, log2_of(s->size[w]));
+            i64 p = st_alloc(s, m, &L, win_class(s, w));
             if (p < 0) return i;
             s->tstamp[w] = stamp;
             s->disp[w] = p != s->cp[w];
@@ -1833,7 +1864,7 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
             st_release(s, T, &L, !v->res ? s->pos[w] : mine ? s->tp[w] : s->cp[w], s->size[w]);
             if (mine && s->disp[w]) displaced--;
         } else {
-            i64 q = st_alloc(s, T, &L, log2_of(s->size[w]));
+            i64 q = st_alloc(s, T, &L, win_class(s, w));
             if (q < 0) return 0;
             s->tp[w] = q;
             s->tstamp[w] = stamp;
@@ -1921,7 +1952,7 @@ static i64 pev_time_lower(const Sim *s, double t, i64 from) {
  * index in the profile where the caller knows it (else -1).  The first event at t is looked for only once
  * the counts allow a start: most searches of a compression end on the counts alone. */
 static int earliest_mask(Sim *s, i64 j, int has, double old, double t, i64 ti, double limit, double *out, int *blocked) {
-    int k = log2_of(s->size[j]);
+    int k = win_class(s, j);
     i64 need = s->size[j];
     double span = span_of(s->est[j]);
     i64 prio = s->prio[j], ie_old = -1, ne = s->ne;
@@ -2079,7 +2110,7 @@ static int conservative_pass_mask(Sim *s) {
             double t = s->res[j];
             s->res[j] = NAN;
             s->plan_same = 0;
-            i64 p = alloc_now(s, log2_of(s->size[j]));
+            i64 p = alloc_now(s, j);
             if (p >= 0 && start_job_at(s, j, p) < 0) return -1;
             /* refused: its reservation is dropped; started, it is expected to end at now + estimate,
              * before its reservation did where the estimate is zero or rounds away (see conservative_pass) */
@@ -2178,8 +2209,13 @@ PyDoc_STRVAR(run_doc,
 "`layout` 1 (buddy) or 2 (Gray code): every scheduler on the busy mask of a hypercube of\n"
 "`nodes` (a power of two) positions; `size` is then each job's window (a power of two).\n"
 "`layout` 3 (the free list with complete recognition, dimension at most 12): every scheduler.\n"
+"`layout` 4 (a table of windows: the static slice rule): FCFS and conservative on the busy\n"
+"mask of `nodes` positions (units); `size` is each job's volume, `table` (uint64) the windows'\n"
+"masks (ceil(nodes / 64) words each, class after class, each class in search order), `bounds`\n"
+"(int64, classes + 1 items, at most 64 classes) where each class's rows begin, `classes` (int64,\n"
+"n items) each job's class; a job takes the first window of its class that is all free.\n"
 "`placed` (int64, n items, optional) receives each job's position (layout 3: its cube,\n"
-"free << dim | value).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
+"free << dim | value; layout 4: its window's row).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
 "int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
 "than they were (the replay repeats them); else None.\n"
 "`changes`: under conservative, the reservations made or moved (a remade plan makes each again).\n"
@@ -2190,15 +2226,21 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     int kind, incremental, layout = L_COUNT;
     long long nodes;
     PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end, *o_log = Py_None, *o_placed = Py_None;
-    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|OiO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout, &o_placed))
+    PyObject *o_tab = Py_None, *o_tlo = Py_None, *o_jcls = Py_None;
+    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|OiOOOO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout, &o_placed,
+                          &o_tab, &o_tlo, &o_jcls))
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
-    if (layout < L_COUNT || layout > L_FREE) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2 or 3, got %d", layout);
+    if (layout < L_COUNT || layout > L_TABLE) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2, 3 or 4, got %d", layout);
+    if ((layout == L_TABLE) != (o_tab != Py_None) || (o_tab != Py_None) != (o_tlo != Py_None) || (o_tab != Py_None) != (o_jcls != Py_None))
+        return PyErr_Format(PyExc_ValueError, "table, bounds, classes: given with layout 4, and only then");
+    if (layout == L_TABLE && kind == K_EASY) return PyErr_Format(PyExc_ValueError, "layout 4: FCFS and conservative only (EASY's walk assumes windows that nest)");
+    if (layout == L_TABLE && nodes < 1) return PyErr_Format(PyExc_ValueError, "layout 4: nodes must be at least 1, got %lld", nodes);
     if (layout == L_FREE && nodes > 4096) return PyErr_Format(PyExc_ValueError, "layout 3: at most 4096 nodes (complete recognition), got %lld", nodes);
     if (o_placed != Py_None && !layout) return PyErr_Format(PyExc_ValueError, "placed: positions are a layout's");
-    if (layout && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
+    if (layout && layout != L_TABLE && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
     if (incremental && layout) return PyErr_Format(PyExc_ValueError, "layout %d: the arrivals-only pass is for counts", layout);
-    Py_buffer b[9];
+    Py_buffer b[12];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
     Sim s;
@@ -2213,6 +2255,40 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         (o_log != Py_None && get_buf(o_log, &b[7], 8, 2 * n, 1, "log") < 0) ||
         (o_placed != Py_None && get_buf(o_placed, &b[8], 8, n, 1, "placed") < 0))
         goto done;
+    if (layout == L_TABLE) {
+        i64 nw = (nodes + 63) / 64;
+        Py_ssize_t nb = PyObject_Length(o_tlo);
+        if (nb < 0) goto done;
+        if (nb < 2 || nb > 65) { PyErr_Format(PyExc_ValueError, "bounds: expected 2 to 65 items (1 to 64 classes), got %zd", nb); goto done; }
+        if (get_buf(o_tlo, &b[10], 8, nb, 0, "bounds") < 0 || get_buf(o_jcls, &b[11], 8, n, 0, "classes") < 0) goto done;
+        const i64 *lo = b[10].buf;
+        for (Py_ssize_t c = 0; c + 1 < nb; c++)
+            if (lo[0] != 0 || lo[c + 1] <= lo[c]) { PyErr_SetString(PyExc_ValueError, "bounds: expected 0 first, then strictly increasing (every class has a window)"); goto done; }
+        if (get_buf(o_tab, &b[9], 8, lo[nb - 1] * nw, 0, "table") < 0) goto done;
+        s.tab = b[9].buf;
+        s.tlo = lo;
+        s.jcls = b[11].buf;
+        s.ncls = nb - 1;
+        u64 top = nodes % 64 ? ~(((u64)1 << (nodes % 64)) - 1) : 0; /* the last word's bits past the positions */
+        for (i64 c = 0; c < s.ncls; c++) {
+            i64 vol = -1;
+            for (i64 r = lo[c]; r < lo[c + 1]; r++) {
+                const u64 *w = s.tab + (size_t)r * (size_t)nw;
+                i64 bits = 0;
+                for (i64 i = 0; i < nw; i++) bits += __builtin_popcountll(w[i]);
+                if (w[nw - 1] & top) { PyErr_Format(PyExc_ValueError, "table: row %lld has positions past %lld", (long long)r, nodes); goto done; }
+                if (vol >= 0 && bits != vol) { PyErr_Format(PyExc_ValueError, "table: the rows of class %lld hold %lld and %lld positions", (long long)c, (long long)vol, (long long)bits); goto done; }
+                vol = bits;
+            }
+            for (i64 j = 0; j < n; j++)
+                if (s.jcls[j] == c && ((const i64 *)b[3].buf)[j] != vol) {
+                    PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, its class's windows hold %lld positions", (long long)j, (long long)((const i64 *)b[3].buf)[j], (long long)vol);
+                    goto done;
+                }
+        }
+        for (i64 j = 0; j < n; j++)
+            if (s.jcls[j] < 0 || s.jcls[j] >= s.ncls) { PyErr_Format(PyExc_ValueError, "classes: job position %lld has class %lld, expected 0..%lld", (long long)j, (long long)s.jcls[j], (long long)s.ncls - 1); goto done; }
+    }
     s.log = o_log != Py_None ? b[7].buf : NULL;
     s.nlog = 0;
     s.n = n;
@@ -2223,14 +2299,14 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     s.incremental = incremental;
     s.free = nodes;
     for (i64 j = 0; j < n; j++)
-        if (s.size[j] < 1 || s.size[j] > nodes || (layout && (s.size[j] & (s.size[j] - 1)))) {
+        if (s.size[j] < 1 || s.size[j] > nodes || (layout && layout != L_TABLE && (s.size[j] & (s.size[j] - 1)))) {
             PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, expected 1..%lld%s", (long long)j, (long long)s.size[j], nodes,
-                         layout ? ", a power of two" : "");
+                         layout && layout != L_TABLE ? ", a power of two" : "");
             goto done;
         }
     s.layout = layout;
     if (layout) {
-        s.dim = log2_of(nodes);
+        s.dim = layout == L_TABLE ? 0 : log2_of(nodes);
         s.words = (nodes + 63) / 64;
         s.busy = calloc((size_t)s.words, sizeof(u64));
         s.sh = calloc((size_t)s.words, sizeof(u64));
@@ -2299,7 +2375,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     else
         result = Py_BuildValue("(iLOL)", st, (long long)(st ? s.err_job : -1), Py_None, (long long)s.changes);
 done:
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 12; i++)
         if (b[i].obj) PyBuffer_Release(&b[i]);
     free(s.heap.a); free(s.pending.t); free(s.pending.used);
     q_free(&s.q);

@@ -15,7 +15,10 @@ the whole simulation on arrays of counts.  The hypercube's free list (and
 the AFL while its meshes fill their cubes) places by its lists, not by the
 mask alone; whether a request fits is the mask's question, so the kernel
 keeps the lists themselves (:func:`layout_of`), and under conservative
-backfilling the lists of every state of the plan beside its mask.  If the run also wants the
+backfilling the lists of every state of the plan beside its mask.  The slice allocator's static rule
+places the first all-free box among its volume's candidates, in a fixed order: the kernel keeps the busy
+units and a table of the candidates' masks (layout 4), under FCFS and conservative backfilling (EASY's
+walk assumes windows that nest, as the hypercube's do and boxes do not).  If the run also wants the
 placement (per-job nodes recorded, locality metrics, the allocator's blocks
 or slice networks), the kernel logs every start and end in the order it
 applied them, and the allocator is then driven through exactly that sequence
@@ -60,7 +63,8 @@ _KINDS: dict[type, int] = {FCFS: 0, EASY: 1, Conservative: 2}
 
 def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     """The kernel's layout code for ``allocator``: 1 the buddy (aligned blocks in address order), 2 Gray code
-    (windows in the Gray order), 3 the free list, 0 none.  By exact type: a subclass may place differently.
+    (windows in the Gray order), 3 the free list, 4 a table of windows (the static slice rule), 0 none.  By
+    exact type: a subclass may place differently.
 
     The free list (:class:`~topoalloc.alloc.hypercube.allocators.FreeListAllocator`) is followed with
     complete recognition up to its largest dimension, when whether a request fits is a function of the
@@ -68,14 +72,95 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     per state of the plan, as :class:`~.plan.ReplayPlan` replays snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
+
+    The slice allocator's static rule (:class:`~topoalloc.alloc.slices.SliceAllocator`) places a request as the
+    first free box, in a fixed order, among its volume's candidate boxes: a pure function of the busy units.
+    The kernel keeps the busy units and the candidates' masks (:func:`_slice_table`), under FCFS and
+    conservative backfilling, on a ``workload`` whose volumes' tables are small enough.
     """
     from ..alloc.hypercube.allocators import AFLAllocator, BuddyAllocator, FreeListAllocator, GrayCodeAllocator
+    from ..alloc.slices import SliceAllocator
 
     layouts: dict[type, int] = {BuddyAllocator: 1, GrayCodeAllocator: 2}
     kind = type(allocator)
     if kind in (FreeListAllocator, AFLAllocator):
         return 0 if _lists_why_not(allocator, workload) else 3
+    if kind is SliceAllocator:
+        return 0 if _table_why_not(allocator, workload) else 4
     return layouts.get(kind, 0)
+
+
+#: the table layout's bounds (:func:`_slice_table`): units of the machine (the kernel's masks are a bit per unit),
+#: and bytes of the candidate windows' masks
+TABLE_UNITS = 4096
+TABLE_BYTES = 1 << 26
+
+
+def _table_why_not(allocator: Any, workload: "Workload | None") -> str | None:
+    """Why the kernel cannot follow the slice allocator ``allocator`` on ``workload`` (see :func:`layout_of`), or None."""
+    name = allocator.describe()
+    if allocator.rule != "static":
+        return f"allocator {name} grants any free units (OCS): it is not a counting allocator, nor one whose busy units the kernel follows"
+    if allocator._free_units != allocator.units.n_units:
+        return f"allocator {name} already holds allocations: the kernel starts from a free machine"
+    if allocator.units.n_units > TABLE_UNITS:
+        return f"allocator {name}: {allocator.units.n_units:,} units, more than the {TABLE_UNITS:,} whose busy mask the kernel keeps for slices"
+    if workload is None:
+        return f"allocator {name}: the kernel's table of windows is made for a workload's volumes"
+    return _slice_table(allocator, workload)[0]
+
+
+def _slice_table(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
+    """The static slice rule as the kernel's table (layout 4): ``(reason, None)`` where it cannot be, else ``(None,
+    (table, bounds, classes, volumes))``.
+
+    A class per volume the workload's requests need, in increasing volume (at most 64: the kernel keeps what fits
+    where as a bit per class); class ``c``'s windows are the rows ``bounds[c]`` .. ``bounds[c + 1] - 1`` of
+    ``table``, each the mask of a candidate box's units (a bit per unit, ``ceil(units / 64)`` words), in the order
+    :meth:`~topoalloc.alloc.slices.SliceAllocator._first_box` searches them (its placement table's rows,
+    :meth:`~topoalloc.alloc.slices.SliceAllocator._table`: shape by shape, offsets first grid dimension
+    fastest), so the first free row is the box the allocator takes.  ``classes``: each job's class;
+    ``volumes``: each job's units.  Kept on the allocator for the workload it was made for."""
+    kept = getattr(allocator, "_kernel_table", None)
+    if kept is not None and kept[0] is w:
+        return kept[1]
+    got = _make_slice_table(allocator, w)
+    allocator._kernel_table = (w, got)
+    return got
+
+
+def _make_slice_table(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
+    name = allocator.describe()
+    requests, inverse = _distinct_requests(w)
+    vol_of = [allocator.candidates(r.size)[0] for r in requests]
+    if 0 in vol_of:
+        return f"allocator {name}: some request fits no box of the machine", None
+    volumes = sorted(set(vol_of))
+    if len(volumes) > 64:
+        return f"allocator {name}: the workload needs {len(volumes)} slice volumes, more than the kernel's 64 classes", None
+    n = allocator.units.n_units
+    words = (n + 63) // 64
+    by_volume = {v: next(r for r, u in zip(requests, vol_of) if u == v) for v in volumes}
+    tables = []
+    for v in volumes:
+        table = allocator._table(by_volume[v].size)
+        if table is None:
+            return f"allocator {name}: the candidate boxes of {v} units are too many to list (see SliceAllocator.table_entries)", None
+        tables.append(table.units)
+    rows = sum(len(t) for t in tables)
+    if rows * words * 8 > TABLE_BYTES:
+        return f"allocator {name}: the workload's candidate boxes take {rows * words * 8:,} bytes as masks, more than {TABLE_BYTES:,}", None
+    flags = np.zeros((rows, words * 64), dtype=bool)
+    bounds = np.zeros(len(volumes) + 1, dtype=np.int64)
+    r = 0
+    for c, units in enumerate(tables):
+        flags[np.arange(r, r + len(units))[:, None], units] = True
+        r += len(units)
+        bounds[c + 1] = r
+    table = np.packbits(flags, axis=1, bitorder="little").view("<u8")
+    cls_of = np.array([volumes.index(v) for v in vol_of], dtype=np.int64)[inverse]
+    vols = np.asarray(vol_of, dtype=np.int64)[inverse]
+    return None, (np.ascontiguousarray(table, dtype=np.uint64), bounds, np.ascontiguousarray(cls_of), np.ascontiguousarray(vols))
 
 
 def _lists_why_not(allocator: Any, workload: "Workload | None") -> str | None:
@@ -124,7 +209,8 @@ def why_not(sim: "Simulation") -> str | None:
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
     size, or the buddy or Gray code allocator, or the free
-    list and the AFL as :func:`layout_of` says; and nothing
+    list and the AFL as :func:`layout_of` says, or the static slice rule
+    under FCFS and conservative (:func:`layout_of`); and nothing
     that feeds the nodes back into the schedule or needs the scheduler's
     inner decisions (recorded reservations, a run-time model, a network).  Recorded allocations and locality metrics are served by
     replaying the kernel's log through the allocator.
@@ -134,10 +220,18 @@ def why_not(sim: "Simulation") -> str | None:
         return f"scheduler {type(sim.scheduler).__name__} is not one of the built-in FCFS, EASY, conservative"
     from ..alloc.hypercube.allocators import AFLAllocator, FreeListAllocator
 
+    from ..alloc.slices import SliceAllocator
+
     if type(allocator) in (FreeListAllocator, AFLAllocator):  # (layout_of's question, with its reason)
         why = _lists_why_not(allocator, sim.workload)
         if why:
             return why
+    elif type(allocator) is SliceAllocator:
+        why = _table_why_not(allocator, sim.workload)
+        if why:
+            return why
+        if isinstance(sim.scheduler, EASY):
+            return f"allocator {allocator.describe()} under EASY: the kernel's EASY walk assumes windows that nest, which boxes do not"
     elif not layout_of(allocator):  # (the kernel follows the buddy's and Gray code's busy masks under every scheduler)
         if not allocator.counting:
             return f"allocator {allocator.describe()} is not a counting allocator, nor one whose busy mask the kernel follows"
@@ -209,12 +303,22 @@ def run(sim: "Simulation") -> SimulationResult:
     rank = queue_ranks(sched.order, submit, est, size)
     layout = layout_of(sim.allocator, w)
     incremental = isinstance(sched, EASY) and sched.incremental and sched.order == "fcfs" and not layout
-    granted = _windows(w) if layout else size
+    positions = sim.allocator.n_nodes
+    table: tuple = ()
+    if layout == 4:  # positions are units, a job's window its volume; granted in nodes
+        slices: Any = sim.allocator
+        _, (tab, bounds, classes, volumes) = _slice_table(slices, w)
+        table = (tab, bounds, classes)
+        positions = slices.units.n_units
+        windows = volumes
+        granted = volumes * slices.units.unit_size
+    else:
+        windows = granted = _windows(w) if layout else size
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
-    log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
-    placed = np.empty(n, dtype=np.int64) if log is not None and layout == 3 else None
-    status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], sim.allocator.n_nodes, submit, run_time, est, granted, rank, incremental, start, end, log, layout, placed)
+    log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) or layout == 4 else None  # (slices: each grant's network)
+    placed = np.empty(n, dtype=np.int64) if log is not None and layout in (3, 4) else None
+    status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], positions, submit, run_time, est, windows, rank, incremental, start, end, log, layout, placed, *table)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
     if status == 2:
@@ -225,7 +329,7 @@ def run(sim: "Simulation") -> SimulationResult:
         raise SimulationError(f"job position {job} (size {int(size[job])}) never fits the plan")
     if status:
         raise InternalError(f"the compiled kernel returned status {status}")
-    fields = _replay(sim, log, tried, placed) if log is not None else {}
+    fields = _replay(sim, log, tried, placed, table[0] if table else None) if log is not None else {}
     if sim.progress is not None:
         sim.progress(n, n)
     return SimulationResult(
@@ -276,14 +380,15 @@ def _wants_placement(sim: "Simulation") -> bool:
     return sim.record_allocations or sim.locality is not None or "blocks" in sim.allocator.claims
 
 
-def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, placed: np.ndarray | None = None) -> dict:
+def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, placed: np.ndarray | None = None, table: np.ndarray | None = None) -> dict:
     """Drive the allocator through the kernel's starts and ends, in the kernel's order; keep what the
     general engine keeps from the grants (:class:`~.simulation.GrantRecords`) and return its result fields.
 
     On the free list (layout 3) ``tried`` holds the backfill candidates EASY allocated and released
     again, by the log position they came before (their allocate-and-release may rearrange the lists,
     so the replay repeats them), and ``placed`` each job's cube as the kernel kept it: every grant is
-    checked against it."""
+    checked against it.  On a table of windows (layout 4, the static slice rule) ``placed`` is each job's row of
+    ``table``, and every grant's units are checked against that row's."""
     from .simulation import GrantRecords
 
     w = sim.workload
@@ -316,7 +421,12 @@ def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, plac
             alloc = allocator.allocate(Request._trusted(sizes[e], None if shapes is None else shapes[e], ids[e]))
             if alloc is None:
                 raise InternalError(f"{allocator.describe()} refused job position {e} when the counting kernel started it: not a counting allocator")
-            if placed is not None and alloc.info["cube"] != (int(placed[e]) >> dim, int(placed[e]) & ((1 << dim) - 1)):
+            if table is not None:
+                assert placed is not None
+                mask = allocator._mask_of(alloc)  # type: ignore[attr-defined]  # (a SliceAllocator)
+                if mask != int.from_bytes(table[int(placed[e])].tobytes(), "little"):
+                    raise InternalError(f"{allocator.describe()} gave job position {e} the box {alloc.info.get('shape')} at {alloc.info.get('offset')}, not the kernel's window (row {int(placed[e])})")
+            elif placed is not None and alloc.info["cube"] != (int(placed[e]) >> dim, int(placed[e]) & ((1 << dim) - 1)):
                 raise InternalError(f"{allocator.describe()} gave job position {e} the cube {alloc.info['cube']}, the kernel's lists another ({int(placed[e])})")
             held[e] = alloc
             grants.started(e, alloc)
