@@ -1921,15 +1921,29 @@ static int prof_first_from(const Steps *p, double t0, i64 i0, double limit, i64 
     }
 }
 
+/* The first event from index `lo` on for which `cond` (on the event `e`) fails, where it holds for a run of events
+ * from lo and then fails for every later one: galloping from lo (steps 1, 2, 4, ... until it fails), then a binary
+ * search in the last step.  O(log d) for an answer d events on: the searches of earliest_mask look a few events
+ * past where the last one ended (the events at one time are few, the next candidate time is near). */
+#define PEV_GALLOP(s, lo, cond) __extension__ ({                                   \
+    i64 lo_ = (lo), ne_ = (s)->ne, hi_ = lo_, step_ = 1;                          \
+    while (hi_ < ne_) {                                                           \
+        const PEv *e = &(s)->ev[hi_];                                             \
+        if (!(cond)) break;                                                       \
+        lo_ = hi_ + 1;                                                            \
+        hi_ = lo_ + step_ - 1;                                                    \
+        step_ <<= 1;                                                              \
+    }                                                                             \
+    if (hi_ > ne_) hi_ = ne_;                                                     \
+    while (lo_ < hi_) {                                                           \
+        i64 mid_ = lo_ + (hi_ - lo_) / 2;                                         \
+        const PEv *e = &(s)->ev[mid_];                                            \
+        if (cond) lo_ = mid_ + 1; else hi_ = mid_;                                \
+    }                                                                             \
+    lo_; })
+
 /* the first event at or after time t, from index `from` on (every event before it is before t) */
-static i64 pev_time_lower(const Sim *s, double t, i64 from) {
-    i64 lo = from, hi = s->ne;
-    while (lo < hi) {
-        i64 mid = (lo + hi) / 2;
-        if (s->ev[mid].t < t) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
+static inline i64 pev_time_lower(const Sim *s, double t, i64 from) { return PEV_GALLOP(s, from, e->t < t); }
 
 /* ReplayPlan.earliest for queued job j (its old reservation `old` if `has`): 0 and the start in *out,
  * or ST_PLAN_NEVER_FITS.  Candidates in order, each at its turn: the kept mask before the first event
@@ -1966,9 +1980,9 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double t, i64 ti, d
         if (c != t || g < 0) { t = c; g = pev_time_lower(s, t, g < 0 ? 0 : g); } /* a breakpoint: an event's time */
         /* the first allocation at t and the first event after t (releases come first at a time) */
         i64 rel = g, ge = g;
-        if (g < ne && ev[g].t == t) {
-            ge = pev_lower_in(s, g, ne, t, 2, 0, 0);
-            rel = pev_lower_in(s, g, ge, t, 1, INT64_MIN, INT64_MIN);
+        if (g < ne && ev[g].t == t) { /* (from g on every event is at t or later, and at t releases come first) */
+            rel = PEV_GALLOP(s, g, e->t == t && e->kind == 0);
+            ge = PEV_GALLOP(s, rel, e->t == t);
         }
         if (plan_fits(s, rel, k)) {
             i64 e = rel, hi = ge; /* the turn: the allocations at t are in (order, job) order */
