@@ -1894,15 +1894,16 @@ static inline i64 pev_lower(const Sim *s, double t, int kind, i64 order, i64 job
  * free): prof_earliest's scan, from a time that need not be a breakpoint.  If a later time whose
  * span the profile holds is not a breakpoint, the profile is the same from the last breakpoint (or
  * t0) before it, whose span it then holds too: so no start the profile holds is passed over.
- * 0 and the start in *out, or 1 if there is none.  The profile ends with a sentinel.  i0: t0's index
- * where t0 is a breakpoint the caller found (the search for it saved), else -1. */
-static int prof_first_from(const Steps *p, double t0, i64 i0, double limit, i64 size, double span, int has, double old, double old_end, double *out) {
+ * 0 and the start in *out (the segment it falls in: *at), or 1 if there is none.  The profile ends with a
+ * sentinel.  i0: t0's index where t0 is a breakpoint the caller found (the search for it saved), else -1;
+ * then every breakpoint before index `from` is before t0 (the search for it starts there). */
+static int prof_first_from(const Steps *p, double t0, i64 i0, i64 from, double limit, i64 size, double span, int has, double old, double old_end, double *out, i64 *at) {
     const double *t = p->t;
     const i64 *v = p->v;
     i64 n = p->n;
     i64 i = i0; /* the segment t0 falls in (t[0] = now <= t0; i0 >= 0: t0 is breakpoint i0) */
     if (i < 0) {
-        i = steps_lower(p, t0); /* (t0 = now: 0, at the first look) */
+        i = steps_lower_from(p, t0, from); /* (t0 = now: 0, at the first look) */
         if (!(i < n && t[i] == t0)) i--;
     }
     double start = t0;
@@ -1915,7 +1916,7 @@ static int prof_first_from(const Steps *p, double t0, i64 i0, double limit, i64 
         }
         if (i >= n || (has && !(start < limit))) return 1;
         i64 k = span_short(p, i + 1, end_at(start, span), size, has, old, old_end);
-        if (k >= n) { *out = start; return 0; }
+        if (k >= n) { *out = start; *at = i; return 0; }
         i = k + 1;
         start = t[i];
     }
@@ -1972,10 +1973,11 @@ static int earliest_mask(Sim *s, i64 j, int has, double old, double t, i64 ti, d
     i64 prio = s->prio[j], ie_old = -1, ne = s->ne;
     const PEv *ev = s->ev;
     i64 g = t == s->now ? 0 : -1; /* the first event at or after t (-1: not yet looked for) */
+    i64 pi = 0; /* the profile's segment of the last candidate: every breakpoint before it is before the next */
     *blocked = 1;
     for (;;) {
         double c;
-        if (prof_first_from(&s->prof, t, ti, limit, need, span, has, old, end_at(old, span), &c)) break;
+        if (prof_first_from(&s->prof, t, ti, pi, limit, need, span, has, old, end_at(old, span), &c, &pi)) break;
         ti = -1;
         if (c != t || g < 0) { t = c; g = pev_time_lower(s, t, g < 0 ? 0 : g); } /* a breakpoint: an event's time */
         /* the first allocation at t and the first event after t (releases come first at a time) */
