@@ -107,29 +107,13 @@ def _table_why_not(allocator: Any, workload: "Workload | None") -> str | None:
         return f"allocator {name}: {allocator.units.n_units:,} units, more than the {TABLE_UNITS:,} whose busy mask the kernel keeps for slices"
     if workload is None:
         return f"allocator {name}: the kernel's table of windows is made for a workload's volumes"
-    return _slice_table(allocator, workload)[0]
+    return _table_classes(allocator, workload)[0]
 
 
-def _slice_table(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
-    """The static slice rule as the kernel's table (layout 4): ``(reason, None)`` where it cannot be, else ``(None,
-    (table, bounds, classes, volumes))``.
-
-    A class per volume the workload's requests need, in increasing volume (at most 64: the kernel keeps what fits
-    where as a bit per class); class ``c``'s windows are the rows ``bounds[c]`` .. ``bounds[c + 1] - 1`` of
-    ``table``, each the mask of a candidate box's units (a bit per unit, ``ceil(units / 64)`` words), in the order
-    :meth:`~topoalloc.alloc.slices.SliceAllocator._first_box` searches them (its placement table's rows,
-    :meth:`~topoalloc.alloc.slices.SliceAllocator._table`: shape by shape, offsets first grid dimension
-    fastest), so the first free row is the box the allocator takes.  ``classes``: each job's class;
-    ``volumes``: each job's units.  Kept on the allocator for the workload it was made for."""
-    kept = getattr(allocator, "_kernel_table", None)
-    if kept is not None and kept[0] is w:
-        return kept[1]
-    got = _make_slice_table(allocator, w)
-    allocator._kernel_table = (w, got)
-    return got
-
-
-def _make_slice_table(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
+def _table_classes(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
+    """The kernel's classes for the static slice rule on ``w`` (see :func:`_slice_table`): ``(reason, None)`` where
+    there can be none, else ``(None, (tables, classes, volumes))``: each class's placement table (unit ids, a row
+    per candidate box), each job's class, each job's units.  The tables are the allocator's own (kept on it)."""
     name = allocator.describe()
     requests, inverse = _distinct_requests(w)
     vol_of = [allocator.candidates(r.size)[0] for r in requests]
@@ -138,8 +122,7 @@ def _make_slice_table(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
     volumes = sorted(set(vol_of))
     if len(volumes) > 64:
         return f"allocator {name}: the workload needs {len(volumes)} slice volumes, more than the kernel's 64 classes", None
-    n = allocator.units.n_units
-    words = (n + 63) // 64
+    words = (allocator.units.n_units + 63) // 64
     by_volume = {v: next(r for r, u in zip(requests, vol_of) if u == v) for v in volumes}
     tables = []
     for v in volumes:
@@ -150,17 +133,34 @@ def _make_slice_table(allocator: Any, w: "Workload") -> tuple[str | None, Any]:
     rows = sum(len(t) for t in tables)
     if rows * words * 8 > TABLE_BYTES:
         return f"allocator {name}: the workload's candidate boxes take {rows * words * 8:,} bytes as masks, more than {TABLE_BYTES:,}", None
-    flags = np.zeros((rows, words * 64), dtype=bool)
-    bounds = np.zeros(len(volumes) + 1, dtype=np.int64)
-    r = 0
-    for c, units in enumerate(tables):
-        flags[np.arange(r, r + len(units))[:, None], units] = True
-        r += len(units)
-        bounds[c + 1] = r
-    table = np.packbits(flags, axis=1, bitorder="little").view("<u8")
     cls_of = np.array([volumes.index(v) for v in vol_of], dtype=np.int64)[inverse]
-    vols = np.asarray(vol_of, dtype=np.int64)[inverse]
-    return None, (np.ascontiguousarray(table, dtype=np.uint64), bounds, np.ascontiguousarray(cls_of), np.ascontiguousarray(vols))
+    return None, (tables, np.ascontiguousarray(cls_of), np.asarray(vol_of, dtype=np.int64)[inverse])
+
+
+def _slice_table(allocator: Any, w: "Workload") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The static slice rule as the kernel's table (layout 4; :func:`_table_why_not` must have said None):
+    ``(table, bounds, classes, volumes)``.
+
+    A class per volume the workload's requests need, in increasing volume (at most 64: the kernel keeps what fits
+    where as a bit per class); class ``c``'s windows are the rows ``bounds[c]`` .. ``bounds[c + 1] - 1`` of
+    ``table``, each the mask of a candidate box's units (a bit per unit, ``ceil(units / 64)`` words), in the order
+    :meth:`~topoalloc.alloc.slices.SliceAllocator._first_box` searches them (its placement table's rows,
+    :meth:`~topoalloc.alloc.slices.SliceAllocator._table`: shape by shape, offsets first grid dimension
+    fastest), so the first free row is the box the allocator takes.  ``classes``: each job's class;
+    ``volumes``: each job's units."""
+    why, got = _table_classes(allocator, w)
+    if why:
+        raise InternalError(f"the kernel's table of windows was asked for where it cannot be made: {why}")
+    tables, classes, volumes = got
+    words = (allocator.units.n_units + 63) // 64
+    bounds = np.zeros(len(tables) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in tables], out=bounds[1:])
+    table = np.zeros((int(bounds[-1]), words), dtype=np.uint64)
+    for c, units in enumerate(tables):
+        u = units.astype(np.int64)
+        rows = np.broadcast_to(np.arange(bounds[c], bounds[c + 1])[:, None], u.shape)
+        np.bitwise_or.at(table, (rows, u >> 6), np.left_shift(np.uint64(1), (u & 63).astype(np.uint64)))
+    return table, bounds, classes, volumes
 
 
 def _lists_why_not(allocator: Any, workload: "Workload | None") -> str | None:
@@ -307,7 +307,7 @@ def run(sim: "Simulation") -> SimulationResult:
     table: tuple = ()
     if layout == 4:  # positions are units, a job's window its volume; granted in nodes
         slices: Any = sim.allocator
-        _, (tab, bounds, classes, volumes) = _slice_table(slices, w)
+        tab, bounds, classes, volumes = _slice_table(slices, w)
         table = (tab, bounds, classes)
         positions = slices.units.n_units
         windows = volumes
