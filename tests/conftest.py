@@ -29,6 +29,26 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
+def finish(proc, timeout: float):
+    """``proc.communicate(timeout=timeout)``, and a process that has not ended by then is killed (its whole process
+    group where it leads one: ``start_new_session``) before the timeout is raised: a failing test leaves nothing
+    running behind it (``communicate`` alone leaves the child running)."""
+    import subprocess
+
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            if os.name == "posix" and os.getpgid(proc.pid) == proc.pid:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        raise
+
+
 def shared_trace(name: str) -> Path:
     path = SHARED_TRACES / name
     if not path.exists():

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import topoalloc
 from topoalloc.errors import InvalidArgument, TraceFormatError, WorkloadError
 from topoalloc.workload import read_swf
+from .conftest import finish
 
 RUNNER = Path(__file__).with_name("bad_input_runner.py")
 LINE = "1 0 -1 10 4 -1 -1 4 20 -1 1 1 1 1 1 1 -1 -1"
@@ -121,7 +122,7 @@ def test_an_interrupted_run_leaves_no_partial_file(tmp_path):
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TOPOALLOC_PEAK_FILE": str(tmp_path / ".peak")})
     time.sleep(4)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)
+    out, err = finish(p, 120)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert p.returncode == 130 and len(lines) == 1 and lines[0].startswith("topoalloc: interrupted after"), (p.returncode, err)
     assert old.read_text() == "previous\n"
@@ -169,7 +170,7 @@ def test_interrupt_while_a_library_loads_is_one_line(tmp_path):
                          cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_until_loaded(p.pid, "ortools", seconds=90)
     p.send_signal(signal.SIGINT)  # somewhere in the import or the solve: either way, one line and 130
-    out, err = p.communicate(timeout=120)
+    out, err = finish(p, 120)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     if p.returncode == 0:
         pytest.skip("the 3x3 solve finished before the signal arrived")
@@ -184,7 +185,7 @@ def test_an_adversary_stops_at_ctrl_c(tmp_path):
     _wait_until_loaded(p.pid, "ortools", seconds=90)
     time.sleep(3)  # well into the search
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    out, err = finish(p, 60)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert p.returncode == 130 and len(lines) == 1 and "interrupted after" in lines[0], (p.returncode, err)
 
@@ -271,7 +272,7 @@ def test_order_interrupt_is_not_a_time_out(tmp_path):
         time.sleep(0.1)
     time.sleep(1)  # the search is running: the warm start is in hand
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=120)
+    out, err = finish(p, 120)
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert p.returncode == 130, (p.returncode, err)
     assert len(lines) == 1 and "interrupted after" in lines[0] and "best found so far: objective" in lines[0], lines

@@ -17,6 +17,7 @@ pytest.importorskip("pyarrow")
 
 from topoalloc.cli import main  # noqa: E402
 from topoalloc.experiments import load  # noqa: E402
+from .conftest import finish  # noqa: E402
 
 SPEC = """
 name = "small"
@@ -158,7 +159,7 @@ def test_sigkill_of_a_worker_mid_sweep(tmp_path, cluster):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     os.kill(procs[1].pid, signal.SIGKILL)  # a worker dies with a cell in hand
-    _, err = sweep.communicate(timeout=300)
+    _, err = finish(sweep, 300)
     assert sweep.returncode == 0, err
     assert procs[1].wait(timeout=10) == -signal.SIGKILL
     df = load(out)
@@ -199,7 +200,7 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
         assert sweep.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
     sweep.send_signal(signal.SIGINT)
-    _, err = sweep.communicate(timeout=60)
+    _, err = finish(sweep, 60)
     assert sweep.returncode == 130
     assert "interrupted after" in err and "run the same command again to resume" in err and "Traceback" not in err
     _no_partial_files(out)
@@ -236,7 +237,7 @@ def test_ctrl_c_in_a_terminal_with_the_local_cluster_is_one_line(tmp_path):
         time.sleep(0.02)
     t0 = time.monotonic()
     os.killpg(sweep.pid, signal.SIGINT)
-    _, err = sweep.communicate(timeout=60)
+    _, err = finish(sweep, 60)
     assert sweep.returncode == 130, err
     assert time.monotonic() - t0 < 30
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -12,6 +12,7 @@ import time
 import pytest
 
 from topoalloc._procs import call_in_processes
+from .conftest import finish
 
 #: how long each worker call would run if nothing stopped it
 LONG = 60.0
@@ -110,7 +111,7 @@ def test_ctrl_c_to_the_whole_group_is_handled_once_by_the_parent(tmp_path) -> No
     assert proc.poll() is None
     t0 = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = finish(proc, 30)
     assert time.monotonic() - t0 < 10
     assert proc.returncode == 130 and err == "interrupted\n", err
     deadline = time.monotonic() + 10

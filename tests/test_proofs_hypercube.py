@@ -167,11 +167,16 @@ def test_ctrl_c_stops_the_proofs_and_proves_nothing(which):
     import time
 
     proc = subprocess.Popen([sys.executable, "-m", "topoalloc", "prove", which, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # both run for over ten seconds
-    assert proc.poll() is None
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        time.sleep(3.0)  # both run for over ten seconds
+        assert proc.poll() is None
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:  # a run that did not stop is not left behind
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert time.monotonic() - t0 < 5
     assert proc.returncode == 130, (out[-500:], err[-500:])
     assert "interrupted after" in err and "Traceback" not in err, err
