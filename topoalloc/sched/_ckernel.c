@@ -666,6 +666,7 @@ typedef struct {
     const u64 *tab;
     const i64 *tlo, *jcls;
     i64 ncls;
+    i32 *tspan;             /* per row: its first and last word that is not 0 (a box's units are a few words) */
     /* error */
     i64 err_job;
 } Sim;
@@ -781,10 +782,11 @@ static i64 gray_place(const Sim *s, const u64 *m, int k) {
 static i64 table_place(const Sim *s, const u64 *m, int c) {
     i64 nw = s->words;
     const u64 *w = s->tab + (size_t)s->tlo[c] * (size_t)nw;
-    for (i64 r = s->tlo[c]; r < s->tlo[c + 1]; r++, w += nw) {
-        i64 i = 0;
-        while (i < nw && !(m[i] & w[i])) i++;
-        if (i == nw) return r;
+    const i32 *sp = s->tspan + 2 * s->tlo[c];
+    for (i64 r = s->tlo[c]; r < s->tlo[c + 1]; r++, w += nw, sp += 2) {
+        i32 i = sp[0], e = sp[1];
+        while (i <= e && !(m[i] & w[i])) i++;
+        if (i > e) return r;
     }
     return -1;
 }
@@ -802,8 +804,9 @@ static inline int win_class(const Sim *s, i64 j) { return s->layout == L_TABLE ?
 static inline void win_mark(const Sim *s, u64 *m, i64 p, i64 len, int on) {
     if (s->layout != L_TABLE) { mark(s, m, p, len, on); return; }
     const u64 *w = s->tab + (size_t)p * (size_t)s->words;
-    if (on) for (i64 i = 0; i < s->words; i++) m[i] |= w[i];
-    else for (i64 i = 0; i < s->words; i++) m[i] &= ~w[i];
+    i32 a = s->tspan[2 * p], e = s->tspan[2 * p + 1];
+    if (on) for (i32 i = a; i <= e; i++) m[i] |= w[i];
+    else for (i32 i = a; i <= e; i++) m[i] &= ~w[i];
 }
 
 /* ------------------------------------------------- the free list (layout 3) */
@@ -2285,6 +2288,16 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         s.tlo = lo;
         s.jcls = b[11].buf;
         s.ncls = nb - 1;
+        s.tspan = malloc((size_t)(2 * lo[nb - 1]) * sizeof(i32));
+        if (!s.tspan) { PyErr_NoMemory(); goto done; }
+        for (i64 r = 0; r < lo[nb - 1]; r++) {
+            const u64 *w = s.tab + (size_t)r * (size_t)nw;
+            i32 a = 0, e = (i32)nw - 1;
+            while (a < e && !w[a]) a++;
+            while (e > a && !w[e]) e--;
+            s.tspan[2 * r] = a;
+            s.tspan[2 * r + 1] = e;
+        }
         u64 top = nodes % 64 ? ~(((u64)1 << (nodes % 64)) - 1) : 0; /* the last word's bits past the positions */
         for (i64 c = 0; c < s.ncls; c++) {
             i64 vol = -1;
@@ -2397,7 +2410,7 @@ done:
     q_free(&s.q);
     free(s.waiting.t); free(s.running.a); free(s.res); free(s.starting); free(s.mv); free(s.pmv);
     free(s.prof.t); free(s.prof.v); free(s.load.t); free(s.load.v);
-    free(s.busy); free(s.sh); free(s.trial); free(s.pos);
+    free(s.busy); free(s.sh); free(s.trial); free(s.pos); free(s.tspan);
     if (s.cls) {
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
