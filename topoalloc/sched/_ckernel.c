@@ -2299,24 +2299,23 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.tspan[2 * r + 1] = e;
         }
         u64 top = nodes % 64 ? ~(((u64)1 << (nodes % 64)) - 1) : 0; /* the last word's bits past the positions */
+        i64 vol[64]; /* each class's positions: every row of a class holds as many */
         for (i64 c = 0; c < s.ncls; c++) {
-            i64 vol = -1;
+            vol[c] = -1;
             for (i64 r = lo[c]; r < lo[c + 1]; r++) {
                 const u64 *w = s.tab + (size_t)r * (size_t)nw;
                 i64 bits = 0;
                 for (i64 i = 0; i < nw; i++) bits += __builtin_popcountll(w[i]);
                 if (w[nw - 1] & top) { PyErr_Format(PyExc_ValueError, "table: row %lld has positions past %lld", (long long)r, nodes); goto done; }
-                if (vol >= 0 && bits != vol) { PyErr_Format(PyExc_ValueError, "table: the rows of class %lld hold %lld and %lld positions", (long long)c, (long long)vol, (long long)bits); goto done; }
-                vol = bits;
+                if (vol[c] >= 0 && bits != vol[c]) { PyErr_Format(PyExc_ValueError, "table: the rows of class %lld hold %lld and %lld positions", (long long)c, (long long)vol[c], (long long)bits); goto done; }
+                vol[c] = bits;
             }
-            for (i64 j = 0; j < n; j++)
-                if (s.jcls[j] == c && ((const i64 *)b[3].buf)[j] != vol) {
-                    PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, its class's windows hold %lld positions", (long long)j, (long long)((const i64 *)b[3].buf)[j], (long long)vol);
-                    goto done;
-                }
         }
-        for (i64 j = 0; j < n; j++)
+        const i64 *sz = b[3].buf;
+        for (i64 j = 0; j < n; j++) {
             if (s.jcls[j] < 0 || s.jcls[j] >= s.ncls) { PyErr_Format(PyExc_ValueError, "classes: job position %lld has class %lld, expected 0..%lld", (long long)j, (long long)s.jcls[j], (long long)s.ncls - 1); goto done; }
+            if (sz[j] != vol[s.jcls[j]]) { PyErr_Format(PyExc_ValueError, "size of job position %lld is %lld, its class's windows hold %lld positions", (long long)j, (long long)sz[j], (long long)vol[s.jcls[j]]); goto done; }
+        }
     }
     s.log = o_log != Py_None ? b[7].buf : NULL;
     s.nlog = 0;
