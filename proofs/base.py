@@ -41,8 +41,9 @@ def refuted(solver: Any) -> bool:
         return False
     reason = solver.reason_unknown()
     # Ctrl-C reads "canceled" (after a push) or "interrupted" (a fresh solver) from the interrupt below, and
-    # "interrupted from keyboard" from Z3's own handler (a solver someone checks elsewhere with it on). A timeout or resource limit can also read "canceled", but no proof here sets one:
-    # a proof that does must check its own limits before calling this.
+    # "interrupted from keyboard" from Z3's own handler (a solver someone checks elsewhere with it on). A timeout
+    # or resource limit can also read "canceled", but no proof here sets one: a proof that does must check its own
+    # limits before calling this.
     if "interrupted" in reason or "canceled" in reason:
         raise KeyboardInterrupt(f"Z3: {reason}")
     raise ProofInconclusive(f"Z3 answered unknown to a proof query ({reason or 'no reason given'})")
@@ -50,14 +51,15 @@ def refuted(solver: Any) -> bool:
 
 # Z3 (seen in z3-solver 5.4.1) installs its own SIGINT handler around every
 # check, under a global mutex that its handler takes too: a Ctrl-C that lands while the handler is being installed
-# deadlocks the process for good (the handler waits on the mutex its own thread holds). One check in a few
-# thousand signals hits it, and a proof run makes thousands of checks. So the checks here run with Z3's parameter
+# deadlocks the process for good (the handler waits on the mutex its own thread holds). A Ctrl-C at a random
+# moment of `topoalloc prove` hung it about once in twenty tries. So the checks here run with Z3's parameter
 # ``ctrl_c`` off, and Ctrl-C reaches Z3 another way: Python's own SIGINT handler writes the signal to a wakeup
 # pipe at once (in C, while the main thread is still inside the check), and a watcher thread reading that pipe
 # calls ``Z3_interrupt`` on the contexts being checked, which Z3 documents as safe from another thread.
 _CHECKING: list[Any] = []  # the contexts of the checks in progress (one, unless a check calls back into Python)
 _CHECKING_LOCK = threading.Lock()
 _WATCHER: list[threading.Thread | None] = []  # the watcher once started; None once it could not be
+_PIPE: list[int] = []  # the watcher's pipe (read end, write end)
 
 
 def _check(solver: Any) -> Any:
@@ -104,9 +106,6 @@ def _watch_sigint() -> None:
     _WATCHER[:] = [watcher]
     _PIPE[:] = [r, w]
     watcher.start()
-
-
-_PIPE: list[int] = []  # the watcher's pipe (read end, write end)
 
 
 def _forget_the_watcher_in_a_child() -> None:

@@ -316,7 +316,7 @@ def run(sim: "Simulation") -> SimulationResult:
         windows = granted = _windows(w) if layout else size
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
-    log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) or layout == 4 else None  # (slices: each grant's network)
+    log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
     placed = np.empty(n, dtype=np.int64) if log is not None and layout in (3, 4) else None
     status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], positions, submit, run_time, est, windows, rank, incremental, start, end, log, layout, placed, *table)
     if status == 1:
@@ -375,9 +375,12 @@ def _distinct_requests(w: "Workload") -> tuple[list[Request], np.ndarray]:
 
 
 def _wants_placement(sim: "Simulation") -> bool:
-    """Whether the result needs the allocator's grants: recorded nodes, locality metrics, or the blocks an
-    allocator that claims ``blocks`` records in every grant (the general engine keeps them per job)."""
-    return sim.record_allocations or sim.locality is not None or "blocks" in sim.allocator.claims
+    """Whether the result needs the allocator's grants: recorded nodes, locality metrics, the blocks an
+    allocator that claims ``blocks`` records in every grant, or the network every slice grant records
+    (``slice_hops``; the general engine keeps both per job)."""
+    from ..alloc.slices import SliceAllocator
+
+    return sim.record_allocations or sim.locality is not None or "blocks" in sim.allocator.claims or isinstance(sim.allocator, SliceAllocator)
 
 
 def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, placed: np.ndarray | None = None, table: np.ndarray | None = None) -> dict:
