@@ -1838,37 +1838,60 @@ static inline int plan_fits(Sim *s, i64 i, int k) {
     return (s->fit_yes[i] & b) != 0;
 }
 
-/* the rest of the plan replayed with job j placed at t on kept mask e (where it fits), its own old
- * events (`has`: the old end is event ie_old) left out: 1 if every allocation finds a window */
-static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int has, i64 ie_old) {
-    u64 *T = s->trial;
-    memcpy(T, ST(s, e), (size_t)s->words * sizeof(u64));
-    int fl = s->layout == L_FREE;
-    Lists L;
-    if (fl) {
-        ls_copy(s, s->ls_trial, s->lslot[e]);
-        L = ls_at(s, s->ls_trial);
+/* whether window c of class k is all free in mask m */
+static inline int win_free(const Sim *s, const u64 *m, i64 c, int k) {
+    if (s->layout == L_TABLE) {
+        const u64 *x = s->tab + (size_t)c * (size_t)s->words;
+        for (i32 i = s->tspan[2 * c], e = s->tspan[2 * c + 1]; i <= e; i++)
+            if (m[i] & x[i]) return 0;
+        return 1;
     }
-    i64 p = st_alloc(s, T, &L, k), size = s->size[j];
+    i64 len = (i64)1 << k;
+    if (c + len <= s->nodes && (c & 63) + len <= 64) return !(m[c >> 6] & (low_bits(len) << (c & 63)));
+    if (c + len <= s->nodes && !(c & 63) && !(len & 63)) return words_clear(m, c >> 6, len >> 6);
+    for (i64 q = c, rem = len; rem > 0;) { /* as mark() walks it: by words, cyclically */
+        q %= s->nodes;
+        int off = (int)(q & 63);
+        i64 bits = rem < 64 - off ? rem : 64 - off;
+        if (bits > s->nodes - q) bits = s->nodes - q;
+        if (m[q >> 6] & (low_bits(bits) << off)) return 0;
+        q += bits;
+        rem -= bits;
+    }
+    return 1;
+}
+
+/* the trial's replay from event i0 on, T (and on the free list L) its state before that event, the job's
+ * window p (`live`: it still holds it, ending at `tend`), its old window in the plan's state (`held`: from
+ * its old start to its old end), every reservation so far in the window it holds in the plan: 1 if every
+ * allocation finds a window (see trial_mask).  On a mask, while the plan's state holds no window the
+ * trial's does not (its old window, the plan windows of reservations displaced), the trial's state holds
+ * the plan's, so a reservation whose plan window is free in it takes that window (the first free in the
+ * plan's state) without a search. */
+static int trial_replay(Sim *s, i64 j, i64 i0, u64 *T, Lists *L, i64 p, int live, int held, double tend, int has, i64 ie_old) {
+    int fl = s->layout == L_FREE;
+    i64 size = s->size[j];
     i64 stamp = ++s->trials;
-    double tend = end_at(t, span);
-    int live = 1;
     i64 displaced = 0;
-    for (i64 i = e; i < s->ne; i++) {
+    for (i64 i = i0; i < s->ne; i++) {
         const PEv *v = &s->ev[i];
         i64 w = v->who;
-        if (v->res && w == j) continue; /* its old reservation: taken out */
+        if (v->res && w == j) { held = v->kind; continue; } /* its old reservation: taken out */
         if (live && !pev_before(v, tend, 0, -1, j)) { /* the job's end, (end_at(t, span), 0, -1, j), comes first */
-            st_release(s, T, &L, p, size);
+            st_release(s, T, L, p, size);
             live = 0;
         }
         if (v->kind == 0) {
             int mine = v->res && s->tstamp[w] == stamp;
-            st_release(s, T, &L, !v->res ? s->pos[w] : mine ? s->tp[w] : s->cp[w], s->size[w]);
+            st_release(s, T, L, !v->res ? s->pos[w] : mine ? s->tp[w] : s->cp[w], s->size[w]);
             if (mine && s->disp[w]) displaced--;
         } else {
-            i64 q = st_alloc(s, T, &L, win_class(s, w));
-            if (q < 0) return 0;
+            i64 q, c = s->cp[w];
+            int kw = win_class(s, w);
+            if (!fl && !held && !displaced && win_free(s, T, c, kw)) {
+                q = c;
+                win_mark(s, T, c, s->size[w], 1);
+            } else if ((q = st_alloc(s, T, L, kw)) < 0) return 0;
             s->tp[w] = q;
             s->tstamp[w] = stamp;
             s->disp[w] = q != s->cp[w];
@@ -1876,6 +1899,96 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
         }
         /* the plan's own state from here on (on the free list, the lists too) */
         if (!live && !displaced && (!has || i >= ie_old) && (!fl || ls_same(s, s->ls_trial, s->lslot[i + 1]))) return 1;
+    }
+    return 1;
+}
+
+/* whether window a of class ka and window b of class kb share a position (windows of 2**k cyclically
+ * consecutive positions, or on a table rows of masks) */
+static int win_meets(const Sim *s, i64 a, int ka, i64 b, int kb) {
+    if (s->layout == L_TABLE) {
+        const u64 *x = s->tab + (size_t)a * (size_t)s->words, *y = s->tab + (size_t)b * (size_t)s->words;
+        i32 lo = s->tspan[2 * a] > s->tspan[2 * b] ? s->tspan[2 * a] : s->tspan[2 * b];
+        i32 hi = s->tspan[2 * a + 1] < s->tspan[2 * b + 1] ? s->tspan[2 * a + 1] : s->tspan[2 * b + 1];
+        for (i32 i = lo; i <= hi; i++)
+            if (x[i] & y[i]) return 1;
+        return 0;
+    }
+    i64 n = s->nodes, d1 = b - a, d2 = a - b; /* b within a's positions, or a within b's */
+    if (d1 < 0) d1 += n;
+    if (d2 < 0) d2 += n;
+    return d1 < ((i64)1 << ka) || d2 < ((i64)1 << kb);
+}
+
+/* In the trial's state (P less the job's old window o, with its window p where p >= 0; P the kept mask i,
+ * which holds o), whether a window of class kw comes before window c, free in it (c is the plan's
+ * window there, free in P, and meets no p).  Such a window meets o, for every earlier one meets P (c is
+ * P's first); the buddy's answer from that, the others' by placing on the state (s->trial, scratch). */
+static int freed_before(Sim *s, i64 i, i64 c, int kw, i64 o, int k, i64 p) {
+    i64 lo = (i64)1 << k;
+    if (s->layout == L_BUDDY) {
+        /* aligned windows: one of at most 2**k positions is within o, and the first of those, at o, is free
+         * (p, of o's class, is o or meets none of o: here not o); a larger one holds o, the one at o's
+         * multiple of 2**kw, free if P holds no position of it outside o and p is not within it */
+        if (kw <= k) return o < c;
+        i64 wa = o >> kw << kw, wl = (i64)1 << kw;
+        if (wa >= c || (p >= 0 && p >> kw == o >> kw)) return 0;
+        const u64 *P = ST(s, i);
+        for (i64 x = wa; x < wa + wl; x += 64) { /* (kw > k >= 0: kw >= 1; a window of under 64 sits in a word) */
+            i64 wi = x >> 6;
+            u64 in = wl >= 64 ? ~(u64)0 : low_bits(wl) << (wa & 63), b = P[wi] & in;
+            if (wi == o >> 6 && lo < 64) b &= ~(low_bits(lo) << (o & 63));
+            else if (lo >= 64 && wi >= o >> 6 && wi < (o + lo) >> 6) b = 0;
+            if (b) return 0;
+        }
+        return 1;
+    }
+    if (s->layout == L_GRAY && o + lo <= s->nodes && o - ((i64)1 << kw) + 1 >= c)
+        return 0; /* every window meeting o (not wrapping) starts after c (a wrapping window is the last) */
+    u64 *T = s->trial;
+    memcpy(T, ST(s, i), (size_t)s->words * sizeof(u64));
+    win_mark(s, T, o, lo, 0);
+    if (p >= 0) win_mark(s, T, p, lo, 1);
+    return place(s, T, kw) != c;
+}
+
+/* the rest of the plan replayed with job j placed at t on kept mask e (where it fits), its own old
+ * events (`has`: the old end is event ie_old) left out: 1 if every allocation finds a window.
+ * On a mask (not the free list) the trial's state is known from the plan's while every reservation
+ * holds its plan window: P (the kept mask) with the job's window p added while it is live, and its old
+ * window o taken out while the plan holds it.  Each place is a first free window in a fixed order, so
+ * a reservation keeps its plan window c unless c meets p, or a window before c is free for o's
+ * absence (freed_before); only from the first that moves is the state built and replayed. */
+static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int has, i64 ie_old) {
+    double tend = end_at(t, span);
+    i64 size = s->size[j];
+    if (s->layout == L_FREE) {
+        u64 *T = s->trial;
+        memcpy(T, ST(s, e), (size_t)s->words * sizeof(u64));
+        ls_copy(s, s->ls_trial, s->lslot[e]);
+        Lists L = ls_at(s, s->ls_trial);
+        i64 p = st_alloc(s, T, &L, k);
+        return trial_replay(s, j, e, T, &L, p, 1, 0, tend, has, ie_old);
+    }
+    i64 p = place(s, ST(s, e), k), o = -1; /* o: its old window, while the plan's states hold it */
+    int live = 1;
+    for (i64 i = e; i < s->ne; i++) {
+        const PEv *v = &s->ev[i];
+        i64 w = v->who;
+        if (v->res && w == j) { o = v->kind ? s->cp[j] : -1; continue; }
+        if (live && !pev_before(v, tend, 0, -1, j)) live = 0;
+        if (v->kind) {
+            i64 c = s->cp[w];
+            int kw = win_class(s, w);
+            if ((live && win_meets(s, c, kw, p, k)) || (o >= 0 && !(live && o == p) && freed_before(s, i, c, kw, o, k, live ? p : -1))) {
+                u64 *T = s->trial; /* the trial's state before event i, replayed from there */
+                memcpy(T, ST(s, i), (size_t)s->words * sizeof(u64));
+                if (o >= 0) win_mark(s, T, o, size, 0);
+                if (live) win_mark(s, T, p, size, 1);
+                return trial_replay(s, j, i, T, NULL, p, live, o >= 0, tend, has, ie_old);
+            }
+        }
+        if (!live && (!has || i >= ie_old)) return 1;
     }
     return 1;
 }
