@@ -778,16 +778,18 @@ static i64 gray_place(const Sim *s, const u64 *m, int k) {
     return -1;
 }
 
+/* whether table row r is all free in mask m (over its words that are not 0) */
+static inline int row_free(const Sim *s, const u64 *m, i64 r) {
+    const u64 *w = s->tab + (size_t)r * (size_t)s->words;
+    for (i32 i = s->tspan[2 * r], e = s->tspan[2 * r + 1]; i <= e; i++)
+        if (m[i] & w[i]) return 0;
+    return 1;
+}
+
 /* the table's first window of class c all free in mask m (its row), or -1 */
 static i64 table_place(const Sim *s, const u64 *m, int c) {
-    i64 nw = s->words;
-    const u64 *w = s->tab + (size_t)s->tlo[c] * (size_t)nw;
-    const i32 *sp = s->tspan + 2 * s->tlo[c];
-    for (i64 r = s->tlo[c]; r < s->tlo[c + 1]; r++, w += nw, sp += 2) {
-        i32 i = sp[0], e = sp[1];
-        while (i <= e && !(m[i] & w[i])) i++;
-        if (i > e) return r;
-    }
+    for (i64 r = s->tlo[c]; r < s->tlo[c + 1]; r++)
+        if (row_free(s, m, r)) return r;
     return -1;
 }
 
@@ -1840,12 +1842,7 @@ static inline int plan_fits(Sim *s, i64 i, int k) {
 
 /* whether window c of class k is all free in mask m */
 static inline int win_free(const Sim *s, const u64 *m, i64 c, int k) {
-    if (s->layout == L_TABLE) {
-        const u64 *x = s->tab + (size_t)c * (size_t)s->words;
-        for (i32 i = s->tspan[2 * c], e = s->tspan[2 * c + 1]; i <= e; i++)
-            if (m[i] & x[i]) return 0;
-        return 1;
-    }
+    if (s->layout == L_TABLE) return row_free(s, m, c);
     i64 len = (i64)1 << k;
     if (c + len <= s->nodes && (c & 63) + len <= 64) return !(m[c >> 6] & (low_bits(len) << (c & 63)));
     if (c + len <= s->nodes && !(c & 63) && !(len & 63)) return words_clear(m, c >> 6, len >> 6);
@@ -1920,11 +1917,21 @@ static int win_meets(const Sim *s, i64 a, int ka, i64 b, int kb) {
     return d1 < ((i64)1 << ka) || d2 < ((i64)1 << kb);
 }
 
+/* the trial's state before event i in s->trial, while every reservation holds its plan window: kept mask i
+ * less the job's old window o (o >= 0: the plan holds it there), with its window p (p >= 0: live) */
+static u64 *trial_state_at(Sim *s, i64 i, i64 o, i64 p, i64 size) {
+    u64 *T = s->trial;
+    memcpy(T, ST(s, i), (size_t)s->words * sizeof(u64));
+    if (o >= 0) win_mark(s, T, o, size, 0);
+    if (p >= 0) win_mark(s, T, p, size, 1);
+    return T;
+}
+
 /* In the trial's state (P less the job's old window o, with its window p where p >= 0; P the kept mask i,
  * which holds o), whether a window of class kw comes before window c, free in it (c is the plan's
  * window there, free in P, and meets no p).  Such a window meets o, for every earlier one meets P (c is
  * P's first); the buddy's answer from that, the others' by placing on the state (s->trial, scratch). */
-static int freed_before(Sim *s, i64 i, i64 c, int kw, i64 o, int k, i64 p) {
+static int freed_before(Sim *s, i64 i, i64 c, int kw, i64 o, int k, i64 p, i64 size) {
     i64 lo = (i64)1 << k;
     if (s->layout == L_BUDDY) {
         /* aligned windows: one of at most 2**k positions is within o, and the first of those, at o, is free
@@ -1945,11 +1952,7 @@ static int freed_before(Sim *s, i64 i, i64 c, int kw, i64 o, int k, i64 p) {
     }
     if (s->layout == L_GRAY && o + lo <= s->nodes && o - ((i64)1 << kw) + 1 >= c)
         return 0; /* every window meeting o (not wrapping) starts after c (a wrapping window is the last) */
-    u64 *T = s->trial;
-    memcpy(T, ST(s, i), (size_t)s->words * sizeof(u64));
-    win_mark(s, T, o, lo, 0);
-    if (p >= 0) win_mark(s, T, p, lo, 1);
-    return place(s, T, kw) != c;
+    return place(s, trial_state_at(s, i, o, p, size), kw) != c; /* (a window holds its job's `size` positions) */
 }
 
 /* the rest of the plan replayed with job j placed at t on kept mask e (where it fits), its own old
@@ -1980,11 +1983,8 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
         if (v->kind) {
             i64 c = s->cp[w];
             int kw = win_class(s, w);
-            if ((live && win_meets(s, c, kw, p, k)) || (o >= 0 && !(live && o == p) && freed_before(s, i, c, kw, o, k, live ? p : -1))) {
-                u64 *T = s->trial; /* the trial's state before event i, replayed from there */
-                memcpy(T, ST(s, i), (size_t)s->words * sizeof(u64));
-                if (o >= 0) win_mark(s, T, o, size, 0);
-                if (live) win_mark(s, T, p, size, 1);
+            if ((live && win_meets(s, c, kw, p, k)) || (o >= 0 && !(live && o == p) && freed_before(s, i, c, kw, o, k, live ? p : -1, size))) {
+                u64 *T = trial_state_at(s, i, o, live ? p : -1, size); /* replayed from event i */
                 return trial_replay(s, j, i, T, NULL, p, live, o >= 0, tend, has, ie_old);
             }
         }
