@@ -104,6 +104,9 @@ def test_bench_scaling_probes_take_the_median_of_interleaved_pairs(monkeypatch, 
     # pairs interleaved: flat, allocator, flat, allocator ...
     buddy = [k for k in order if k != ("python", "easy")][: 2 * bs.PAIRS]
     assert buddy == [("flat", "easy"), ("buddy", "easy")] * bs.PAIRS
+    # the AFL on the sizes as logged, against flat EASY on the general engine, with no bar: 0.5 / 2.0
+    assert "hypercube:7 afl easy, sizes as logged (general engine)" in out
+    assert "-> 0.2 x flat EASY (general engine); no bar" in out
 
 
 def test_bench_scaling_plot_draws_the_plan_changes_in_a_third_panel(tmp_path, monkeypatch):

@@ -677,6 +677,60 @@ def test_free_list_safety_follows_its_definition(data, n):
     assert a._safe(cube) == want
 
 
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), n=st.sampled_from([3, 4, 5]))
+def test_unsafe_subcubes_follow_the_definition(data, n):
+    """``_unsafe_for`` (every k-subcube at once, as the probes and recognition read it) against Turner's
+    condition on node sets, for each dimension k: a subcube is unsafe iff, for some live mesh, its nodes
+    inside the mesh's k-cube are not empty and lie inside none of the mesh's leftovers."""
+    from topoalloc.alloc.hypercube.allocators import _all_subcubes, _unsafe_for
+
+    live = {}
+    for _ in range(data.draw(st.integers(1, 3))):
+        host = data.draw(_subcubes(n))
+        live[host] = tuple(data.draw(st.lists(_subcubes(n, inside=host), max_size=3)))
+    for k in range(n + 1):
+        frees, values, _ = _all_subcubes(n, k)
+        got = _unsafe_for(n, k, live.items())
+        for i, cube in enumerate(zip(frees.tolist(), values.tolist())):
+            nodes = _cube_nodes(cube)
+            safe = all(not (nodes & _cube_nodes(h)) or any(nodes & _cube_nodes(h) <= _cube_nodes(l) for l in lefts) for h, lefts in live.items())
+            assert bool(got[i]) == (not safe), (k, cube, live)
+
+
+@pytest.mark.parametrize("spec", ["afl", "afl:pieces=as_is", "free_list"])
+@settings(max_examples=60, deadline=None)
+@given(ops=st.lists(st.tuples(st.booleans(), st.integers(0, 2**16), st.integers(1, 64)), max_size=60))
+def test_listed_cubes_are_free_and_safe_so_fitting_reads_the_mask_and_the_live_meshes(spec, ops):
+    """The lemma the free list's and the AFL's mask probes rest on (``FreeListAllocator._mask_exact``): after
+    every allocation and release of meshes of any size (live partial meshes, auxiliary lists), every cube on
+    the free and the auxiliary lists is free and safe against every live mesh; so a request fits iff the
+    machine has a free, safe subcube of its dimension, whatever the lists hold."""
+    from topoalloc.alloc.hypercube.allocators import _all_subcubes, _unsafe_for
+
+    n = 6
+    a = ALLOCATORS.create(spec, topology=Hypercube(n))
+    held = []
+    for release, pick, size in ops:
+        if release and held:
+            a.release(held.pop(pick % len(held)))
+        else:
+            got = a.allocate(Request(size))
+            if got is not None:
+                held.append(got)
+        for lists in (a._fl, a._aux):
+            for d, group in enumerate(lists):
+                for cube in group:
+                    assert cube[0].bit_count() == d and not a.busy_mask[sorted(_cube_nodes(cube))].any(), (cube, "listed but busy")
+                    assert a._safe(cube), (cube, "listed but unsafe", a._live)
+        for k in range(n + 1):
+            frees, values, table = _all_subcubes(n, k)
+            free = ~a.busy_mask[table].any(axis=1)
+            unsafe = _unsafe_for(n, k, a._live.items())
+            want = bool((free & ~unsafe).any()) if unsafe is not None else bool(free.any())
+            assert a.can_allocate(Request(1 << k)) == want, (k, a._live)
+
+
 @settings(max_examples=400, deadline=None)
 @given(data=st.data(), n=st.sampled_from([3, 4, 5]))
 def test_cube_difference_follows_its_definition(data, n):

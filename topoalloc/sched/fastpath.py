@@ -68,7 +68,7 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
 
     The free list (:class:`~topoalloc.alloc.hypercube.allocators.FreeListAllocator`) is followed with
     complete recognition up to its largest dimension, when whether a request fits is a function of the
-    busy mask (its ``_mask_exact``); the kernel keeps its lists (under conservative backfilling, one copy
+    busy mask and the live meshes (its ``_mask_exact``); the kernel keeps its lists (under conservative backfilling, one copy
     per state of the plan, as :class:`~.plan.ReplayPlan` replays snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
@@ -172,7 +172,7 @@ def _lists_why_not(allocator: Any, workload: "Workload | None") -> str | None:
         return f"allocator {name} looks at its lists only (recognition=lists): the kernel follows complete recognition"
     if allocator.dim > MAX_COMPLETE_DIM:
         return f"allocator {name} on Q{allocator.dim}: complete recognition, which the kernel follows, stops at Q{MAX_COMPLETE_DIM}"
-    if allocator._held or not allocator._mask_exact():
+    if allocator._held:
         return f"allocator {name} already holds allocations: the kernel starts from the fresh lists"
     if type(allocator) is AFLAllocator and (workload is None or not _fills_cubes(allocator, workload)):
         return f"allocator {name}: some request's mesh does not fill its cube (a size that is not a power of two), and its leftover cubes go on the auxiliary lists, which the kernel does not keep"

@@ -36,7 +36,7 @@ from ...errors import InternalError, InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
 from ..base import Allocation, Allocator, Grant, Request
-from ..probes import ReplayGuard, ReservationGuard
+from ..probes import ReservationGuard
 from .embedding import _kept_if_small, ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
 __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAllocator", "mesh_layout", "cube_of"]
@@ -45,6 +45,9 @@ Cube = tuple[int, int]
 
 #: complete subcube recognition enumerates every k-subcube; above this dimension only the lists are used
 MAX_COMPLETE_DIM = 12
+
+#: a release number no release reaches (a node or subcube never freed)
+_NEVER = np.iinfo(np.int64).max
 
 
 def _request_dim(request: Request) -> int:
@@ -425,17 +428,16 @@ class _MaskGuard(ReservationGuard):
 
 
 class _FreeSubcubeGuard(ReservationGuard):
-    """EASY's guard for the free list when fitting is a function of the busy mask (see
+    """EASY's guard for the free list and the AFL with complete recognition (see
     :meth:`FreeListAllocator._mask_exact`): the head fits at the shadow time iff the shadow mask
-    has a free subcube of the head's dimension.
+    has a free subcube of the head's dimension that is safe against the meshes live then.
 
     It answers ``admit`` exactly as :class:`~topoalloc.alloc.probes.ReplayGuard` does (that
-    guard's snapshot, after the releases, has this busy mask) without copying the lists.
-    ``may_admit`` says nothing and the guard is not reusable, like the replay guard, so EASY
-    makes the same ``allocate`` and ``release`` calls as before: the lists, which a refused
-    candidate's allocate-and-release may rearrange, and so every later placement, are unchanged.
-    An AFL candidate placed as a partial mesh (its leftovers go live and constrain recognition)
-    hands this and every later question to a replay guard with the same releases.
+    guard's snapshot, after the releases, has this busy mask and these live meshes) without
+    copying the lists.  ``may_admit`` says nothing and the guard is not reusable, like the replay
+    guard, so EASY makes the same ``allocate`` and ``release`` calls as before: the lists, which a
+    refused candidate's allocate-and-release may rearrange, and so every later placement, are
+    unchanged.
     """
 
     allocator: "FreeListAllocator"
@@ -444,26 +446,32 @@ class _FreeSubcubeGuard(ReservationGuard):
         super().__init__(allocator, head, releases)
         self.k = allocator._cube_dim(head)
         shadow = allocator._busy.copy()
+        live = dict(allocator._live)
         for alloc in self.releases:
             shadow[alloc.nodes] = False
+            if alloc.info.get("leftover"):
+                del live[alloc.info["cube"]]
         self.shadow = shadow
-        self.replay: ReplayGuard | None = None
+        #: the head's subcubes unsafe against the partial meshes live at the shadow time (None: none)
+        self.unsafe = _unsafe_for(allocator.dim, self.k, live.items())
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
-        if self.replay is None and allocation.info.get("leftover"):
-            self.replay = ReplayGuard(self.allocator, self.head, self.releases)
-        if self.replay is not None:
-            return self.replay.admit(allocation, ends_by_shadow)
         if ends_by_shadow:
-            # its nodes were free in the shadow mask (it was placed after the guard was made), where
-            # the head fits: the earliest fit found it so, and every admission since kept it so
+            # its nodes were free in the shadow mask (it was placed after the guard was made), and as
+            # a mesh it is no longer live by then: the shadow state is as it was, where the head fits
+            # (the earliest fit found it so, and every admission since kept it so)
             self.releases.append(allocation)
             return True
         trial = self.shadow.copy()
         trial[allocation.nodes] = True
-        if not _has_free_subcube(trial, self.allocator.dim, self.k):
+        unsafe = self.unsafe
+        info = allocation.info
+        if info.get("leftover"):  # a partial mesh, live at the shadow time
+            rows = _unsafe_rows(self.allocator.dim, self.k, info["cube"], info["leftover"])
+            unsafe = rows if unsafe is None else unsafe | rows
+        if not _has_free_safe_subcube(trial, self.allocator.dim, self.k, unsafe):
             return False
-        self.shadow = trial
+        self.shadow, self.unsafe = trial, unsafe
         return True
 
 
@@ -587,21 +595,50 @@ def _restore_tree(n: int, gray: bool, stamp: tuple[int, int], arrays: tuple[list
     return tree
 
 
-def _has_free_subcube(busy: np.ndarray, n: int, k: int) -> bool:
-    """Whether Q_n with ``busy`` nodes has a k-subcube of free nodes."""
-    return bool((~busy[_all_subcubes(n, k)[2]].any(axis=1)).any())
+def _has_free_safe_subcube(busy: np.ndarray, n: int, k: int, unsafe: np.ndarray | None) -> bool:
+    """Whether Q_n with ``busy`` nodes has a k-subcube of free nodes not marked in ``unsafe`` (see :func:`_unsafe_rows`)."""
+    free = ~busy[_all_subcubes(n, k)[2]].any(axis=1)
+    if unsafe is not None:
+        free &= ~unsafe
+    return bool(free.any())
+
+
+@lru_cache(maxsize=512)
+def _unsafe_rows(n: int, k: int, cube: Cube, lefts: tuple[Cube, ...]) -> np.ndarray:
+    """For each k-subcube of Q_n (in :func:`_all_subcubes`' order), whether it is unsafe against the
+    partial mesh in ``cube`` with leftovers ``lefts``, as :meth:`FreeListAllocator._safe` judges one
+    cube: it meets the mesh's cube, and its part inside it lies inside none of the leftovers.  Meshes
+    recur (a cube and its shape's leftovers), so the answers are kept (read only)."""
+    frees, values, _ = _all_subcubes(n, k)
+    qf, qv = cube
+    meets = ((values ^ qv) & ~(frees | qf)) == 0
+    inf, inv = frees & qf, values | qv
+    inside = np.zeros(frees.size, dtype=bool)
+    for lf, lv in lefts:
+        inside |= ((inf & ~lf) == 0) & ((inv & ~lf) == lv)
+    out = meets & ~inside
+    out.flags.writeable = False
+    return out
+
+
+def _unsafe_for(n: int, k: int, live: Iterable[tuple[Cube, tuple[Cube, ...]]]) -> np.ndarray | None:
+    """The k-subcubes of Q_n unsafe against any of the partial meshes ``live`` (None: no mesh)."""
+    out = None
+    for cube, lefts in live:
+        rows = _unsafe_rows(n, k, cube, lefts)
+        out = rows.copy() if out is None else np.logical_or(out, rows, out=out)
+    return out
 
 
 def _first_free_after(busy: np.ndarray, releases: Iterable[Allocation], block_ranks: Callable[[np.ndarray], np.ndarray]) -> int | None:
     """How many of ``releases`` (in order) must end before some block is free: each node gets the
     number of the release that frees it (0: free now; never: busy and not released), ``block_ranks``
     gives each block the largest number among its nodes, and the answer is the smallest (None: never)."""
-    never = np.iinfo(np.int64).max
-    rank = np.where(busy, never, 0)
+    rank = np.where(busy, _NEVER, 0)
     for n, alloc in enumerate(releases, 1):
         rank[alloc.nodes] = n
     best = int(block_ranks(rank).min())
-    return None if best == never else best
+    return None if best == _NEVER else best
 
 
 def _bits(mask: np.ndarray) -> int:
@@ -796,12 +833,12 @@ class FreeListAllocator(Allocator):
         if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
             return None
         frees, values, table = _all_subcubes(self.dim, k)
-        ok = np.flatnonzero(~self._busy[table].any(axis=1))
-        for i in ok.tolist():
-            cube = (int(frees[i]), int(values[i]))
-            if not self._live or self._safe(cube):
-                return cube
-        return None
+        ok = ~self._busy[table].any(axis=1)
+        unsafe = _unsafe_for(self.dim, k, self._live.items())
+        if unsafe is not None:
+            ok &= ~unsafe
+        i = int(ok.argmax())
+        return (int(frees[i]), int(values[i])) if ok[i] else None
 
     def _recognise(self, k: int) -> Cube | None:
         """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
@@ -839,28 +876,41 @@ class FreeListAllocator(Allocator):
         """Requests taking a cube of the same dimension are placed alike."""
         return self._cube_dim(request)
 
-    # With complete recognition, no live partial mesh and nothing on the auxiliary lists, a k-cube
-    # fits iff the machine has a free k-subcube: a listed cube of k or more dimensions is free (the
-    # lists hold free cubes only), and recognition finds any free k-subcube (no live mesh makes one
-    # unsafe).  So whether a request fits is a function of the busy mask alone, though where it
-    # lands depends on the lists; EASY's two questions about the future are then answered on masks,
-    # with no snapshot replayed.  (The free list never has a live mesh; the AFL has none while every
-    # mesh it holds fills its cube, e.g. all sizes powers of two.)
+    # With complete recognition, whether a k-cube fits is a function of the busy mask and the live partial
+    # meshes (their cubes and leftovers), not of the lists.  A lemma: every listed cube (free or auxiliary
+    # list) is free and safe (:meth:`_safe`) against every live mesh.  Each step keeps it: a cube taken from
+    # a list, split or carved leaves subcubes of listed cubes, and a subcube of a safe cube is safe; a new
+    # mesh's cube is disjoint from every listed cube (it was carved out of them), and its leftovers lie in
+    # it, each inside itself; a merge is checked (:meth:`_safe`); a released cube or piece lies in a cube
+    # that was safe when handed out, and every mesh placed since is disjoint from the released nodes or
+    # lies in a leftover not given back (the pieces avoid it).  So a listed cube of k or more dimensions
+    # holds a free, safe k-subcube, which recognition also finds: the request fits iff the machine has a
+    # free, safe k-subcube.  EASY's two questions about the future are then answered on the busy mask and
+    # the live meshes at the shadow time, with no snapshot replayed.  (tests/test_hypercube.py checks the
+    # lemma after every step of random runs, and the conformance suite the probes against replay.)
     def _mask_exact(self) -> bool:
-        """Whether fitting is, now and once running jobs end, a function of the busy mask."""
-        return self.recognition == "complete" and self.dim <= MAX_COMPLETE_DIM and not self._live and not any(self._aux)
+        """Whether fitting is, now and once running jobs end, a function of the busy mask and the live meshes."""
+        return self.recognition == "complete" and self.dim <= MAX_COMPLETE_DIM
 
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         """With :meth:`_mask_exact`: each node gets the number of the release that frees it (0: free
-        now), a subcube is free after the largest number among its nodes, and the answer is the
-        smallest over the k-subcubes; otherwise the replay of :meth:`Allocator.earliest_fit`."""
+        now), a subcube is free after the largest number among its nodes and safe after the release of
+        every live mesh it is unsafe against, and the answer is the smallest over the k-subcubes;
+        otherwise the replay of :meth:`Allocator.earliest_fit`."""
         if not self._mask_exact():
             return super().earliest_fit(request, releases)
         k = self._cube_dim(request)
         if k > self.dim:
             return None
-        table = _all_subcubes(self.dim, k)[2]
-        return _first_free_after(self._busy, releases, lambda rank: rank[table].max(axis=1))
+        releases = list(releases)
+        frees, _, table = _all_subcubes(self.dim, k)
+        if not self._live:
+            return _first_free_after(self._busy, releases, lambda rank: rank[table].max(axis=1))
+        gone = {a.info["cube"]: n for n, a in enumerate(releases, 1) if a.info.get("leftover")}
+        safe_after = np.zeros(frees.size, dtype=np.int64)  # the release after which each subcube is safe
+        for cube, lefts in self._live.items():
+            np.maximum(safe_after, np.where(_unsafe_rows(self.dim, k, cube, lefts), gone.get(cube, _NEVER), 0), out=safe_after)
+        return _first_free_after(self._busy, releases, lambda rank: np.maximum(rank[table].max(axis=1), safe_after))
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
         """With :meth:`_mask_exact`, :class:`_FreeSubcubeGuard` (masks); otherwise the replay guard."""
