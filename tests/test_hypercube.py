@@ -602,8 +602,8 @@ def _free_list_runs(cls, dim, seed, load, pow2, order):
 @pytest.mark.parametrize("dim,seed,load,order", [(4, 1, 1.6, "fcfs"), (5, 2, 1.3, "sjf"), (6, 3, 2.0, "fcfs"), (6, 4, 1.8, "lpt")])
 @pytest.mark.parametrize("pow2", [False, True], ids=["any-size", "pow2"])
 def test_free_list_mask_probes_equal_replay(cls, dim, seed, load, order, pow2):
-    """The free list's mask probes (earliest fit on ranks, the free-subcube guard; the AFL's while no
-    partial mesh is live, handing over to replay when a candidate is one) against replay on snapshots."""
+    """The free list's and the AFL's mask probes (earliest fit on ranks, the free-subcube guard; with the
+    subcubes live partial meshes make unsafe) against replay on snapshots."""
     w, a, b = _free_list_runs(cls, dim, seed, load, pow2, order)
     assert np.array_equal(a.start, b.start)
     assert a.reservations == b.reservations
@@ -729,6 +729,21 @@ def test_listed_cubes_are_free_and_safe_so_fitting_reads_the_mask_and_the_live_m
             unsafe = _unsafe_for(n, k, a._live.items())
             want = bool((free & ~unsafe).any()) if unsafe is not None else bool(free.any())
             assert a.can_allocate(Request(1 << k)) == want, (k, a._live)
+
+
+def test_afl_probes_for_a_head_wider_than_the_machine_answer_as_replay():
+    """With a partial mesh live, a head needing more dimensions than the machine has never fits: the mask
+    probes say so as replay does (no subcube to be unsafe, and none free), rather than fail."""
+    from topoalloc.alloc.probes import ReplayGuard, replay_earliest_fit
+
+    a = AFLAllocator(Hypercube(3))
+    mesh = a.allocate(Request(3))
+    assert mesh is not None and mesh.info["leftover"] and a._live
+    head = Request(16)
+    assert a.earliest_fit(head, [mesh]) is None and replay_earliest_fit(a, head, [mesh]) is None
+    guard, replay = a.reservation_guard(head, []), ReplayGuard(a, head, [])
+    cand = a.allocate(Request(1))
+    assert guard.admit(cand, False) is False and replay.admit(cand, False) is False
 
 
 @settings(max_examples=400, deadline=None)

@@ -80,7 +80,7 @@ def test_afl_guard_with_mesh_candidates_is_replay():
     """EASY's guard of the AFL, with mesh requests (partial meshes leave leftovers that go live): every admit
     equals replay on a copy — the head fits once the releases (and the candidate, if it ends by the shadow
     time) have ended.  The conformance suite's requests are sizes only; a candidate placed as a partial mesh
-    is what hands the guard over to replay."""
+    goes live at the shadow time, and the guard then reads the subcubes it makes unsafe."""
     import random
 
     from topoalloc.alloc.hypercube import FreeListAllocator
@@ -88,14 +88,14 @@ def test_afl_guard_with_mesh_candidates_is_replay():
     from topoalloc.testing.conformance import _truth_after, _truth_earliest, _truth_fits
 
     shapes = [(3, 3), (3, 2), (2, 3), (5, 3), (3, 5), (2, 2), (4, 2), (5, 2), (6, 5), (7, 3)]
-    handed_over = 0
+    meshes_met = 0
     for seed in range(60):
         rng = random.Random(seed)
         n = rng.choice((5, 6))
         a = AFLAllocator(Hypercube(n), recognition=rng.choice(("complete", "lists")))
         held = []
-        # half the histories without meshes: no leftovers live when the guard is made, so the
-        # guard works on masks until a candidate's leftovers go live and it hands over to replay
+        # half the histories without meshes: no leftovers live when the guard is made, until a
+        # candidate's leftovers go live
         meshes = 0.6 if seed % 2 else 0.0
 
         def request(meshes=0.6):
@@ -133,13 +133,13 @@ def test_afl_guard_with_mesh_candidates_is_replay():
             alloc = a.allocate(req)
             ends_by = rng.random() < 0.5
             want = _truth_after(a, releases + ([alloc] if ends_by else []), head)
-            handed_over += bool(alloc.info.get("leftover"))
+            meshes_met += bool(alloc.info.get("leftover"))
             assert guard.admit(alloc, ends_by) == want, (seed, req, ends_by)
             if want and ends_by:
                 releases.append(alloc)
             elif not want:
                 a.release(alloc)
-    assert handed_over >= 20  # partial meshes met the guard
+    assert meshes_met >= 20  # partial meshes met the guard
     with __import__("pytest").raises(InvalidArgument) as e:
         FreeListAllocator(Hypercube(3), recognition="greedy")
     assert (e.value.name, e.value.value, e.value.expected) == ("recognition", "greedy", "'complete' or 'lists'")

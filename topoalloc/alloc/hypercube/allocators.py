@@ -446,14 +446,13 @@ class _FreeSubcubeGuard(ReservationGuard):
         super().__init__(allocator, head, releases)
         self.k = allocator._cube_dim(head)
         shadow = allocator._busy.copy()
-        live = dict(allocator._live)
         for alloc in self.releases:
             shadow[alloc.nodes] = False
-            if alloc.info.get("leftover"):
-                del live[alloc.info["cube"]]
         self.shadow = shadow
-        #: the head's subcubes unsafe against the partial meshes live at the shadow time (None: none)
-        self.unsafe = _unsafe_for(allocator.dim, self.k, live.items())
+        gone = _live_after(allocator._live, self.releases)
+        #: the head's subcubes unsafe against the partial meshes live at the shadow time (None: none; a head wider
+        #: than the machine has no subcube to be unsafe, and fits at no time)
+        self.unsafe = None if self.k > allocator.dim else _unsafe_for(allocator.dim, self.k, ((c, ls) for c, ls in allocator._live.items() if gone[c] == _NEVER))
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
@@ -462,14 +461,17 @@ class _FreeSubcubeGuard(ReservationGuard):
             # (the earliest fit found it so, and every admission since kept it so)
             self.releases.append(allocation)
             return True
+        n = self.allocator.dim
+        if self.k > n:
+            return False  # (a head wider than the machine: replay's answer too)
         trial = self.shadow.copy()
         trial[allocation.nodes] = True
         unsafe = self.unsafe
         info = allocation.info
         if info.get("leftover"):  # a partial mesh, live at the shadow time
-            rows = _unsafe_rows(self.allocator.dim, self.k, info["cube"], info["leftover"])
+            rows = _unsafe_rows(n, self.k, info["cube"], info["leftover"])
             unsafe = rows if unsafe is None else unsafe | rows
-        if not _has_free_safe_subcube(trial, self.allocator.dim, self.k, unsafe):
+        if not _free_safe_rows(trial, n, self.k, unsafe).any():
             return False
         self.shadow, self.unsafe = trial, unsafe
         return True
@@ -595,15 +597,28 @@ def _restore_tree(n: int, gray: bool, stamp: tuple[int, int], arrays: tuple[list
     return tree
 
 
-def _has_free_safe_subcube(busy: np.ndarray, n: int, k: int, unsafe: np.ndarray | None) -> bool:
-    """Whether Q_n with ``busy`` nodes has a k-subcube of free nodes not marked in ``unsafe`` (see :func:`_unsafe_rows`)."""
-    free = ~busy[_all_subcubes(n, k)[2]].any(axis=1)
+def _free_safe_rows(busy: np.ndarray, n: int, k: int, unsafe: np.ndarray | None) -> np.ndarray:
+    """For each k-subcube of Q_n (in :func:`_all_subcubes`' order), whether its nodes are free in ``busy`` and it is
+    not marked in ``unsafe`` (see :func:`_unsafe_rows`)."""
+    ok = ~busy[_all_subcubes(n, k)[2]].any(axis=1)
     if unsafe is not None:
-        free &= ~unsafe
-    return bool(free.any())
+        ok &= ~unsafe
+    return ok
 
 
-@lru_cache(maxsize=512)
+def _live_after(live: dict[Cube, tuple[Cube, ...]], releases: Iterable[Allocation]) -> dict[Cube, int]:
+    """For each partial mesh of ``live``, how many of ``releases`` (in order) must end before it is no longer live
+    (the one releasing it: its number; none: :data:`_NEVER`).  An allocation not held is the caller's to refuse, as
+    replay would; here it is not a live mesh and changes nothing."""
+    after = dict.fromkeys(live, _NEVER)
+    for n, alloc in enumerate(releases, 1):
+        if alloc.info.get("leftover") and after.get(cube := alloc.info["cube"]) == _NEVER:
+            after[cube] = n
+    return after
+
+
+#: (at Q12 a row of flags takes up to 127 kB: 256 of them, 32 MB at most)
+@lru_cache(maxsize=256)
 def _unsafe_rows(n: int, k: int, cube: Cube, lefts: tuple[Cube, ...]) -> np.ndarray:
     """For each k-subcube of Q_n (in :func:`_all_subcubes`' order), whether it is unsafe against the
     partial mesh in ``cube`` with leftovers ``lefts``, as :meth:`FreeListAllocator._safe` judges one
@@ -832,11 +847,8 @@ class FreeListAllocator(Allocator):
         """The first free, safe k-subcube of the machine that complete recognition would take (read only)."""
         if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
             return None
-        frees, values, table = _all_subcubes(self.dim, k)
-        ok = ~self._busy[table].any(axis=1)
-        unsafe = _unsafe_for(self.dim, k, self._live.items())
-        if unsafe is not None:
-            ok &= ~unsafe
+        frees, values, _ = _all_subcubes(self.dim, k)
+        ok = _free_safe_rows(self._busy, self.dim, k, _unsafe_for(self.dim, k, self._live.items()))
         i = int(ok.argmax())
         return (int(frees[i]), int(values[i])) if ok[i] else None
 
@@ -883,7 +895,7 @@ class FreeListAllocator(Allocator):
     # mesh's cube is disjoint from every listed cube (it was carved out of them), and its leftovers lie in
     # it, each inside itself; a merge is checked (:meth:`_safe`); a released cube or piece lies in a cube
     # that was safe when handed out, and every mesh placed since is disjoint from the released nodes or
-    # lies in a leftover not given back (the pieces avoid it).  So a listed cube of k or more dimensions
+    # meets the cube only inside a leftover not given back (the pieces avoid it).  So a listed cube of k or more dimensions
     # holds a free, safe k-subcube, which recognition also finds: the request fits iff the machine has a
     # free, safe k-subcube.  EASY's two questions about the future are then answered on the busy mask and
     # the live meshes at the shadow time, with no snapshot replayed.  (tests/test_hypercube.py checks the
@@ -906,10 +918,10 @@ class FreeListAllocator(Allocator):
         frees, _, table = _all_subcubes(self.dim, k)
         if not self._live:
             return _first_free_after(self._busy, releases, lambda rank: rank[table].max(axis=1))
-        gone = {a.info["cube"]: n for n, a in enumerate(releases, 1) if a.info.get("leftover")}
+        gone = _live_after(self._live, releases)
         safe_after = np.zeros(frees.size, dtype=np.int64)  # the release after which each subcube is safe
         for cube, lefts in self._live.items():
-            np.maximum(safe_after, np.where(_unsafe_rows(self.dim, k, cube, lefts), gone.get(cube, _NEVER), 0), out=safe_after)
+            np.maximum(safe_after, np.where(_unsafe_rows(self.dim, k, cube, lefts), gone[cube], 0), out=safe_after)
         return _first_free_after(self._busy, releases, lambda rank: np.maximum(rank[table].max(axis=1), safe_after))
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
