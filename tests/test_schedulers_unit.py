@@ -957,3 +957,56 @@ def test_state_plan_update_that_raises_leaves_a_plan_replayed_afresh(monkeypatch
         events2, states2, tokens2, fail2 = p._full_replay()
         assert (events, states, fail, tokens) == (events2, states2, fail2, tokens2) and len(events) == 6
         assert p._keys == [ev[:4] for ev in events2] and p.feasible()
+
+
+def test_general_engine_spaces_the_garbage_collector_and_puts_it_back(monkeypatch):
+    """While a simulation runs on the general engine the collector's thresholds are at least GC_THRESHOLDS; they are
+    the caller's again afterwards, after nested and concurrent runs, and after a run that raised."""
+    import gc
+    import threading
+
+    import topoalloc
+    from topoalloc.sched import simulation as S
+    from topoalloc.workload import read_swf
+    from topoalloc.workload.swf import default_trace_path
+
+    before = gc.get_threshold()
+    raised = tuple(max(a, b) for a, b in zip(before, S.GC_THRESHOLDS))
+    assert raised != before  # (the test's own premise: CPython's defaults are lower)
+    seen = []
+    orig = S.Simulation._run_general
+
+    def spy(self):
+        seen.append(gc.get_threshold())
+        return orig(self)
+
+    monkeypatch.setattr(S.Simulation, "_run_general", spy)
+    w = read_swf(default_trace_path()).take(np.arange(30))
+    a = topoalloc.simulate(w, scheduler="conservative", engine="python")
+    assert seen == [raised] and gc.get_threshold() == before
+    b = topoalloc.simulate(w, scheduler="conservative")  # the compiled kernel: the collector is left alone
+    assert len(seen) == 1 and np.array_equal(a.start, b.start)
+    with S.spaced_collections():
+        with S.spaced_collections():
+            assert gc.get_threshold() == raised
+        assert gc.get_threshold() == raised
+    assert gc.get_threshold() == before
+    with pytest.raises(RuntimeError), S.spaced_collections():
+        raise RuntimeError("a run that failed")
+    assert gc.get_threshold() == before
+    # two threads, the first leaving while the second is still inside: the thresholds stay raised until the last leaves
+    inside, leave = threading.Event(), threading.Event()
+
+    def second():
+        with S.spaced_collections():
+            inside.set()
+            leave.wait(10)
+
+    with S.spaced_collections():
+        t = threading.Thread(target=second)
+        t.start()
+        inside.wait(10)
+    assert gc.get_threshold() == raised
+    leave.set()
+    t.join(10)
+    assert gc.get_threshold() == before
