@@ -68,8 +68,9 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
 
     The free list (:class:`~topoalloc.alloc.hypercube.allocators.FreeListAllocator`) is followed with
     complete recognition up to its largest dimension, when whether a request fits is a function of the
-    busy mask (its ``_mask_exact``, with no live partial mesh); the kernel keeps its lists (under conservative backfilling, one copy
-    per state of the plan, as :class:`~.plan.ReplayPlan` replays snapshots).  So is the AFL on a
+    busy mask (its ``_mask_exact``, with no live partial mesh); the kernel keeps its lists (under
+    conservative backfilling, one copy per state of the plan, as :class:`~.plan.ReplayPlan` replays
+    snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
 

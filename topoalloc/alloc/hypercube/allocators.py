@@ -450,9 +450,10 @@ class _FreeSubcubeGuard(ReservationGuard):
             shadow[alloc.nodes] = False
         self.shadow = shadow
         gone = _live_after(allocator._live, self.releases)
+        live = [(cube, lefts) for cube, lefts in allocator._live.items() if gone[cube] == _NEVER]  # at the shadow time
         #: the head's subcubes unsafe against the partial meshes live at the shadow time (None: none; a head wider
         #: than the machine has no subcube to be unsafe, and fits at no time)
-        self.unsafe = None if self.k > allocator.dim else _unsafe_for(allocator.dim, self.k, ((c, ls) for c, ls in allocator._live.items() if gone[c] == _NEVER))
+        self.unsafe = None if self.k > allocator.dim else _unsafe_for(allocator.dim, self.k, live)
 
     def admit(self, allocation: Allocation, ends_by_shadow: bool) -> bool:
         if ends_by_shadow:
@@ -895,9 +896,9 @@ class FreeListAllocator(Allocator):
     # mesh's cube is disjoint from every listed cube (it was carved out of them), and its leftovers lie in
     # it, each inside itself; a merge is checked (:meth:`_safe`); a released cube or piece lies in a cube
     # that was safe when handed out, and every mesh placed since is disjoint from the released nodes or
-    # meets the cube only inside a leftover not given back (the pieces avoid it).  So a listed cube of k or more dimensions
-    # holds a free, safe k-subcube, which recognition also finds: the request fits iff the machine has a
-    # free, safe k-subcube.  EASY's two questions about the future are then answered on the busy mask and
+    # meets the cube only inside a leftover not given back (the pieces avoid it).  So a listed cube of k
+    # or more dimensions holds a free, safe k-subcube, which recognition also finds: the request fits iff
+    # the machine has a free, safe k-subcube.  EASY's two questions about the future are then answered on the busy mask and
     # the live meshes at the shadow time, with no snapshot replayed.  (tests/test_hypercube.py checks the
     # lemma after every step of random runs, and the conformance suite the probes against replay.)
     def _mask_exact(self) -> bool:
