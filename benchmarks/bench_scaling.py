@@ -28,6 +28,9 @@ Targets
   subtorus        (no target of its own: the Mao sweep's heavy cells, see bench_experiments.py mao) SDSC-SP2
                   as Mao, Chen & Watson run it (sizes x8 on QCDOC, x2 on JLAB, rounded to powers of two,
                   times x1.2): EP and NEP under EASY and FCFS, against flat EASY on the same torus
+  center          (no target: the issue's "every allocator") the center-based allocators (MC1x1, Gen-Alg, MM)
+                  with every metric, SDSC-BLUE's first CENTER_JOBS jobs on mesh:48x24 under EASY: the compiled
+                  search against the numpy path (the reference), interleaved pairs
   locality        SDSC-BLUE on mesh:48x24, best_fit:curve=hilbert, all metrics <= 2 x without metrics and
                   <= 400 MB; NASA scaled to mesh:256x256, torus:24x24x24x12 and hypercube:17 with all
                   metrics <= 60 s and <= 2 GB each
@@ -71,6 +74,10 @@ def one(spec: dict) -> dict:
 
     t0 = time.perf_counter()
     repeat_below = spec.pop("repeat_below", 1.0)
+    if not spec.pop("center_compiled", True):  # the center allocators' numpy path, the reference (bench: center)
+        import topoalloc.alloc.center as center
+
+        center.USE_COMPILED = False
     name = spec.pop("trace")
     w = read_swf(default_trace_path() if name == "default" else TRACES / name)
     jobs = spec.pop("jobs", None)
@@ -89,7 +96,7 @@ def one(spec: dict) -> dict:
         topoalloc.simulate(w, **spec)
         sim = min(sim, time.perf_counter() - t1)
     return {"seconds": seconds, "sim_seconds": sim, "runs": runs, "jobs": s["jobs"], "mean_wait": s["mean_wait"], "queue": mean_queue(r.submit, r.start),
-            "changes": r.reservation_changes}
+            "changes": r.reservation_changes, "pairwise_l1": s.get("mean_pairwise_l1")}
 
 
 def mean_queue(submit, start) -> float:
@@ -404,6 +411,34 @@ def pair_ratios(pairs: list[tuple[dict, dict]]) -> tuple[list[float], float]:
 PAIRS = 5
 
 
+#: jobs of SDSC-BLUE the center group runs (the numpy path takes about 4 ms a job for MM on mesh:48x24)
+CENTER_JOBS = 5000
+
+
+def center() -> None:
+    """The center-based allocators place every job when metrics are on (off, their counts alone decide and the run
+    takes the compiled kernel): the compiled search against the numpy path, the same run job for job (the mean
+    pairwise L1 distance of the jobs' nodes compared, to the last bit), PAIRS // 2 + 1 interleaved pairs, the
+    median of the ratios."""
+    n = PAIRS // 2 + 1
+    print(f"center-based allocators with every metric, SDSC-BLUE first {CENTER_JOBS:,} jobs, mesh:48x24, EASY: compiled / numpy ({n} interleaved pairs)")
+    for alloc in ("mc1x1", "nearest", "mm"):
+        kw = {"trace": BLUE, "jobs": CENTER_JOBS, "machine": "mesh:48x24", "allocator": alloc, "scheduler": "easy", "clean": True}
+        pairs = [(run({**kw, "center_compiled": False}), run(kw)) for _ in range(n)]
+        failed = [r for pair in pairs for r in pair if "error" in r]
+        if failed:
+            show(alloc, failed[0])
+            continue
+        for i, name in enumerate(("numpy", "compiled")):
+            show(f"{alloc} {name} (median run)", _median_run([pair[i] for pair in pairs]))
+        ratios, ratio = pair_ratios(pairs)
+        # (the mean wait is the flat machine's whatever the placement; the mean pairwise distance reads the placements)
+        same = len({(pair[i]["mean_wait"], pair[i].get("pairwise_l1")) for pair in pairs for i in (0, 1)}) == 1
+        l1 = pairs[0][1].get("pairwise_l1")
+        print(f"  -> compiled / numpy {ratio:.2f} (per pair {', '.join(f'{r:.2f}' for r in ratios)}); "
+              f"the same mean wait and mean pairwise L1 ({l1}) in every run: {same}")
+
+
 def locality() -> None:
     print("locality metrics streamed")
     kw = {"trace": BLUE, "machine": "mesh:48x24", "allocator": "best_fit:curve=hilbert", "scheduler": "easy", "clean": True}
@@ -564,7 +599,7 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality, "large": large}
+    groups = {"conservative": conservative, "center": center, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality, "large": large}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")

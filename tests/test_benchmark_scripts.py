@@ -171,6 +171,45 @@ def test_bench_scaling_orders_reads_each_order_against_flat_easy_and_fcfs(monkey
     assert "torus:4x4x8 ep easy:order=lpt" in out and "FAILED: not finished within 900 s" in out
 
 
+def test_bench_scaling_center_pairs_the_numpy_path_with_the_compiled_search(monkeypatch, capsys):
+    """The center group runs each center allocator with every metric, numpy path then compiled search, in interleaved
+    pairs on the same jobs, and reads the median ratio and whether every run gave the same mean wait."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    specs = []
+
+    def fake_run(spec):
+        specs.append(spec)
+        numpy_path = spec.get("center_compiled") is False
+        l1 = 2.5 if spec["allocator"] == "mm" and not numpy_path else 2.25  # (a planted difference: mm's placements differ)
+        return {"seconds": 4.0 if numpy_path else 1.0, "sim_seconds": 1.0, "mb": 70.0, "jobs": 10, "mean_wait": 1.0, "pairwise_l1": l1}
+
+    monkeypatch.setattr(bs, "run", fake_run)
+    bs.center()
+    out = capsys.readouterr().out
+    n = bs.PAIRS // 2 + 1
+    assert len(specs) == 3 * 2 * n and [s.get("center_compiled", True) for s in specs[:4]] == [False, True, False, True]
+    assert all(s["jobs"] == bs.CENTER_JOBS and s["machine"] == "mesh:48x24" and "locality" not in s for s in specs)
+    assert out.count("compiled / numpy 0.25") == 3
+    assert out.count("the same mean wait and mean pairwise L1 (2.25) in every run: True") == 2
+    assert out.count("the same mean wait and mean pairwise L1 (2.5) in every run: False") == 1
+
+
+def test_bench_scaling_one_runs_the_center_allocators_numpy_path_when_asked(monkeypatch):
+    import topoalloc.alloc.center as center
+
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    monkeypatch.setattr(center, "USE_COMPILED", True)
+    spec = {"trace": "default", "jobs": 50, "machine": "mesh:8x4", "allocator": "mc1x1", "scheduler": "easy", "clean": True}
+    compiled = bs.one(dict(spec))
+    assert compiled["jobs"] > 0 and center.USE_COMPILED
+    reference = bs.one({**spec, "center_compiled": False})
+    assert not center.USE_COMPILED and reference["pairwise_l1"] == compiled["pairwise_l1"] > 0
+
+
 def test_bench_scaling_slices_compares_with_flat_runs_on_as_many_nodes(monkeypatch, capsys):
     """The slices group runs each case and flat EASY and conservative on a flat machine of the machine's nodes,
     the same jobs scaled from SDSC-SP2's 128 processors, and reads the case against flat EASY."""

@@ -84,6 +84,68 @@ def test_chunk_size_does_not_change_the_grants(name, monkeypatch):
     assert runs[0] == runs[1]
 
 
+def _compiled_center():
+    import topoalloc.alloc.center as center
+
+    if center._ccenter is None:
+        pytest.skip("the compiled center search (_ccenter) is not built")
+    return center
+
+
+#: machines of every kind the center allocators take: lines, rings (odd, even, of 1 and 2), mixed wraps, 1-D to 4-D
+_CENTER_MACHINES = ("mesh:4x4", "mesh:5x3", "mesh:7", "mesh:1", "mesh:3x4x5", "torus:8", "torus:5", "torus:2x3", "torus:1x6",
+                    "torus:4x6", "torus:3x3x4", "torus:2x2x2x4", "torus:6x5,wrap=10", "torus:5x4x3,wrap=010")
+
+
+@pytest.mark.parametrize("machine", _CENTER_MACHINES)
+@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
+def test_the_compiled_search_answers_as_the_numpy_path(name, machine, monkeypatch):
+    """The compiled search (``_ccenter.c``) gives the numpy path's grant, center and score on random busy maps,
+    from one free processor to all of them, and requests from one processor to every free one."""
+    center = _compiled_center()
+    top = parse_machine(machine)
+    rng = np.random.default_rng(sum(map(ord, name + machine)))
+    for trial in range(30):
+        a = CenterAllocator(top, name)
+        busy = rng.random(top.n_nodes) < (0.0 if trial == 0 else rng.random())
+        if busy.all():
+            busy[rng.integers(top.n_nodes)] = False
+        a._busy[:] = busy
+        free = int((~busy).sum())
+        for k in sorted({1, free, int(rng.integers(1, free + 1))}):
+            got = []
+            for compiled in (True, False):
+                monkeypatch.setattr(center, "USE_COMPILED", compiled)
+                g = a._allocate(Request(k))
+                got.append((g.nodes.tolist(), g.nodes.dtype, g.info))
+            assert got[0] == got[1], (trial, k)
+
+
+@pytest.mark.parametrize("machine", ["mesh:16x8", "torus:4x4x8", "torus:6x5,wrap=10"])
+@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
+def test_the_compiled_search_makes_the_same_run(name, machine, monkeypatch):
+    """A whole simulation: the same starts and the same nodes for every job, compiled or not."""
+    _compiled_center()
+    runs = _grants_under(monkeypatch, name, "USE_COMPILED", (True, False), machine, 300)
+    assert runs[0] == runs[1]
+
+
+def test_the_compiled_search_refuses_arrays_it_cannot_read():
+    _compiled_center()
+    from topoalloc.alloc import _ccenter
+
+    c = np.zeros((1, 2), dtype=np.int64)
+    dims, wrap, out = np.array([4, 4]), np.zeros(2, dtype=np.uint8), np.empty(1, dtype=np.int64)
+    with pytest.raises(ValueError, match="one coordinate per dimension"):
+        _ccenter.best(c, np.zeros((3, 1), dtype=np.int64), dims, wrap, False, 1, out)
+    with pytest.raises(ValueError, match="0 < k <= 3"):
+        _ccenter.best(c, np.zeros((3, 2), dtype=np.int64), dims, wrap, False, 4, np.empty(4, dtype=np.int64))
+    with pytest.raises(ValueError, match="outside its side"):
+        _ccenter.best(c, np.full((3, 2), 4, dtype=np.int64), dims, wrap, False, 1, out)
+    with pytest.raises(ValueError, match="8-byte items"):
+        _ccenter.best(c.astype(np.int32), np.zeros((3, 2), dtype=np.int64), dims, wrap, False, 1, out)
+
+
 def test_center_allocators_refuse_machines_of_units():
     with pytest.raises(InvalidArgument):
         make_allocator("mm", "tpu:v4")

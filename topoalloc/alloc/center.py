@@ -41,6 +41,15 @@ The allocators are not contiguous: any ``k`` free processors will do, so a
 request fits iff ``k ≤`` free processors, and every probe is arithmetic
 (:class:`~topoalloc.alloc.probes.CountingProbes`).  Each allocation costs
 O(C · F) distance evaluations (C centers, F free processors), as in SST.
+
+The search runs compiled when the extension is built (``_ccenter.c``): per
+center, the free processors are counted by distance (a histogram: distances
+are small integers), which gives the k-th nearest's distance R without a
+partial sort, and the pairwise sum comes from the histograms of the set's
+coordinates per dimension.  Every number is an exact integer, so the grant,
+its center and its score are those of the numpy path below, which stays the
+reference (``USE_COMPILED = False``; the tests compare the two on random
+busy maps of lines, rings and mixed wraps, and on whole runs).
 """
 
 from __future__ import annotations
@@ -55,7 +64,16 @@ from ..topology.base import Grid, Topology
 from .base import Allocator, Grant, Request
 from .probes import CountingProbes
 
+try:
+    import topoalloc.alloc._ccenter as _ccenter
+except ImportError:  # the extension is optional: the numpy path below answers alike
+    _ccenter = None
+
 __all__ = ["CenterAllocator", "VARIANTS"]
+
+#: whether the compiled search (``_ccenter.c``) answers when it is built; the numpy path is the reference
+#: (the tests compare the two, and set this to False to run the reference)
+USE_COMPILED = True
 
 VARIANTS = ("nearest", "mc1x1", "mm")
 
@@ -180,6 +198,11 @@ class CenterAllocator(CountingProbes, Allocator):
         free = np.flatnonzero(~self._busy)
         fc = self._coords(free)
         centers = self._centers(free, fc)
+        if USE_COMPILED and _ccenter is not None and len(centers) and 0 < k <= free.size:
+            sel = np.empty(k, dtype=np.int64)
+            i, score = _ccenter.best(np.ascontiguousarray(centers, dtype=np.int64), np.ascontiguousarray(fc, dtype=np.int64),
+                                     self._dims, self._wrap.view(np.uint8), self.variant == "mc1x1", k, sel)
+            return Grant(free[sel], {"center": tuple(int(x) for x in centers[i]), "score": int(score)})
         n = self.n_nodes
         best_score: int | None = None
         best: np.ndarray | None = None
