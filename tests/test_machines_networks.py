@@ -121,6 +121,39 @@ def test_the_compiled_search_answers_as_the_numpy_path(name, machine, monkeypatc
             assert got[0] == got[1], (trial, k)
 
 
+@pytest.mark.parametrize("machine", _CENTER_MACHINES + ("torus:7x2x3x2",))
+@pytest.mark.parametrize("way", ["shells", "every free processor"])
+def test_mc1x1_by_shells_answers_as_by_every_free_processor(way, machine, monkeypatch):
+    """MC1x1's two compiled searches (its shells counted on a summed-area table, or every free processor measured
+    from every center) each give the numpy path's grant, center and score, whichever the cost estimate picks."""
+    center = _compiled_center()
+    monkeypatch.setattr(CenterAllocator, "_shells_pay", lambda self, centers, free: way == "shells")
+    top = parse_machine(machine)
+    rng = np.random.default_rng(sum(map(ord, way + machine)))
+    for trial in range(30):
+        a = CenterAllocator(top, "mc1x1")
+        busy = rng.random(top.n_nodes) < (0.0 if trial == 0 else rng.random())
+        if busy.all():
+            busy[rng.integers(top.n_nodes)] = False
+        a._busy[:] = busy
+        free = int((~busy).sum())
+        for k in sorted({1, free, int(rng.integers(1, free + 1))}):
+            got = []
+            for compiled in (True, False):
+                monkeypatch.setattr(center, "USE_COMPILED", compiled)
+                g = a._allocate(Request(k))
+                got.append((g.nodes.tolist(), g.info))
+            assert got[0] == got[1], (trial, k)
+
+
+def test_mc1x1_counts_shells_where_that_is_cheaper():
+    """The estimate picks the summed-area table on a mesh with many free processors, and measuring each free
+    processor when few are free on a large machine (a table of every node for a handful of centers)."""
+    a = CenterAllocator(parse_machine("mesh:48x24"), "mc1x1")
+    assert a._shells_pay(1000, 1000) and not a._shells_pay(3, 3)
+    assert not CenterAllocator(parse_machine("torus:2x2x2x2x2x2x2x2x2"), "mc1x1")._shells_pay(512, 512)  # (9 sides: 2**9 corners)
+
+
 @pytest.mark.parametrize("machine", ["mesh:16x8", "torus:4x4x8", "torus:6x5,wrap=10"])
 @pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
 def test_the_compiled_search_makes_the_same_run(name, machine, monkeypatch):
@@ -144,6 +177,13 @@ def test_the_compiled_search_refuses_arrays_it_cannot_read():
         _ccenter.best(c, np.full((3, 2), 4, dtype=np.int64), dims, wrap, False, 1, out)
     with pytest.raises(ValueError, match="8-byte items"):
         _ccenter.best(c.astype(np.int32), np.zeros((3, 2), dtype=np.int64), dims, wrap, False, 1, out)
+    free, strides = np.ones(16, dtype=np.uint8), np.array([1, 4])
+    with pytest.raises(ValueError, match="16 nodes, the sides hold 12"):
+        _ccenter.shells(free, strides, c, np.array([4, 3]), wrap, 1, out)
+    with pytest.raises(ValueError, match="0 < k <= 16"):
+        _ccenter.shells(free, strides, c, dims, wrap, 17, np.empty(17, dtype=np.int64))
+    with pytest.raises(ValueError, match="outside its side"):
+        _ccenter.shells(free, strides, np.full((1, 2), 4, dtype=np.int64), dims, wrap, 1, out)
 
 
 def test_center_allocators_refuse_machines_of_units():

@@ -181,8 +181,154 @@ done:
     return ret;
 }
 
+/* ------------------------------------------------------------------ MC1x1 by shells */
+
+PyDoc_STRVAR(shells_doc,
+"shells(free, strides, centers, dims, wrap, k, out) -> (index, score)\n\n"
+"best() for MC1x1 (L-infinity), counting each center's shells on a summed-area table of the free\n"
+"processors (free: one byte per node, node ids by strides) instead of measuring every free processor:\n"
+"the same index, score and set (indices into the free processors in node-id order, written to out).");
+
+/* An L-infinity ball is a box, one interval per dimension (on a ring, the cyclic interval [c - r, c + r], or
+ * the whole ring once 2r + 1 >= D), so each shell's count is a difference of box counts, each 2**d corners of
+ * a summed-area table.  A ring's side is doubled in the table (a cell at e counts the node at e mod D), so
+ * that a cyclic interval is a plain one, from c - r (c - r + D if that is negative) on.  R, the count below it and the score follow
+ * as in best(); the set, for the winner only, as there. */
+static PyObject *py_shells(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ofr, *ost, *oc, *od, *ow, *oo;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "OOOOOnO", &ofr, &ost, &oc, &od, &ow, &k, &oo)) return NULL;
+    Py_buffer bfr, bst, bc, bd, bw, bo;
+    Py_buffer *held[6] = {&bfr, &bst, &bc, &bd, &bw, &bo};
+    int nheld = 0;
+    if (get(ofr, &bfr, 1, 1, 0, "free") < 0) return NULL;
+    nheld++;
+    if (get(ost, &bst, 8, 1, 0, "strides") < 0) goto fail;
+    nheld++;
+    if (get(oc, &bc, 8, 2, 0, "centers") < 0) goto fail;
+    nheld++;
+    if (get(od, &bd, 8, 1, 0, "dims") < 0) goto fail;
+    nheld++;
+    if (get(ow, &bw, 1, 1, 0, "wrap") < 0) goto fail;
+    nheld++;
+    if (get(oo, &bo, 8, 1, 1, "out") < 0) goto fail;
+    nheld++;
+    PyObject *ret = NULL;
+    i64 *S = NULL, *sst = NULL, *sz = NULL, *lo = NULL, *hi = NULL, *e = NULL;
+    Py_ssize_t C = bc.shape[0], d = bc.shape[1], N = bfr.shape[0];
+    const unsigned char *fr = bfr.buf, *wrap = bw.buf;
+    const i64 *st = bst.buf, *cc = bc.buf, *dims = bd.buf;
+    i64 *out = bo.buf;
+    if (bst.shape[0] != d || bd.shape[0] != d || bw.shape[0] != d || d < 1 || d > 16) {
+        PyErr_SetString(PyExc_ValueError, "strides, centers, dims and wrap: one coordinate per dimension (at most 16)");
+        goto done;
+    }
+    i64 F = 0, nodes = 1, total = 1, maxd = 0;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        if (dims[i] < 1) { PyErr_SetString(PyExc_ValueError, "dims: every side at least 1"); goto done; }
+        nodes *= dims[i];
+        total *= (wrap[i] ? 2 * dims[i] : dims[i]) + 1;
+        i64 m = wrap[i] ? dims[i] / 2 : dims[i] - 1;
+        if (m > maxd) maxd = m;
+    }
+    for (Py_ssize_t v = 0; v < N; v++) F += fr[v] != 0;
+    if (nodes != N) { PyErr_Format(PyExc_ValueError, "free: %zd nodes, the sides hold %lld", N, (long long)nodes); goto done; }
+    if (C < 1 || k < 1 || k > F || bo.shape[0] != k) {
+        PyErr_Format(PyExc_ValueError, "expected a center, 0 < k <= %lld free processors and out of k items (C = %zd, k = %zd, out %zd)", (long long)F, C, k, bo.shape[0]);
+        goto done;
+    }
+    for (Py_ssize_t x = 0; x < C * d; x++)
+        if (cc[x] < 0 || cc[x] >= dims[x % d]) { PyErr_SetString(PyExc_ValueError, "a coordinate outside its side"); goto done; }
+    S = calloc((size_t)total, sizeof(i64));
+    sst = malloc((size_t)d * sizeof(i64));
+    sz = malloc((size_t)d * sizeof(i64));
+    lo = malloc((size_t)d * sizeof(i64));
+    hi = malloc((size_t)d * sizeof(i64));
+    e = calloc((size_t)d, sizeof(i64));
+    if (!S || !sst || !sz || !lo || !hi || !e) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0; i < d; i++) {
+        sz[i] = (wrap[i] ? 2 * dims[i] : dims[i]) + 1;
+        sst[i] = i ? sst[i - 1] * sz[i - 1] : 1;
+    }
+    /* the table: S[x + 1] (each coordinate one on) is the node at x mod D, then prefix sums along each side */
+    for (;;) {
+        i64 node = 0, at = 0;
+        for (Py_ssize_t i = 0; i < d; i++) {
+            node += (e[i] % dims[i]) * st[i];
+            at += (e[i] + 1) * sst[i];
+        }
+        S[at] = fr[node] != 0;
+        Py_ssize_t i = 0;
+        while (i < d && ++e[i] == sz[i] - 1) e[i++] = 0;
+        if (i == d) break;
+    }
+    for (Py_ssize_t i = 0; i < d; i++)
+        for (i64 x = 0; x < total; x++)
+            if ((x / sst[i]) % sz[i]) S[x] += S[x - sst[i]];
+    i64 best = -1, best_score = 0, bestR = 0, best_below = 0;
+    for (Py_ssize_t c = 0; c < C; c++) {
+        const i64 *x = cc + c * d;
+        i64 r = 0, below = 0, wsum = 0;
+        for (;; r++) {
+            for (Py_ssize_t i = 0; i < d; i++) {
+                i64 D = dims[i];
+                if (!wrap[i]) { lo[i] = x[i] - r < 0 ? 0 : x[i] - r; hi[i] = x[i] + r + 1 > D ? D : x[i] + r + 1; }
+                else if (2 * r + 1 >= D) { lo[i] = 0; hi[i] = D; }
+                else { lo[i] = x[i] - r < 0 ? x[i] - r + D : x[i] - r; hi[i] = lo[i] + 2 * r + 1; } /* (< 2D: 2r + 1 < D) */
+            }
+            i64 n = 0;
+            for (i64 m = 0; m < ((i64)1 << d); m++) {
+                i64 at = 0;
+                int odd = 0;
+                for (Py_ssize_t i = 0; i < d; i++) {
+                    if (m >> i & 1) at += hi[i] * sst[i];
+                    else { at += lo[i] * sst[i]; odd ^= 1; }
+                }
+                n += odd ? -S[at] : S[at];
+            }
+            if (n >= k) break;
+            wsum += r * (n - below);
+            below = n;
+        }
+        i64 score = wsum + r * (k - below);
+        if (best < 0 || score < best_score) { best = c; best_score = score; bestR = r; best_below = below; }
+    }
+    /* the winner's set: the free processors nearer than R and the first at R, in node-id order */
+    {
+        const i64 *x = cc + best * d;
+        i64 n = 0, t = k - best_below, f = 0;
+        for (i64 v = 0; v < N; v++) {
+            if (!fr[v]) continue;
+            i64 s = 0;
+            for (Py_ssize_t i = 0; i < d; i++) {
+                i64 a = (v / st[i]) % dims[i] - x[i];
+                if (a < 0) a = -a;
+                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
+                if (a > s) s = a;
+            }
+            if (s < bestR || (s == bestR && t-- > 0)) out[n++] = f;
+            f++;
+        }
+    }
+    ret = Py_BuildValue("(LL)", (long long)best, (long long)best_score);
+done:
+    free(S);
+    free(sst);
+    free(sz);
+    free(lo);
+    free(hi);
+    free(e);
+    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
+    return ret;
+fail:
+    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"best", py_best, METH_VARARGS, best_doc},
+    {"shells", py_shells, METH_VARARGS, shells_doc},
     {NULL, NULL, 0, NULL},
 };
 

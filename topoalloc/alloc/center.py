@@ -71,6 +71,9 @@ except ImportError:  # the extension is optional: the numpy path below answers a
 
 __all__ = ["CenterAllocator", "VARIANTS"]
 
+#: most dimensions for MC1x1's shells on a summed-area table (2**d corners per box)
+SHELLS_MAX_DIM = 8
+
 #: whether the compiled search (``_ccenter.c``) answers when it is built; the numpy path is the reference
 #: (the tests compare the two, and set this to False to run the reference)
 USE_COMPILED = True
@@ -193,6 +196,18 @@ class CenterAllocator(CountingProbes, Allocator):
                 total += ((h @ dist) * h).sum(axis=1) // 2
         return total
 
+    def _shells_pay(self, centers: int, free: int) -> bool:
+        """Whether MC1x1's compiled search counts shells on a summed-area table (``_ccenter.shells``: the table,
+        one cell per node and twice as many per ring, then 2**d corners per shell and center) rather than measuring
+        every free processor from every center (``_ccenter.best``); both give the same grant, this only picks the
+        cheaper by an estimate that takes every shell out to the machine's radius."""
+        d = len(self._dims)
+        if d > SHELLS_MAX_DIM:
+            return False
+        cells = int(np.prod(np.where(self._wrap, 2 * self._dims, self._dims) + 1))
+        radius = int(np.max(np.where(self._wrap, self._dims // 2, self._dims - 1)))
+        return cells * (d + 1) + centers * (radius + 1) << d < centers * free * d
+
     def _allocate(self, request: Request) -> Grant:
         k = request.size
         free = np.flatnonzero(~self._busy)
@@ -200,8 +215,11 @@ class CenterAllocator(CountingProbes, Allocator):
         centers = self._centers(free, fc)
         if USE_COMPILED and _ccenter is not None and len(centers) and 0 < k <= free.size:
             sel = np.empty(k, dtype=np.int64)
-            i, score = _ccenter.best(np.ascontiguousarray(centers, dtype=np.int64), np.ascontiguousarray(fc, dtype=np.int64),
-                                     self._dims, self._wrap.view(np.uint8), self.variant == "mc1x1", k, sel)
+            cs = np.ascontiguousarray(centers, dtype=np.int64)
+            if self.variant == "mc1x1" and self._shells_pay(len(cs), free.size):
+                i, score = _ccenter.shells((~self._busy).view(np.uint8), self._strides, cs, self._dims, self._wrap.view(np.uint8), k, sel)
+            else:
+                i, score = _ccenter.best(cs, np.ascontiguousarray(fc, dtype=np.int64), self._dims, self._wrap.view(np.uint8), self.variant == "mc1x1", k, sel)
             return Grant(free[sel], {"center": tuple(int(x) for x in centers[i]), "score": int(score)})
         n = self.n_nodes
         best_score: int | None = None
