@@ -121,17 +121,19 @@ def test_the_compiled_search_answers_as_the_numpy_path(name, machine, monkeypatc
             assert got[0] == got[1], (trial, k)
 
 
-@pytest.mark.parametrize("machine", _CENTER_MACHINES + ("torus:7x2x3x2",))
-@pytest.mark.parametrize("way", ["shells", "every free processor"])
-def test_mc1x1_by_shells_answers_as_by_every_free_processor(way, machine, monkeypatch):
-    """MC1x1's two compiled searches (its shells counted on a summed-area table, or every free processor measured
-    from every center) each give the numpy path's grant, center and score, whichever the cost estimate picks."""
+@pytest.mark.parametrize("machine", _CENTER_MACHINES + ("torus:7x2x3x2", "torus:6x5,wrap=01", "mesh:6x1x3"))
+@pytest.mark.parametrize("name,way", [("mc1x1", "shells"), ("mc1x1", "every"), ("nearest", "lines"), ("nearest", "every"),
+                                      ("mm", "lines"), ("mm", "every")])
+def test_each_compiled_search_answers_as_the_numpy_path(name, way, machine, monkeypatch):
+    """Each compiled search (MC1x1's shells on a summed-area table, Gen-Alg's and MM's counts along the lines, or
+    every free processor measured from every center) gives the numpy path's grant, center and score, whichever
+    the cost estimate would pick."""
     center = _compiled_center()
-    monkeypatch.setattr(CenterAllocator, "_shells_pay", lambda self, centers, free: way == "shells")
+    monkeypatch.setattr(CenterAllocator, "_way", lambda self, centers, free, k: way)
     top = parse_machine(machine)
-    rng = np.random.default_rng(sum(map(ord, way + machine)))
-    for trial in range(30):
-        a = CenterAllocator(top, "mc1x1")
+    rng = np.random.default_rng(sum(map(ord, name + way + machine)))
+    for trial in range(25):
+        a = CenterAllocator(top, name)
         busy = rng.random(top.n_nodes) < (0.0 if trial == 0 else rng.random())
         if busy.all():
             busy[rng.integers(top.n_nodes)] = False
@@ -146,12 +148,13 @@ def test_mc1x1_by_shells_answers_as_by_every_free_processor(way, machine, monkey
             assert got[0] == got[1], (trial, k)
 
 
-def test_mc1x1_counts_shells_where_that_is_cheaper():
-    """The estimate picks the summed-area table on a mesh with many free processors, and measuring each free
-    processor when few are free on a large machine (a table of every node for a handful of centers)."""
-    a = CenterAllocator(parse_machine("mesh:48x24"), "mc1x1")
-    assert a._shells_pay(1000, 1000) and not a._shells_pay(3, 3)
-    assert not CenterAllocator(parse_machine("torus:2x2x2x2x2x2x2x2x2"), "mc1x1")._shells_pay(512, 512)  # (9 sides: 2**9 corners)
+def test_the_cheapest_compiled_search_is_picked():
+    """The estimate picks MC1x1's table and Gen-Alg's lines on a mesh with many free processors, and measuring each
+    free processor when few are free on a large machine (a table of every node for a handful of centers)."""
+    mc, ga = (CenterAllocator(parse_machine("mesh:48x24"), v) for v in ("mc1x1", "nearest"))
+    assert mc._way(1000, 1000, 64) == "shells" and ga._way(1000, 1000, 64) == "lines"
+    assert mc._way(3, 3, 2) == "every" and ga._way(3, 3, 2) == "every"
+    assert CenterAllocator(parse_machine("torus:2x2x2x2x2x2x2x2x2"), "mc1x1")._way(512, 512, 8) == "every"  # (2**9 corners)
 
 
 @pytest.mark.parametrize("machine", ["mesh:16x8", "torus:4x4x8", "torus:6x5,wrap=10"])

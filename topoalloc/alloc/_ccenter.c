@@ -38,7 +38,7 @@ static int get(PyObject *o, Py_buffer *b, Py_ssize_t itemsize, int ndim, int wri
 
 /* the sum over unordered pairs of a set's distances in one dimension of D values, from the histogram h
  * of its coordinates there (a line, or a ring: the shorter way round) */
-static i64 pair_sum(const i64 *h, i64 D, int ring) {
+static i64 pair_sum(const i64 *h, i64 D, int ring, i64 *scratch) {
     i64 total = 0;
     if (!ring) {
         i64 s0 = 0, s1 = 0; /* the count and the sum of the values below j */
@@ -50,10 +50,9 @@ static i64 pair_sum(const i64 *h, i64 D, int ring) {
         return total;
     }
     /* ordered pairs (a, a + delta mod D), delta = 1 .. D - 1, each at distance min(delta, D - delta): the
-     * near side delta <= D / 2 at delta, the far side at D - delta; halved at the end */
+     * near side delta <= D / 2 at delta, the far side at D - delta; halved at the end.  scratch: 4D + 2 items */
     i64 half = D / 2;
-    i64 *p0 = malloc((size_t)(2 * D + 1) * sizeof(i64)), *p1 = malloc((size_t)(2 * D + 1) * sizeof(i64));
-    if (!p0 || !p1) { free(p0); free(p1); return -1; }
+    i64 *p0 = scratch, *p1 = scratch + 2 * D + 1;
     p0[0] = p1[0] = 0;
     for (i64 j = 0; j < 2 * D; j++) { /* prefix sums of the doubled histogram: counts, and counts by index */
         i64 x = h[j < D ? j : j - D];
@@ -67,9 +66,14 @@ static i64 pair_sum(const i64 *h, i64 D, int ring) {
         i64 far = (D + a) * (p0[hi] - p0[mid]) - (p1[hi] - p1[mid]);
         total += h[a] * (near + far);
     }
-    free(p0);
-    free(p1);
     return total / 2;
+}
+
+/* the set's pairwise L1 sum from its histograms per dimension (ch + choff[i]) */
+static i64 pair_sums(const i64 *ch, const i64 *choff, const i64 *dims, const unsigned char *wrap, Py_ssize_t d, i64 *scratch) {
+    i64 score = 0;
+    for (Py_ssize_t i = 0; i < d; i++) score += pair_sum(ch + choff[i], dims[i], wrap[i], scratch);
+    return score;
 }
 
 PyDoc_STRVAR(best_doc,
@@ -91,7 +95,7 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
     if (get(ow, &bw, 1, 1, 0, "wrap") < 0) { PyBuffer_Release(&bc); PyBuffer_Release(&bf); PyBuffer_Release(&bd); return NULL; }
     if (get(oo, &bo, 8, 1, 1, "out") < 0) { PyBuffer_Release(&bc); PyBuffer_Release(&bf); PyBuffer_Release(&bd); PyBuffer_Release(&bw); return NULL; }
     PyObject *ret = NULL;
-    i64 *dist = NULL, *hist = NULL, *ch = NULL, *choff = NULL;
+    i64 *dist = NULL, *hist = NULL, *ch = NULL, *choff = NULL, *scratch = NULL;
     Py_ssize_t C = bc.shape[0], d = bc.shape[1], F = bf.shape[0];
     const i64 *cc = bc.buf, *fc = bf.buf, *dims = bd.buf;
     const unsigned char *wrap = bw.buf;
@@ -120,7 +124,8 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
     hist = calloc((size_t)maxd + 1, sizeof(i64));
     ch = malloc((size_t)sumD * sizeof(i64));
     choff = malloc((size_t)d * sizeof(i64));
-    if (!dist || !hist || !ch || !choff) { PyErr_NoMemory(); goto done; }
+    scratch = malloc((size_t)(4 * sumD + 2) * sizeof(i64));
+    if (!dist || !hist || !ch || !choff || !scratch) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0, o = 0; i < d; o += dims[i], i++) choff[i] = o;
     i64 best = -1, best_score = 0;
     for (Py_ssize_t c = 0; c < C; c++) {
@@ -151,12 +156,7 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
                 const i64 *y = fc + f * d;
                 for (Py_ssize_t i = 0; i < d; i++) ch[choff[i] + y[i]]++;
             }
-            score = 0;
-            for (Py_ssize_t i = 0; i < d; i++) {
-                i64 p = pair_sum(ch + choff[i], dims[i], wrap[i]);
-                if (p < 0) { PyErr_NoMemory(); goto done; }
-                score += p;
-            }
+            score = pair_sums(ch, choff, dims, wrap, d, scratch);
         }
         if (best < 0 || score < best_score) {
             best = c;
@@ -173,6 +173,7 @@ done:
     free(hist);
     free(ch);
     free(choff);
+    free(scratch);
     PyBuffer_Release(&bc);
     PyBuffer_Release(&bf);
     PyBuffer_Release(&bd);
@@ -326,9 +327,226 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------- Gen-Alg and MM by lines */
+
+PyDoc_STRVAR(lines_doc,
+"lines(free, strides, centers, dims, wrap, k, out) -> (index, score)\n\n"
+"best() for Gen-Alg and MM (L1, pairwise sums), by the machine's lines along its first side (free: one byte\n"
+"per node, the first side fastest): the same index, score and set, without measuring every free processor\n"
+"from every center.");
+
+/* A line is the nodes that differ only in the first coordinate; line l holds nodes l*D0 .. l*D0 + D0 - 1, so
+ * lines in order, and positions along a line in order, are node-id order.  From a center c, a line at L1
+ * distance e in the other coordinates holds the free processors within t of c0 along it at distance <= e + t:
+ * with per-line prefix counts (a ring's line doubled, so a cyclic interval is a plain one) the count within r
+ * of c is a sum over lines of one difference each, which gives R by bisection.  The set: on each line the free
+ * positions within R - 1 - e (walked through the line's list of free positions), then the ties at distance R,
+ * line by line, each line's two positions c0 - t, c0 + t (t = R - e) in increasing order, while any is wanted;
+ * its histograms per dimension, then the pair sums, as in best().  Per center: the lines' distances, the
+ * bisection, and the set's own processors, instead of every free processor. */
+
+typedef struct {
+    i64 D0, E0, nl;           /* the first side, its doubled length on a ring, the lines */
+    int ring0;
+    const i64 *P;             /* nl x (E0 + 1): free positions below x on line l (x mod D0 beyond D0) */
+    const i64 *pos, *off;     /* each line's free positions, ascending: pos[off[l]] .. pos[off[l + 1] - 1] */
+} Lines;
+
+/* the positions along a line within t of c0 (t >= 0): [*lo, *hi) of the (doubled) line */
+static inline void line_span(const Lines *L, i64 c0, i64 t, i64 *lo, i64 *hi) {
+    if (!L->ring0) { *lo = c0 - t < 0 ? 0 : c0 - t; *hi = c0 + t + 1 > L->D0 ? L->D0 : c0 + t + 1; }
+    else if (2 * t + 1 >= L->D0) { *lo = 0; *hi = L->D0; }
+    else { *lo = c0 - t < 0 ? c0 - t + L->D0 : c0 - t; *hi = *lo + 2 * t + 1; }
+}
+
+/* free processors within L1 distance r of the center (e: each line's distance in the other coordinates) */
+static i64 count_within(const Lines *L, const i64 *e, i64 c0, i64 r) {
+    i64 n = 0;
+    for (i64 l = 0; l < L->nl; l++) {
+        if (e[l] > r) continue;
+        i64 lo, hi;
+        line_span(L, c0, r - e[l], &lo, &hi);
+        const i64 *p = L->P + l * (L->E0 + 1);
+        n += p[hi] - p[lo];
+    }
+    return n;
+}
+
+/* each line's L1 distance from center x in the coordinates but the first (lc: the lines' other coordinates) */
+static void line_distances(const Lines *L, const i64 *lc, const i64 *x, const i64 *dims, const unsigned char *wrap, Py_ssize_t d, i64 *e) {
+    for (i64 l = 0; l < L->nl; l++) {
+        i64 s = 0;
+        for (Py_ssize_t i = 1; i < d; i++) {
+            i64 a = x[i] - lc[l * (d - 1) + i - 1];
+            if (a < 0) a = -a;
+            if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
+            s += a;
+        }
+        e[l] = s;
+    }
+}
+
+/* R: the least r with k free processors within it (every free one is within maxd, and there are k), by bisection */
+static i64 radius(const Lines *L, const i64 *e, i64 c0, i64 maxd, i64 k) {
+    i64 lo = 0, hi = maxd;
+    while (lo < hi) {
+        i64 mid = lo + (hi - lo) / 2;
+        if (count_within(L, e, c0, mid) >= k) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+static PyObject *py_lines(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *ofr, *ost, *oc, *od, *ow, *oo;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "OOOOOnO", &ofr, &ost, &oc, &od, &ow, &k, &oo)) return NULL;
+    Py_buffer bfr, bst, bc, bd, bw, bo;
+    Py_buffer *held[6] = {&bfr, &bst, &bc, &bd, &bw, &bo};
+    int nheld = 0;
+    if (get(ofr, &bfr, 1, 1, 0, "free") < 0) return NULL;
+    nheld++;
+    if (get(ost, &bst, 8, 1, 0, "strides") < 0) goto fail;
+    nheld++;
+    if (get(oc, &bc, 8, 2, 0, "centers") < 0) goto fail;
+    nheld++;
+    if (get(od, &bd, 8, 1, 0, "dims") < 0) goto fail;
+    nheld++;
+    if (get(ow, &bw, 1, 1, 0, "wrap") < 0) goto fail;
+    nheld++;
+    if (get(oo, &bo, 8, 1, 1, "out") < 0) goto fail;
+    nheld++;
+    PyObject *ret = NULL;
+    i64 *P = NULL, *pos = NULL, *off = NULL, *lc = NULL, *e = NULL, *ch = NULL, *choff = NULL, *scratch = NULL;
+    Py_ssize_t C = bc.shape[0], d = bc.shape[1], N = bfr.shape[0];
+    const unsigned char *fr = bfr.buf, *wrap = bw.buf;
+    const i64 *st = bst.buf, *cc = bc.buf, *dims = bd.buf;
+    i64 *out = bo.buf;
+    if (bst.shape[0] != d || bd.shape[0] != d || bw.shape[0] != d || d < 1) {
+        PyErr_SetString(PyExc_ValueError, "strides, centers, dims and wrap: one coordinate per dimension");
+        goto done;
+    }
+    i64 F = 0, nodes = 1, maxd = 0, sumD = 0;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        if (dims[i] < 1) { PyErr_SetString(PyExc_ValueError, "dims: every side at least 1"); goto done; }
+        if (st[i] != nodes) { PyErr_SetString(PyExc_ValueError, "strides: the first side fastest, each the product of the sides before it"); goto done; }
+        nodes *= dims[i];
+        maxd += wrap[i] ? dims[i] / 2 : dims[i] - 1;
+        sumD += dims[i];
+    }
+    for (Py_ssize_t v = 0; v < N; v++) F += fr[v] != 0;
+    if (nodes != N) { PyErr_Format(PyExc_ValueError, "free: %zd nodes, the sides hold %lld", N, (long long)nodes); goto done; }
+    if (C < 1 || k < 1 || k > F || bo.shape[0] != k) {
+        PyErr_Format(PyExc_ValueError, "expected a center, 0 < k <= %lld free processors and out of k items (C = %zd, k = %zd, out %zd)", (long long)F, C, k, bo.shape[0]);
+        goto done;
+    }
+    for (Py_ssize_t x = 0; x < C * d; x++)
+        if (cc[x] < 0 || cc[x] >= dims[x % d]) { PyErr_SetString(PyExc_ValueError, "a coordinate outside its side"); goto done; }
+    Lines L;
+    L.D0 = dims[0];
+    L.ring0 = wrap[0] != 0;
+    L.E0 = L.ring0 ? 2 * L.D0 : L.D0;
+    L.nl = N / L.D0;
+    P = malloc((size_t)(L.nl * (L.E0 + 1)) * sizeof(i64));
+    pos = malloc((size_t)(F ? F : 1) * sizeof(i64));
+    off = malloc((size_t)(L.nl + 1) * sizeof(i64));
+    lc = malloc((size_t)(L.nl * (d > 1 ? d - 1 : 1)) * sizeof(i64));
+    e = malloc((size_t)L.nl * sizeof(i64));
+    ch = malloc((size_t)sumD * sizeof(i64));
+    choff = malloc((size_t)d * sizeof(i64));
+    scratch = malloc((size_t)(4 * sumD + 2) * sizeof(i64));
+    if (!P || !pos || !off || !lc || !e || !ch || !choff || !scratch) { PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t i = 0, o = 0; i < d; o += dims[i], i++) choff[i] = o;
+    for (i64 l = 0, n = 0; l < L.nl; l++) {
+        i64 *p = P + l * (L.E0 + 1);
+        const unsigned char *line = fr + l * L.D0;
+        p[0] = 0;
+        for (i64 x = 0; x < L.E0; x++) p[x + 1] = p[x] + (line[x < L.D0 ? x : x - L.D0] != 0);
+        off[l] = n;
+        for (i64 x = 0; x < L.D0; x++)
+            if (line[x]) pos[n++] = x;
+        off[l + 1] = n;
+        for (Py_ssize_t i = 1; i < d; i++) lc[l * (d - 1) + i - 1] = (l * L.D0 / st[i]) % dims[i];
+    }
+    L.P = P;
+    L.pos = pos;
+    L.off = off;
+    i64 best = -1, best_score = 0;
+    for (Py_ssize_t c = 0; c < C; c++) {
+        const i64 *x = cc + c * d;
+        i64 c0 = x[0];
+        line_distances(&L, lc, x, dims, wrap, d, e);
+        i64 R = radius(&L, e, c0, maxd, k), need = k - (R ? count_within(&L, e, c0, R - 1) : 0);
+        memset(ch, 0, (size_t)sumD * sizeof(i64));
+        for (i64 l = 0; l < L.nl; l++) {
+            if (e[l] > R) continue;
+            i64 taken = 0, cnt = off[l + 1] - off[l];
+            const i64 *p = P + l * (L.E0 + 1), *lp = pos + off[l];
+            if (e[l] < R) { /* the free positions within R - 1 - e along the line */
+                i64 a, b;
+                line_span(&L, c0, R - 1 - e[l], &a, &b);
+                for (i64 j = p[a]; j < p[b]; j++) ch[lp[j < cnt ? j : j - cnt]]++;
+                taken = p[b] - p[a];
+            }
+            if (need > 0) { /* the ties: positions at exactly R - e along it, in increasing order */
+                i64 t = R - e[l], u[2], nu = 0;
+                if (!L.ring0) {
+                    if (c0 - t >= 0) u[nu++] = c0 - t;
+                    if (t && c0 + t < L.D0) u[nu++] = c0 + t;
+                } else if (2 * t <= L.D0) {
+                    i64 a = ((c0 - t) % L.D0 + L.D0) % L.D0, b = (c0 + t) % L.D0;
+                    u[nu++] = a < b ? a : b;
+                    if (a != b) u[nu++] = a < b ? b : a;
+                }
+                for (i64 q = 0; q < nu && need > 0; q++)
+                    if (fr[l * L.D0 + u[q]]) { ch[u[q]]++; taken++; need--; }
+            }
+            if (taken)
+                for (Py_ssize_t i = 1; i < d; i++) ch[choff[i] + lc[l * (d - 1) + i - 1]] += taken;
+        }
+        i64 score = pair_sums(ch, choff, dims, wrap, d, scratch);
+        if (best < 0 || score < best_score) { best = c; best_score = score; }
+    }
+    /* the winner's set: its R and the count below it again, then the free processors nearer than R and the
+     * first at R, in node-id order */
+    {
+        const i64 *x = cc + best * d;
+        line_distances(&L, lc, x, dims, wrap, d, e);
+        i64 R = radius(&L, e, x[0], maxd, k), t = k - (R ? count_within(&L, e, x[0], R - 1) : 0), n = 0, f = 0;
+        for (i64 v = 0; v < N; v++) {
+            if (!fr[v]) continue;
+            i64 s = 0;
+            for (Py_ssize_t i = 0; i < d; i++) {
+                i64 a = (v / st[i]) % dims[i] - x[i];
+                if (a < 0) a = -a;
+                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
+                s += a;
+            }
+            if (s < R || (s == R && t-- > 0)) out[n++] = f;
+            f++;
+        }
+    }
+    ret = Py_BuildValue("(LL)", (long long)best, (long long)best_score);
+done:
+    free(P);
+    free(pos);
+    free(off);
+    free(lc);
+    free(e);
+    free(ch);
+    free(choff);
+    free(scratch);
+    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
+    return ret;
+fail:
+    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"best", py_best, METH_VARARGS, best_doc},
     {"shells", py_shells, METH_VARARGS, shells_doc},
+    {"lines", py_lines, METH_VARARGS, lines_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -46,7 +46,10 @@ The search runs compiled when the extension is built (``_ccenter.c``): per
 center, the free processors are counted by distance (a histogram: distances
 are small integers), which gives the k-th nearest's distance R without a
 partial sort, and the pairwise sum comes from the histograms of the set's
-coordinates per dimension.  Every number is an exact integer, so the grant,
+coordinates per dimension.  Where it is cheaper (``CenterAllocator._way``),
+the counts come without measuring every free processor: MC1x1's L∞ shells
+are boxes, counted on a summed-area table; Gen-Alg's and MM's L1 balls are
+counted along the lines of the first side, with prefix counts per line.  Every number is an exact integer, so the grant,
 its center and its score are those of the numpy path below, which stays the
 reference (``USE_COMPILED = False``; the tests compare the two on random
 busy maps of lines, rings and mixed wraps, and on whole runs).
@@ -196,17 +199,25 @@ class CenterAllocator(CountingProbes, Allocator):
                 total += ((h @ dist) * h).sum(axis=1) // 2
         return total
 
-    def _shells_pay(self, centers: int, free: int) -> bool:
-        """Whether MC1x1's compiled search counts shells on a summed-area table (``_ccenter.shells``: the table,
-        one cell per node and twice as many per ring, then 2**d corners per shell and center) rather than measuring
-        every free processor from every center (``_ccenter.best``); both give the same grant, this only picks the
-        cheaper by an estimate that takes every shell out to the machine's radius."""
+    def _way(self, centers: int, free: int, k: int) -> str:
+        """Which compiled search answers: ``"every"`` measures every free processor from every center
+        (``_ccenter.best``); MC1x1's ``"shells"`` counts each center's shells on a summed-area table of the
+        free processors (one cell per node, two per node of a ring, then 2**d corners per shell);
+        Gen-Alg's and MM's ``"lines"`` counts along the machine's lines of its first side (per center, each
+        line's distance, a bisection for the k-th nearest's distance, and the set's own processors).  All
+        give the same grant; this picks the cheapest by an estimate of the steps each takes."""
         d = len(self._dims)
-        if d > SHELLS_MAX_DIM:
-            return False
-        cells = int(np.prod(np.where(self._wrap, 2 * self._dims, self._dims) + 1))
-        radius = int(np.max(np.where(self._wrap, self._dims // 2, self._dims - 1)))
-        return cells * (d + 1) + centers * (radius + 1) << d < centers * free * d
+        every = centers * free * (d + 2)
+        side = np.where(self._wrap, self._dims // 2, self._dims - 1)
+        if self.variant == "mc1x1":
+            if d > SHELLS_MAX_DIM:
+                return "every"
+            cells = int(np.prod(np.where(self._wrap, 2 * self._dims, self._dims) + 1))
+            return "shells" if cells * (d + 1) + (centers * (int(side.max()) + 1) << d) < every else "every"
+        lines = self.n_nodes // int(self._dims[0])
+        table = lines * (2 * int(self._dims[0]) + 1)
+        per_center = lines * (d + int(side.sum()).bit_length()) + k + int(self._dims.sum())
+        return "lines" if table + centers * per_center < every else "every"
 
     def _allocate(self, request: Request) -> Grant:
         k = request.size
@@ -216,8 +227,10 @@ class CenterAllocator(CountingProbes, Allocator):
         if USE_COMPILED and _ccenter is not None and len(centers) and 0 < k <= free.size:
             sel = np.empty(k, dtype=np.int64)
             cs = np.ascontiguousarray(centers, dtype=np.int64)
-            if self.variant == "mc1x1" and self._shells_pay(len(cs), free.size):
-                i, score = _ccenter.shells((~self._busy).view(np.uint8), self._strides, cs, self._dims, self._wrap.view(np.uint8), k, sel)
+            way = self._way(len(cs), free.size, k)
+            if way != "every":
+                search = _ccenter.shells if way == "shells" else _ccenter.lines
+                i, score = search((~self._busy).view(np.uint8), self._strides, cs, self._dims, self._wrap.view(np.uint8), k, sel)
             else:
                 i, score = _ccenter.best(cs, np.ascontiguousarray(fc, dtype=np.int64), self._dims, self._wrap.view(np.uint8), self.variant == "mc1x1", k, sel)
             return Grant(free[sel], {"center": tuple(int(x) for x in centers[i]), "score": int(score)})
