@@ -166,6 +166,43 @@ def test_the_compiled_search_makes_the_same_run(name, machine, monkeypatch):
     assert runs[0] == runs[1]
 
 
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs signal.setitimer")
+@pytest.mark.parametrize("search,side", [("best", 160), ("shells", 400), ("lines", 160)])
+def test_a_signal_stops_a_long_compiled_search(search, side):
+    """Each compiled search asks for signals as it goes (Ctrl-C must stop a placement on a large machine, which takes
+    seconds): a handler's exception, raised 20 ms into a search of about half a second or more, comes out of the
+    call before the search is over (each writes its set at its end: out is left as it was)."""
+    import signal
+
+    _compiled_center()
+    from topoalloc.alloc import _ccenter
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop
+
+    dims, n = np.array([side, side], dtype=np.int64), side * side
+    free, strides = np.ones(n, dtype=np.uint8), np.array([1, side])
+    fc = np.stack([np.arange(n) % side, np.arange(n) // side], axis=1).astype(np.int64)
+    wrap, out = np.zeros(2, dtype=np.uint8), np.full(n // 2, -1, dtype=np.int64)
+    call = {"best": lambda: _ccenter.best(fc, fc, dims, wrap, False, n // 2, out),
+            "shells": lambda: _ccenter.shells(free, strides, fc, dims, wrap, n // 2, out),
+            "lines": lambda: _ccenter.lines(free, strides, fc, dims, wrap, n // 2, out)}[search]
+    old = signal.signal(signal.SIGALRM, stop)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        with pytest.raises(Stop):
+            call()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert (out == -1).all()
+    call()  # (uninterrupted, the same call writes its set)
+    assert (out >= 0).all()
+
+
 def test_the_compiled_search_refuses_arrays_it_cannot_read():
     _compiled_center()
     from topoalloc.alloc import _ccenter

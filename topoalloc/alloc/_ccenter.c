@@ -17,6 +17,8 @@
  * coordinates (on a line: sum over values j of h_j (j S0_j - S1_j), S the counts and weighted counts
  * below j; on a ring, the same over the half-ring either way, on the doubled histogram).  Every
  * quantity is an integer computed exactly, so the scores, the winner and the set are the same.
+ * Each search asks for signals every 64 centers, so that Ctrl-C stops a long placement (an exception,
+ * KeyboardInterrupt, with nothing written to out).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -127,8 +129,9 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
     scratch = malloc((size_t)(4 * sumD + 2) * sizeof(i64));
     if (!dist || !hist || !ch || !choff || !scratch) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t i = 0, o = 0; i < d; o += dims[i], i++) choff[i] = o;
-    i64 best = -1, best_score = 0;
+    i64 best = -1, best_score = 0, bestR = 0, best_below = 0;
     for (Py_ssize_t c = 0; c < C; c++) {
+        if ((c & 63) == 63 && PyErr_CheckSignals() < 0) goto done; /* (Ctrl-C: a placement on a large machine takes seconds) */
         const i64 *x = cc + c * d;
         for (Py_ssize_t f = 0; f < F; f++) {
             const i64 *y = fc + f * d;
@@ -158,13 +161,22 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
             }
             score = pair_sums(ch, choff, dims, wrap, d, scratch);
         }
-        if (best < 0 || score < best_score) {
-            best = c;
-            best_score = score;
-            /* its set: the nearer ones and the first ties, in node-id order */
-            i64 n = 0, t = k - below;
-            for (Py_ssize_t f = 0; f < F; f++)
-                if (dist[f] < R || (dist[f] == R && t-- > 0)) out[n++] = f;
+        if (best < 0 || score < best_score) { best = c; best_score = score; bestR = R; best_below = below; }
+    }
+    /* the winner's set: the nearer ones and the first ties, in node-id order */
+    {
+        const i64 *x = cc + best * d;
+        i64 n = 0, t = k - best_below;
+        for (Py_ssize_t f = 0; f < F; f++) {
+            const i64 *y = fc + f * d;
+            i64 s = 0;
+            for (Py_ssize_t i = 0; i < d; i++) {
+                i64 a = x[i] - y[i];
+                if (a < 0) a = -a;
+                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
+                if (mc) { if (a > s) s = a; } else s += a;
+            }
+            if (s < bestR || (s == bestR && t-- > 0)) out[n++] = f;
         }
     }
     ret = Py_BuildValue("(LL)", (long long)best, (long long)best_score);
@@ -269,6 +281,7 @@ static PyObject *py_shells(PyObject *self, PyObject *args) {
             if ((x / sst[i]) % sz[i]) S[x] += S[x - sst[i]];
     i64 best = -1, best_score = 0, bestR = 0, best_below = 0;
     for (Py_ssize_t c = 0; c < C; c++) {
+        if ((c & 63) == 63 && PyErr_CheckSignals() < 0) goto done; /* (Ctrl-C: a placement on a large machine takes seconds) */
         const i64 *x = cc + c * d;
         i64 r = 0, below = 0, wsum = 0;
         for (;; r++) {
@@ -473,6 +486,7 @@ static PyObject *py_lines(PyObject *self, PyObject *args) {
     L.off = off;
     i64 best = -1, best_score = 0;
     for (Py_ssize_t c = 0; c < C; c++) {
+        if ((c & 63) == 63 && PyErr_CheckSignals() < 0) goto done; /* (Ctrl-C: a placement on a large machine takes seconds) */
         const i64 *x = cc + c * d;
         i64 c0 = x[0];
         line_distances(&L, lc, x, dims, wrap, d, e);
