@@ -97,39 +97,17 @@ _CENTER_MACHINES = ("mesh:4x4", "mesh:5x3", "mesh:7", "mesh:1", "mesh:3x4x5", "t
                     "torus:4x6", "torus:3x3x4", "torus:2x2x2x4", "torus:6x5,wrap=10", "torus:5x4x3,wrap=010")
 
 
-@pytest.mark.parametrize("machine", _CENTER_MACHINES)
-@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
-def test_the_compiled_search_answers_as_the_numpy_path(name, machine, monkeypatch):
-    """The compiled search (``_ccenter.c``) gives the numpy path's grant, center and score on random busy maps,
-    from one free processor to all of them, and requests from one processor to every free one."""
-    center = _compiled_center()
-    top = parse_machine(machine)
-    rng = np.random.default_rng(sum(map(ord, name + machine)))
-    for trial in range(30):
-        a = CenterAllocator(top, name)
-        busy = rng.random(top.n_nodes) < (0.0 if trial == 0 else rng.random())
-        if busy.all():
-            busy[rng.integers(top.n_nodes)] = False
-        a._busy[:] = busy
-        free = int((~busy).sum())
-        for k in sorted({1, free, int(rng.integers(1, free + 1))}):
-            got = []
-            for compiled in (True, False):
-                monkeypatch.setattr(center, "USE_COMPILED", compiled)
-                g = a._allocate(Request(k))
-                got.append((g.nodes.tolist(), g.nodes.dtype, g.info))
-            assert got[0] == got[1], (trial, k)
-
-
 @pytest.mark.parametrize("machine", _CENTER_MACHINES + ("torus:7x2x3x2", "torus:6x5,wrap=01", "mesh:6x1x3"))
-@pytest.mark.parametrize("name,way", [("mc1x1", "shells"), ("mc1x1", "every"), ("nearest", "lines"), ("nearest", "every"),
-                                      ("mm", "lines"), ("mm", "every")])
+@pytest.mark.parametrize("name,way", [(name, way) for name, ways in (("mc1x1", ("shells", "every")), ("nearest", ("lines", "every")),
+                                                                    ("mm", ("lines", "every"))) for way in ("picked",) + ways])
 def test_each_compiled_search_answers_as_the_numpy_path(name, way, machine, monkeypatch):
-    """Each compiled search (MC1x1's shells on a summed-area table, Gen-Alg's and MM's counts along the lines, or
-    every free processor measured from every center) gives the numpy path's grant, center and score, whichever
-    the cost estimate would pick."""
+    """Each compiled search (``_ccenter.c``: MC1x1's shells on a summed-area table, Gen-Alg's and MM's counts along
+    the lines, or every free processor measured from every center), forced or as the cost estimate picks it, gives
+    the numpy path's grant, center and score on random busy maps, from one free processor to all of them, and
+    requests from one processor to every free one."""
     center = _compiled_center()
-    monkeypatch.setattr(CenterAllocator, "_way", lambda self, centers, free, k: way)
+    if way != "picked":
+        monkeypatch.setattr(CenterAllocator, "_way", lambda self, centers, free, k: way)
     top = parse_machine(machine)
     rng = np.random.default_rng(sum(map(ord, name + way + machine)))
     for trial in range(25):
@@ -144,7 +122,7 @@ def test_each_compiled_search_answers_as_the_numpy_path(name, way, machine, monk
             for compiled in (True, False):
                 monkeypatch.setattr(center, "USE_COMPILED", compiled)
                 g = a._allocate(Request(k))
-                got.append((g.nodes.tolist(), g.info))
+                got.append((g.nodes.tolist(), g.nodes.dtype, g.info))
             assert got[0] == got[1], (trial, k)
 
 

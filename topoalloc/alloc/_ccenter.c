@@ -78,6 +78,18 @@ static i64 pair_sums(const i64 *ch, const i64 *choff, const i64 *dims, const uns
     return score;
 }
 
+/* the L1 (linf = 0) or L-infinity distance of two points, each side the shorter way round on a ring */
+static inline i64 distance(const i64 *x, const i64 *y, const i64 *dims, const unsigned char *wrap, Py_ssize_t d, int linf) {
+    i64 s = 0;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        i64 a = x[i] - y[i];
+        if (a < 0) a = -a;
+        if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
+        if (linf) { if (a > s) s = a; } else s += a;
+    }
+    return s;
+}
+
 PyDoc_STRVAR(best_doc,
 "best(centers, fc, dims, wrap, mc1x1, k, out) -> (index, score)\n\n"
 "The first center of least score and its score; its k nearest free processors (indices into fc,\n"
@@ -133,18 +145,7 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
     for (Py_ssize_t c = 0; c < C; c++) {
         if ((c & 63) == 63 && PyErr_CheckSignals() < 0) goto done; /* (Ctrl-C: a placement on a large machine takes seconds) */
         const i64 *x = cc + c * d;
-        for (Py_ssize_t f = 0; f < F; f++) {
-            const i64 *y = fc + f * d;
-            i64 s = 0;
-            for (Py_ssize_t i = 0; i < d; i++) {
-                i64 a = x[i] - y[i];
-                if (a < 0) a = -a;
-                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
-                if (mc) { if (a > s) s = a; } else s += a;
-            }
-            dist[f] = s;
-            hist[s]++;
-        }
+        for (Py_ssize_t f = 0; f < F; f++) hist[dist[f] = distance(x, fc + f * d, dims, wrap, d, mc)]++;
         /* R: the k-th nearest's distance; below: how many are nearer */
         i64 R = 0, below = 0, wsum = 0;
         while (below + hist[R] < k) { below += hist[R]; wsum += R * hist[R]; R++; }
@@ -168,14 +169,7 @@ static PyObject *py_best(PyObject *self, PyObject *args) {
         const i64 *x = cc + best * d;
         i64 n = 0, t = k - best_below;
         for (Py_ssize_t f = 0; f < F; f++) {
-            const i64 *y = fc + f * d;
-            i64 s = 0;
-            for (Py_ssize_t i = 0; i < d; i++) {
-                i64 a = x[i] - y[i];
-                if (a < 0) a = -a;
-                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
-                if (mc) { if (a > s) s = a; } else s += a;
-            }
+            i64 s = distance(x, fc + f * d, dims, wrap, d, mc);
             if (s < bestR || (s == bestR && t-- > 0)) out[n++] = f;
         }
     }
@@ -194,6 +188,95 @@ done:
     return ret;
 }
 
+/* ------------------------------------------- the arguments of shells() and lines() */
+
+/* (free, strides, centers, dims, wrap, k, out): the buffers, read and checked */
+typedef struct {
+    Py_buffer b[6];
+    int held;
+    const unsigned char *fr, *wrap;
+    const i64 *st, *cc, *dims;
+    i64 *out;
+    Py_ssize_t C, d, N, k;
+    i64 F;
+} Grid;
+
+static void grid_close(Grid *g) {
+    for (int i = 0; i < g->held; i++) PyBuffer_Release(&g->b[i]);
+    g->held = 0;
+}
+
+/* 0, or -1 with an exception set (and nothing held) */
+static int grid_open(PyObject *args, Grid *g) {
+    PyObject *o[6];
+    g->held = 0;
+    if (!PyArg_ParseTuple(args, "OOOOOnO", &o[0], &o[1], &o[2], &o[3], &o[4], &g->k, &o[5])) return -1;
+    static const char *names[6] = {"free", "strides", "centers", "dims", "wrap", "out"};
+    static const Py_ssize_t items[6] = {1, 8, 8, 8, 1, 8};
+    static const int ndims[6] = {1, 1, 2, 1, 1, 1};
+    for (int i = 0; i < 6; i++) {
+        if (get(o[i], &g->b[i], items[i], ndims[i], i == 5, names[i]) < 0) { grid_close(g); return -1; }
+        g->held++;
+    }
+    g->fr = g->b[0].buf;
+    g->st = g->b[1].buf;
+    g->cc = g->b[2].buf;
+    g->dims = g->b[3].buf;
+    g->wrap = g->b[4].buf;
+    g->out = g->b[5].buf;
+    g->C = g->b[2].shape[0];
+    g->d = g->b[2].shape[1];
+    g->N = g->b[0].shape[0];
+    Py_ssize_t d = g->d;
+    if (g->b[1].shape[0] != d || g->b[3].shape[0] != d || g->b[4].shape[0] != d || d < 1 || d > 16) {
+        PyErr_SetString(PyExc_ValueError, "strides, centers, dims and wrap: one coordinate per dimension (at most 16)");
+        grid_close(g);
+        return -1;
+    }
+    i64 nodes = 1;
+    for (Py_ssize_t i = 0; i < d; i++) {
+        if (g->dims[i] < 1) { PyErr_SetString(PyExc_ValueError, "dims: every side at least 1"); grid_close(g); return -1; }
+        if (g->st[i] != nodes) {
+            PyErr_SetString(PyExc_ValueError, "strides: the first side fastest, each the product of the sides before it");
+            grid_close(g);
+            return -1;
+        }
+        nodes *= g->dims[i];
+    }
+    if (nodes != g->N) {
+        PyErr_Format(PyExc_ValueError, "free: %zd nodes, the sides hold %lld", g->N, (long long)nodes);
+        grid_close(g);
+        return -1;
+    }
+    g->F = 0;
+    for (Py_ssize_t v = 0; v < g->N; v++) g->F += g->fr[v] != 0;
+    if (g->C < 1 || g->k < 1 || g->k > g->F || g->b[5].shape[0] != g->k) {
+        PyErr_Format(PyExc_ValueError, "expected a center, 0 < k <= %lld free processors and out of k items (C = %zd, k = %zd, out %zd)",
+                     (long long)g->F, g->C, g->k, g->b[5].shape[0]);
+        grid_close(g);
+        return -1;
+    }
+    for (Py_ssize_t x = 0; x < g->C * d; x++)
+        if (g->cc[x] < 0 || g->cc[x] >= g->dims[x % d]) { PyErr_SetString(PyExc_ValueError, "a coordinate outside its side"); grid_close(g); return -1; }
+    return 0;
+}
+
+/* the winner's set, center x: the free processors nearer than R and the first t at R, in node-id order, written
+ * to out as their places among the free processors; 0, or -1 on no memory */
+static int grid_set(const Grid *g, const i64 *x, int linf, i64 R, i64 t) {
+    i64 *y = malloc((size_t)g->d * sizeof(i64)), n = 0, f = 0;
+    if (!y) { PyErr_NoMemory(); return -1; }
+    for (i64 v = 0; v < g->N; v++) {
+        if (!g->fr[v]) continue;
+        for (Py_ssize_t i = 0; i < g->d; i++) y[i] = (v / g->st[i]) % g->dims[i];
+        i64 s = distance(x, y, g->dims, g->wrap, g->d, linf);
+        if (s < R || (s == R && t-- > 0)) g->out[n++] = f;
+        f++;
+    }
+    free(y);
+    return 0;
+}
+
 /* ------------------------------------------------------------------ MC1x1 by shells */
 
 PyDoc_STRVAR(shells_doc,
@@ -209,50 +292,15 @@ PyDoc_STRVAR(shells_doc,
  * as in best(); the set, for the winner only, as there. */
 static PyObject *py_shells(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *ofr, *ost, *oc, *od, *ow, *oo;
-    Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOOOOnO", &ofr, &ost, &oc, &od, &ow, &k, &oo)) return NULL;
-    Py_buffer bfr, bst, bc, bd, bw, bo;
-    Py_buffer *held[6] = {&bfr, &bst, &bc, &bd, &bw, &bo};
-    int nheld = 0;
-    if (get(ofr, &bfr, 1, 1, 0, "free") < 0) return NULL;
-    nheld++;
-    if (get(ost, &bst, 8, 1, 0, "strides") < 0) goto fail;
-    nheld++;
-    if (get(oc, &bc, 8, 2, 0, "centers") < 0) goto fail;
-    nheld++;
-    if (get(od, &bd, 8, 1, 0, "dims") < 0) goto fail;
-    nheld++;
-    if (get(ow, &bw, 1, 1, 0, "wrap") < 0) goto fail;
-    nheld++;
-    if (get(oo, &bo, 8, 1, 1, "out") < 0) goto fail;
-    nheld++;
+    Grid g;
+    if (grid_open(args, &g) < 0) return NULL;
     PyObject *ret = NULL;
     i64 *S = NULL, *sst = NULL, *sz = NULL, *lo = NULL, *hi = NULL, *e = NULL;
-    Py_ssize_t C = bc.shape[0], d = bc.shape[1], N = bfr.shape[0];
-    const unsigned char *fr = bfr.buf, *wrap = bw.buf;
-    const i64 *st = bst.buf, *cc = bc.buf, *dims = bd.buf;
-    i64 *out = bo.buf;
-    if (bst.shape[0] != d || bd.shape[0] != d || bw.shape[0] != d || d < 1 || d > 16) {
-        PyErr_SetString(PyExc_ValueError, "strides, centers, dims and wrap: one coordinate per dimension (at most 16)");
-        goto done;
-    }
-    i64 F = 0, nodes = 1, total = 1, maxd = 0;
-    for (Py_ssize_t i = 0; i < d; i++) {
-        if (dims[i] < 1) { PyErr_SetString(PyExc_ValueError, "dims: every side at least 1"); goto done; }
-        nodes *= dims[i];
-        total *= (wrap[i] ? 2 * dims[i] : dims[i]) + 1;
-        i64 m = wrap[i] ? dims[i] / 2 : dims[i] - 1;
-        if (m > maxd) maxd = m;
-    }
-    for (Py_ssize_t v = 0; v < N; v++) F += fr[v] != 0;
-    if (nodes != N) { PyErr_Format(PyExc_ValueError, "free: %zd nodes, the sides hold %lld", N, (long long)nodes); goto done; }
-    if (C < 1 || k < 1 || k > F || bo.shape[0] != k) {
-        PyErr_Format(PyExc_ValueError, "expected a center, 0 < k <= %lld free processors and out of k items (C = %zd, k = %zd, out %zd)", (long long)F, C, k, bo.shape[0]);
-        goto done;
-    }
-    for (Py_ssize_t x = 0; x < C * d; x++)
-        if (cc[x] < 0 || cc[x] >= dims[x % d]) { PyErr_SetString(PyExc_ValueError, "a coordinate outside its side"); goto done; }
+    Py_ssize_t C = g.C, d = g.d, k = g.k;
+    const unsigned char *fr = g.fr, *wrap = g.wrap;
+    const i64 *st = g.st, *cc = g.cc, *dims = g.dims;
+    i64 total = 1;
+    for (Py_ssize_t i = 0; i < d; i++) total *= (wrap[i] ? 2 * dims[i] : dims[i]) + 1;
     S = calloc((size_t)total, sizeof(i64));
     sst = malloc((size_t)d * sizeof(i64));
     sz = malloc((size_t)d * sizeof(i64));
@@ -308,23 +356,7 @@ static PyObject *py_shells(PyObject *self, PyObject *args) {
         i64 score = wsum + r * (k - below);
         if (best < 0 || score < best_score) { best = c; best_score = score; bestR = r; best_below = below; }
     }
-    /* the winner's set: the free processors nearer than R and the first at R, in node-id order */
-    {
-        const i64 *x = cc + best * d;
-        i64 n = 0, t = k - best_below, f = 0;
-        for (i64 v = 0; v < N; v++) {
-            if (!fr[v]) continue;
-            i64 s = 0;
-            for (Py_ssize_t i = 0; i < d; i++) {
-                i64 a = (v / st[i]) % dims[i] - x[i];
-                if (a < 0) a = -a;
-                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
-                if (a > s) s = a;
-            }
-            if (s < bestR || (s == bestR && t-- > 0)) out[n++] = f;
-            f++;
-        }
-    }
+    if (grid_set(&g, cc + best * d, 1, bestR, k - best_below) < 0) goto done;
     ret = Py_BuildValue("(LL)", (long long)best, (long long)best_score);
 done:
     free(S);
@@ -333,11 +365,8 @@ done:
     free(lo);
     free(hi);
     free(e);
-    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
+    grid_close(&g);
     return ret;
-fail:
-    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
-    return NULL;
 }
 
 /* ------------------------------------------------------- Gen-Alg and MM by lines */
@@ -411,50 +440,18 @@ static i64 radius(const Lines *L, const i64 *e, i64 c0, i64 maxd, i64 k) {
 
 static PyObject *py_lines(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *ofr, *ost, *oc, *od, *ow, *oo;
-    Py_ssize_t k;
-    if (!PyArg_ParseTuple(args, "OOOOOnO", &ofr, &ost, &oc, &od, &ow, &k, &oo)) return NULL;
-    Py_buffer bfr, bst, bc, bd, bw, bo;
-    Py_buffer *held[6] = {&bfr, &bst, &bc, &bd, &bw, &bo};
-    int nheld = 0;
-    if (get(ofr, &bfr, 1, 1, 0, "free") < 0) return NULL;
-    nheld++;
-    if (get(ost, &bst, 8, 1, 0, "strides") < 0) goto fail;
-    nheld++;
-    if (get(oc, &bc, 8, 2, 0, "centers") < 0) goto fail;
-    nheld++;
-    if (get(od, &bd, 8, 1, 0, "dims") < 0) goto fail;
-    nheld++;
-    if (get(ow, &bw, 1, 1, 0, "wrap") < 0) goto fail;
-    nheld++;
-    if (get(oo, &bo, 8, 1, 1, "out") < 0) goto fail;
-    nheld++;
+    Grid g;
+    if (grid_open(args, &g) < 0) return NULL;
     PyObject *ret = NULL;
     i64 *P = NULL, *pos = NULL, *off = NULL, *lc = NULL, *e = NULL, *ch = NULL, *choff = NULL, *scratch = NULL;
-    Py_ssize_t C = bc.shape[0], d = bc.shape[1], N = bfr.shape[0];
-    const unsigned char *fr = bfr.buf, *wrap = bw.buf;
-    const i64 *st = bst.buf, *cc = bc.buf, *dims = bd.buf;
-    i64 *out = bo.buf;
-    if (bst.shape[0] != d || bd.shape[0] != d || bw.shape[0] != d || d < 1) {
-        PyErr_SetString(PyExc_ValueError, "strides, centers, dims and wrap: one coordinate per dimension");
-        goto done;
-    }
-    i64 F = 0, nodes = 1, maxd = 0, sumD = 0;
+    Py_ssize_t C = g.C, d = g.d, N = g.N, k = g.k;
+    const unsigned char *fr = g.fr, *wrap = g.wrap;
+    const i64 *st = g.st, *cc = g.cc, *dims = g.dims;
+    i64 F = g.F, maxd = 0, sumD = 0;
     for (Py_ssize_t i = 0; i < d; i++) {
-        if (dims[i] < 1) { PyErr_SetString(PyExc_ValueError, "dims: every side at least 1"); goto done; }
-        if (st[i] != nodes) { PyErr_SetString(PyExc_ValueError, "strides: the first side fastest, each the product of the sides before it"); goto done; }
-        nodes *= dims[i];
         maxd += wrap[i] ? dims[i] / 2 : dims[i] - 1;
         sumD += dims[i];
     }
-    for (Py_ssize_t v = 0; v < N; v++) F += fr[v] != 0;
-    if (nodes != N) { PyErr_Format(PyExc_ValueError, "free: %zd nodes, the sides hold %lld", N, (long long)nodes); goto done; }
-    if (C < 1 || k < 1 || k > F || bo.shape[0] != k) {
-        PyErr_Format(PyExc_ValueError, "expected a center, 0 < k <= %lld free processors and out of k items (C = %zd, k = %zd, out %zd)", (long long)F, C, k, bo.shape[0]);
-        goto done;
-    }
-    for (Py_ssize_t x = 0; x < C * d; x++)
-        if (cc[x] < 0 || cc[x] >= dims[x % d]) { PyErr_SetString(PyExc_ValueError, "a coordinate outside its side"); goto done; }
     Lines L;
     L.D0 = dims[0];
     L.ring0 = wrap[0] != 0;
@@ -526,19 +523,8 @@ static PyObject *py_lines(PyObject *self, PyObject *args) {
     {
         const i64 *x = cc + best * d;
         line_distances(&L, lc, x, dims, wrap, d, e);
-        i64 R = radius(&L, e, x[0], maxd, k), t = k - (R ? count_within(&L, e, x[0], R - 1) : 0), n = 0, f = 0;
-        for (i64 v = 0; v < N; v++) {
-            if (!fr[v]) continue;
-            i64 s = 0;
-            for (Py_ssize_t i = 0; i < d; i++) {
-                i64 a = (v / st[i]) % dims[i] - x[i];
-                if (a < 0) a = -a;
-                if (wrap[i] && dims[i] - a < a) a = dims[i] - a;
-                s += a;
-            }
-            if (s < R || (s == R && t-- > 0)) out[n++] = f;
-            f++;
-        }
+        i64 R = radius(&L, e, x[0], maxd, k);
+        if (grid_set(&g, x, 0, R, k - (R ? count_within(&L, e, x[0], R - 1) : 0)) < 0) goto done;
     }
     ret = Py_BuildValue("(LL)", (long long)best, (long long)best_score);
 done:
@@ -550,11 +536,8 @@ done:
     free(ch);
     free(choff);
     free(scratch);
-    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
+    grid_close(&g);
     return ret;
-fail:
-    for (int i = 0; i < nheld; i++) PyBuffer_Release(held[i]);
-    return NULL;
 }
 
 static PyMethodDef methods[] = {
