@@ -135,6 +135,25 @@ def test_the_cheapest_compiled_search_is_picked():
     assert CenterAllocator(parse_machine("torus:2x2x2x2x2x2x2x2x2"), "mc1x1")._way(512, 512, 8) == "every"  # (2**9 corners)
 
 
+@pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
+def test_a_machine_of_more_sides_than_the_compiled_searches_take_is_measured_point_by_point(name, monkeypatch):
+    """17 sides: the shells and lines searches refuse more than 16, so every free processor is measured (the same
+    grant as the numpy path), not an error."""
+    center = _compiled_center()
+    top = parse_machine("torus:" + "x".join(["2"] * 17))
+    a = CenterAllocator(top, name)
+    assert a._way(10**6, 10**6, 4) == "every"
+    busy = np.ones(top.n_nodes, dtype=bool)
+    busy[np.random.default_rng(3).choice(top.n_nodes, 24, replace=False)] = False
+    a._busy[:] = busy
+    got = []
+    for compiled in (True, False):
+        monkeypatch.setattr(center, "USE_COMPILED", compiled)
+        g = a._allocate(Request(5))
+        got.append((g.nodes.tolist(), g.info))
+    assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("machine", ["mesh:16x8", "torus:4x4x8", "torus:6x5,wrap=10"])
 @pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])
 def test_the_compiled_search_makes_the_same_run(name, machine, monkeypatch):

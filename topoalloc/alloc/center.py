@@ -77,6 +77,9 @@ __all__ = ["CenterAllocator", "VARIANTS"]
 #: most dimensions for MC1x1's shells on a summed-area table (2**d corners per box)
 SHELLS_MAX_DIM = 8
 
+#: most dimensions the compiled shells and lines searches take (``_ccenter.c`` refuses more)
+LINES_MAX_DIM = 16
+
 #: whether the compiled search (``_ccenter.c``) answers when it is built; the numpy path is the reference
 #: (the tests compare the two, and set this to False to run the reference)
 USE_COMPILED = True
@@ -207,6 +210,8 @@ class CenterAllocator(CountingProbes, Allocator):
         line's distance, a bisection for the k-th nearest's distance, and the set's own processors).  All
         give the same grant; this picks the cheapest by an estimate of the steps each takes."""
         d = len(self._dims)
+        if d > LINES_MAX_DIM:
+            return "every"
         every = centers * free * (d + 2)
         side = np.where(self._wrap, self._dims // 2, self._dims - 1)
         if self.variant == "mc1x1":
