@@ -133,6 +133,8 @@ def test_the_cheapest_compiled_search_is_picked():
     assert mc._way(1000, 1000, 64) == "shells" and ga._way(1000, 1000, 64) == "lines"
     assert mc._way(3, 3, 2) == "every" and ga._way(3, 3, 2) == "every"
     assert CenterAllocator(parse_machine("torus:2x2x2x2x2x2x2x2x2"), "mc1x1")._way(512, 512, 8) == "every"  # (2**9 corners)
+    # an 8-sided torus of 4s: a table of 9**8 cells (344 MB) costs more than measuring 6,475 free processors
+    assert CenterAllocator(parse_machine("torus:" + "x".join(["4"] * 8)), "mc1x1")._way(6475, 6475, 8) == "every"
 
 
 @pytest.mark.parametrize("name", ["nearest", "mc1x1", "mm"])

@@ -217,8 +217,11 @@ class CenterAllocator(CountingProbes, Allocator):
         if self.variant == "mc1x1":
             if d > SHELLS_MAX_DIM:
                 return "every"
+            # (the table: 8 bytes a cell, at most _CHUNK_BYTES, and about 3d steps a cell to build)
             cells = int(np.prod(np.where(self._wrap, 2 * self._dims, self._dims) + 1))
-            return "shells" if cells * (d + 1) + (centers * (int(side.max()) + 1) << d) < every else "every"
+            if 8 * cells > _CHUNK_BYTES:
+                return "every"
+            return "shells" if 3 * d * cells + (centers * (int(side.max()) + 1) << d) < every else "every"
         lines = self.n_nodes // int(self._dims[0])
         table = lines * (2 * int(self._dims[0]) + 1)
         per_center = lines * (d + int(side.sum()).bit_length()) + k + int(self._dims.sum())
