@@ -49,9 +49,9 @@ partial sort, and the pairwise sum comes from the histograms of the set's
 coordinates per dimension.  Where it is cheaper (``CenterAllocator._way``),
 the counts come without measuring every free processor: MC1x1's L∞ shells
 are boxes, counted on a summed-area table; Gen-Alg's and MM's L1 balls are
-counted along the lines of the first side, with prefix counts per line.  Every number is an exact integer, so the grant,
-its center and its score are those of the numpy path below, which stays the
-reference (``USE_COMPILED = False``; the tests compare the two on random
+counted along the lines of the first side, with prefix counts per line.
+Every number is an exact integer, so the grant, its center and its score
+are those of the numpy path below, which stays the reference (``USE_COMPILED = False``; the tests compare the two on random
 busy maps of lines, rings and mixed wraps, and on whole runs).
 """
 
@@ -229,7 +229,8 @@ class CenterAllocator(CountingProbes, Allocator):
 
     def _allocate(self, request: Request) -> Grant:
         k = request.size
-        free = np.flatnonzero(~self._busy)
+        idle = ~self._busy
+        free = np.flatnonzero(idle)
         fc = self._coords(free)
         centers = self._centers(free, fc)
         if USE_COMPILED and _ccenter is not None and len(centers) and 0 < k <= free.size:
@@ -238,7 +239,7 @@ class CenterAllocator(CountingProbes, Allocator):
             way = self._way(len(cs), free.size, k)
             if way != "every":
                 search = _ccenter.shells if way == "shells" else _ccenter.lines
-                i, score = search((~self._busy).view(np.uint8), self._strides, cs, self._dims, self._wrap.view(np.uint8), k, sel)
+                i, score = search(idle.view(np.uint8), self._strides, cs, self._dims, self._wrap.view(np.uint8), k, sel)
             else:
                 i, score = _ccenter.best(cs, np.ascontiguousarray(fc, dtype=np.int64), self._dims, self._wrap.view(np.uint8), self.variant == "mc1x1", k, sel)
             return Grant(free[sel], {"center": tuple(int(x) for x in centers[i]), "score": int(score)})
