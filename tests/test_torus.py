@@ -334,3 +334,18 @@ def test_conservative_compression_keeps_reservations_on_subtori():
     r = topoalloc.simulate(w, machine="torus:2x2x2x4x4x8", allocator="nep", scheduler="conservative", clean=True, scale_sizes=8, round_pow2=True, work_multiple=2.0)
     assert np.isfinite(r.start).all()
     check_schedule(r)
+
+
+@pytest.mark.parametrize("scheme", ["ep", "nep"])
+def test_never_fits_says_the_rounding_and_the_largest_grant(scheme):
+    """A request that rounds past every semitorus is refused with the rounded size and the largest grant
+    (on a 7x7x7 torus a power-of-two subtorus has at most 64 processors: 79 -> 128 never fits, 64 does)."""
+    from topoalloc.api import make_allocator
+
+    alloc = make_allocator(scheme, "torus:7x7x7")
+    alloc.check_request(Request(64))
+    with pytest.raises(RequestNeverFits, match=rf"request for 79 processors can never fit torus:7x7x7 with allocator '{scheme}': "
+                       rf"{scheme} rounds it up to 128 \(a power of two\), and the largest subtorus it grants on torus:7x7x7 has 64"):
+        alloc.check_request(Request(79))
+    with pytest.raises(RequestNeverFits, match=r"request for 400 processors can never fit torus:7x7x7 with allocator '\w+'$"):
+        alloc.check_request(Request(400))  # wider than the machine: nothing to add

@@ -394,7 +394,13 @@ class Allocator(ABC):
                 f"{who}request for {request.size} processors"
                 + (f" shaped {'x'.join(map(str, request.shape))}" if request.shape else "")
                 + f" can never fit {self.topology.spec()} with allocator {self.name!r}"
+                + self._never_fits_why(request)
             )
+
+    def _never_fits_why(self, request: Request) -> str:
+        """What :class:`RequestNeverFits`' message adds to say why ``request`` fits no state (default: nothing),
+        e.g. a rounding rule of the allocator that takes the request past the largest grant the machine allows."""
+        return ""
 
     def _fits_empty(self, request: Request) -> bool:
         """Whether ``request`` fits the empty machine (default: ask a fresh copy)."""

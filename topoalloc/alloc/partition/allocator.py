@@ -178,6 +178,15 @@ class PartitionAllocator(Allocator):
     def _fits_empty(self, request: Request) -> bool:
         return self.order_of(request.size) <= self.max_order
 
+    def _never_fits_why(self, request: Request) -> str:
+        """The paper's rounding: the request becomes 2**k processors, past the largest subtorus the machine's
+        semitori give (a side that is not a power of two leaves nodes no power-of-two subtorus can take)."""
+        if request.size > self.n_nodes:
+            return ""
+        return (f": {self.name} rounds it up to {1 << self.order_of(request.size)} (a power of two), and the largest"
+                f" subtorus it grants on {self.topology.spec()} has {1 << self.max_order} processors"
+                " (on a torus whose sides are powers of two it grants the whole machine)")
+
     def fit_key(self, request: Request) -> int:
         """Requests of the same order (log2 of the rounded size) are placed alike."""
         return (request.size - 1).bit_length()
