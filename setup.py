@@ -15,7 +15,8 @@ Gray code allocators on their busy masks, and its free list (and AFL) on its own
 (``topoalloc.workload.swf``); ``_cgrant`` the grant check every allocation passes
 (``topoalloc.alloc.base``); ``_cboxes`` the slice allocator's box search
 (``topoalloc.alloc.slices``); ``_ccenter`` the center-based allocators' search (MC1x1, Gen-Alg, MM:
-``topoalloc.alloc.center``); ``_cmetrics`` the connected components of
+``topoalloc.alloc.center``); ``_csubcube`` complete subcube recognition for the free list and the AFL
+(``topoalloc.alloc.hypercube``); ``_cmetrics`` the connected components of
 the locality metrics (``topoalloc.metrics.locality``); ``_cmesh`` the 2-D Best Fit search
 (``topoalloc.alloc.mesh2d.core``); ``_clinear`` the linear allocators' grants replayed after
 the kernel (``topoalloc.sched.fastpath``).
@@ -43,6 +44,7 @@ setup(
         Extension("topoalloc.alloc._cgrant", sources=["topoalloc/alloc/_cgrant.c"], optional=True),
         Extension("topoalloc.alloc._cboxes", sources=["topoalloc/alloc/_cboxes.c"], optional=True),
         Extension("topoalloc.alloc._ccenter", sources=["topoalloc/alloc/_ccenter.c"], optional=True),
+        Extension("topoalloc.alloc.hypercube._csubcube", sources=["topoalloc/alloc/hypercube/_csubcube.c"], optional=True),
         Extension("topoalloc.metrics._cmetrics", sources=["topoalloc/metrics/_cmetrics.c"], optional=True),
         Extension("topoalloc.alloc.mesh2d._cmesh", sources=["topoalloc/alloc/mesh2d/_cmesh.c"], optional=True),
         Extension("topoalloc.alloc.linear._clinear", sources=["topoalloc/alloc/linear/_clinear.c"], optional=True),

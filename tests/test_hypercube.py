@@ -980,3 +980,80 @@ def test_block_tree_threshold_is_where_the_tree_is_used():
     small.allocate(Request(2))
     large.allocate(Request(2))
     assert small._tree is None and large._tree is not None
+
+
+# ------------------------------------------------ complete recognition, compiled
+def _compiled_recognition():
+    from topoalloc.alloc.hypercube import allocators
+
+    if allocators._csubcube is None:
+        pytest.skip("the compiled subcube search (_csubcube) is not built")
+    return allocators
+
+
+def test_compiled_recognition_answers_as_the_node_table():
+    """``_csubcube.first_free`` gives the node table's answer (the first k-subcube in ``_all_subcubes``' order whose
+    nodes are free and whose row is not excluded) on random states of Q0..Q10 and Q12: busy masks and release
+    numbers against a threshold, with no rows, unsafe marks or safe-after numbers, every k from 0 to n + 1."""
+    A = _compiled_recognition()
+    rng = np.random.default_rng(20261204)
+    for case in range(2500):
+        n = 12 if case % 250 == 0 else int(rng.integers(0, 11))
+        k = int(rng.integers(0, n + 2))
+        busy = rng.random(1 << n) < rng.random() * 0.9
+        if k > n:
+            assert A._csubcube.first_free(busy, n, k, None, 0) == -1
+            continue
+        _, _, table = A._all_subcubes(n, k)
+        rows = table.shape[0]
+        unsafe = None if case % 2 else rng.random(rows) < rng.random()
+        ok = ~busy[table].any(axis=1) & (True if unsafe is None else ~unsafe)
+        want = int(ok.argmax()) if ok.any() else -1
+        assert A._csubcube.first_free(busy, n, k, unsafe, 0) == want, (n, k)
+        A.USE_COMPILED = False
+        try:
+            assert A._first_free_safe(busy, n, k, unsafe) == want
+        finally:
+            A.USE_COMPILED = True
+        rank = np.where(busy, rng.integers(1, 6, 1 << n), 0)
+        after = None if unsafe is None else np.where(unsafe, rng.integers(0, 7, rows), 0)
+        r = int(rng.integers(0, 7))
+        ok = (rank[table].max(axis=1) <= r) & (True if after is None else after <= r)
+        assert A._csubcube.first_free(rank, n, k, after, r) == (int(ok.argmax()) if ok.any() else -1), (n, k, r)
+
+
+def test_compiled_recognition_refuses_what_it_cannot_read():
+    A = _compiled_recognition()
+    busy = np.zeros(16, dtype=bool)
+    with pytest.raises(ValueError, match="nodes: expected 32 items, got 16"):
+        A._csubcube.first_free(busy, 5, 2, None, 0)
+    with pytest.raises(ValueError, match="rows: expected 24 items, got 3"):
+        A._csubcube.first_free(busy, 4, 2, np.zeros(3, dtype=bool), 0)
+    with pytest.raises(ValueError, match="1- or 8-byte items"):
+        A._csubcube.first_free(np.zeros(16, dtype=np.int32), 4, 2, None, 0)
+    with pytest.raises(ValueError, match="n = 13"):
+        A._csubcube.first_free(np.zeros(1 << 13, dtype=bool), 13, 2, None, 0)
+    assert A._csubcube.first_free(busy, 4, 5, None, 0) == -1
+
+
+@pytest.mark.parametrize("spec,machine,scale,scheduler,jobs", [
+    ("afl", "hypercube:7", 0.75, "easy", 3000),
+    ("afl:pieces=as_is", "hypercube:9", 3.0, "easy:order=sjf", 2000),
+    ("afl", "hypercube:8", 1.5, "conservative", 300),
+    ("free_list", "hypercube:9", 2.5, "easy", 2000),
+])
+def test_compiled_recognition_makes_the_same_run(spec, machine, scale, scheduler, jobs, monkeypatch):
+    """The AFL on sizes that are not powers of two (the general engine: placements, EASY's earliest fit and guard,
+    conservative's plan) and the free list on the general engine: the same starts and nodes with the compiled search
+    as with the numpy reference."""
+    A = _compiled_recognition()
+    from topoalloc.workload import default_trace_path, read_swf
+
+    w = read_swf(default_trace_path()).take(np.arange(jobs))
+    runs = []
+    for compiled in (True, False):
+        monkeypatch.setattr(A, "USE_COMPILED", compiled)
+        r = topoalloc.simulate(w, machine=machine, allocator=spec, scheduler=scheduler, clean=True, scale_sizes=scale,
+                               record_allocations=True, engine="python")
+        runs.append((r.start.tolist(), r.allocations[0].tolist()))
+    assert runs[0] == runs[1]

@@ -49,6 +49,15 @@ MAX_COMPLETE_DIM = 12
 #: a release number no release reaches (a node or subcube never freed)
 _NEVER = np.iinfo(np.int64).max
 
+try:  # complete recognition's search, compiled (optional: without it, the numpy reference below answers the same)
+    import topoalloc.alloc.hypercube._csubcube as _csubcube
+except ImportError:  # pragma: no cover - built wherever a C compiler is
+    _csubcube = None
+
+#: whether complete recognition uses the compiled search where it is built (tests set it False to run the
+#: numpy reference, :func:`_free_safe_rows`, and compare)
+USE_COMPILED = True
+
 
 def _request_dim(request: Request) -> int:
     """Cube dimension a subcube allocator gives ``request`` (mesh shapes: ⌈log₂X⌉ + ⌈log₂Y⌉)."""
@@ -472,7 +481,7 @@ class _FreeSubcubeGuard(ReservationGuard):
         if info.get("leftover"):  # a partial mesh, live at the shadow time
             rows = _unsafe_rows(n, self.k, info["cube"], info["leftover"])
             unsafe = rows if unsafe is None else unsafe | rows
-        if not _free_safe_rows(trial, n, self.k, unsafe).any():
+        if _first_free_safe(trial, n, self.k, unsafe) < 0:
             return False
         self.shadow, self.unsafe = trial, unsafe
         return True
@@ -607,6 +616,18 @@ def _free_safe_rows(busy: np.ndarray, n: int, k: int, unsafe: np.ndarray | None)
     return ok
 
 
+def _first_free_safe(busy: np.ndarray, n: int, k: int, unsafe: np.ndarray | None) -> int:
+    """The index (in :func:`_all_subcubes`' order) of the first k-subcube of Q_n free in ``busy`` and not marked in
+    ``unsafe``, or -1.  Compiled (``_csubcube.c``: a depth-first search over the free masks on the free nodes as
+    bits, about 2**n / 64 word operations per mask it visits) where built; else :func:`_free_safe_rows` over the
+    node table, which the tests compare it with."""
+    if _csubcube is not None and USE_COMPILED:
+        return int(_csubcube.first_free(busy, n, k, unsafe, 0))
+    ok = _free_safe_rows(busy, n, k, unsafe)
+    i = int(ok.argmax())
+    return i if ok[i] else -1
+
+
 def _live_after(live: dict[Cube, tuple[Cube, ...]], releases: Iterable[Allocation]) -> dict[Cube, int]:
     """For each partial mesh of ``live``, how many of ``releases`` (in order) must end before it is no longer live
     (the one releasing it: its number; none: :data:`_NEVER`).  An allocation not held is the caller's to refuse, as
@@ -657,6 +678,25 @@ def _first_free_after(busy: np.ndarray, releases: Iterable[Allocation], block_ra
     return None if best == _NEVER else best
 
 
+def _first_fit_after(busy: np.ndarray, releases: list[Allocation], n: int, k: int, safe_after: np.ndarray | None) -> int | None:
+    """:func:`_first_free_after` for k-subcubes, by the compiled search: a subcube fits after release r iff each of
+    its nodes' numbers (:func:`_first_free_after`'s) and its ``safe_after`` are <= r, which holds from some r on
+    (nodes and safety, once gained, stay), so the least such r over the subcubes is found by bisection on r."""
+    rank = np.where(busy, _NEVER, 0)
+    for i, alloc in enumerate(releases, 1):
+        rank[alloc.nodes] = i
+    lo, hi = 0, len(releases)
+    if _csubcube.first_free(rank, n, k, safe_after, hi) < 0:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _csubcube.first_free(rank, n, k, safe_after, mid) >= 0:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def _bits(mask: np.ndarray) -> int:
     """A boolean mask as one integer: bit i is ``mask[i]``."""
     return int.from_bytes(np.packbits(mask, bitorder="little").tobytes(), "little")
@@ -699,17 +739,29 @@ def _gray_order(n: int) -> np.ndarray:
 @lru_cache(maxsize=64)
 def _all_subcubes(n: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every k-subcube of Qn: (free masks, values, node table), ordered by free mask (combinations in order) then value."""
-    frees, values, rows = [], [], []
-    N = 1 << n
-    for comb in combinations(range(n), k):
-        free = sum(1 << p for p in comb)
-        fixed = (N - 1) ^ free
-        offs = _spread(free)
-        vals = _spread(fixed)
+    frees, values = _subcube_keys(n, k)
+    rows = [values[frees == free][:, None] | _spread(free)[None, :] for free in _combination_masks(n, k)]
+    return frees, values, np.concatenate(rows)
+
+
+def _combination_masks(n: int, k: int) -> list[int]:
+    """The free masks of Qn's k-subcubes, in the order of ``combinations(range(n), k)``."""
+    return [sum(1 << p for p in comb) for comb in combinations(range(n), k)]
+
+
+@lru_cache(maxsize=64)
+def _subcube_keys(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_all_subcubes`' free masks and values without the node table (read only: what the compiled search's
+    index names, in a fraction of the table's memory)."""
+    frees, values = [], []
+    for free in _combination_masks(n, k):
+        vals = _spread(((1 << n) - 1) ^ free)
         frees.append(np.full(vals.size, free, dtype=np.int64))
         values.append(vals)
-        rows.append(vals[:, None] | offs[None, :])
-    return np.concatenate(frees), np.concatenate(values), np.concatenate(rows)
+    out = np.concatenate(frees), np.concatenate(values)
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 class FreeListAllocator(Allocator):
@@ -848,10 +900,11 @@ class FreeListAllocator(Allocator):
         """The first free, safe k-subcube of the machine that complete recognition would take (read only)."""
         if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
             return None
-        frees, values, _ = _all_subcubes(self.dim, k)
-        ok = _free_safe_rows(self._busy, self.dim, k, _unsafe_for(self.dim, k, self._live.items()))
-        i = int(ok.argmax())
-        return (int(frees[i]), int(values[i])) if ok[i] else None
+        i = _first_free_safe(self._busy, self.dim, k, _unsafe_for(self.dim, k, self._live.items()))
+        if i < 0:
+            return None
+        frees, values = _subcube_keys(self.dim, k)
+        return int(frees[i]), int(values[i])
 
     def _recognise(self, k: int) -> Cube | None:
         """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
@@ -916,13 +969,18 @@ class FreeListAllocator(Allocator):
         if k > self.dim:
             return None
         releases = list(releases)
-        frees, _, table = _all_subcubes(self.dim, k)
-        if not self._live:
+        frees, _ = _subcube_keys(self.dim, k)
+        safe_after = None
+        if self._live:
+            gone = _live_after(self._live, releases)
+            safe_after = np.zeros(frees.size, dtype=np.int64)  # the release after which each subcube is safe
+            for cube, lefts in self._live.items():
+                np.maximum(safe_after, np.where(_unsafe_rows(self.dim, k, cube, lefts), gone[cube], 0), out=safe_after)
+        if _csubcube is not None and USE_COMPILED:
+            return _first_fit_after(self._busy, releases, self.dim, k, safe_after)
+        _, _, table = _all_subcubes(self.dim, k)
+        if safe_after is None:
             return _first_free_after(self._busy, releases, lambda rank: rank[table].max(axis=1))
-        gone = _live_after(self._live, releases)
-        safe_after = np.zeros(frees.size, dtype=np.int64)  # the release after which each subcube is safe
-        for cube, lefts in self._live.items():
-            np.maximum(safe_after, np.where(_unsafe_rows(self.dim, k, cube, lefts), gone[cube], 0), out=safe_after)
         return _first_free_after(self._busy, releases, lambda rank: np.maximum(rank[table].max(axis=1), safe_after))
 
     def reservation_guard(self, head: Request, releases: Iterable[Allocation]) -> ReservationGuard:
