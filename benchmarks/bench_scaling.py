@@ -31,6 +31,10 @@ Targets
   center          (no target: the issue's "every allocator") the center-based allocators (MC1x1, Gen-Alg, MM)
                   with every metric, SDSC-BLUE's first CENTER_JOBS jobs on mesh:48x24 under EASY: the compiled
                   search against the numpy path (the reference), interleaved pairs
+  subcube         (no target: the issue's "every allocator") the AFL on the sizes as logged (the general engine:
+                  meshes that do not fill their cubes), CTC-SP2 on hypercube:9 and SDSC-BLUE on hypercube:11, the
+                  first SUBCUBE_JOBS jobs of each under EASY: complete recognition compiled against its numpy path
+                  (the reference), interleaved pairs
   locality        SDSC-BLUE on mesh:48x24, best_fit:curve=hilbert, all metrics <= 2 x without metrics and
                   <= 400 MB; NASA scaled to mesh:256x256, torus:24x24x24x12 and hypercube:17 with all
                   metrics <= 60 s and <= 2 GB each
@@ -78,6 +82,10 @@ def one(spec: dict) -> dict:
         import topoalloc.alloc.center as center
 
         center.USE_COMPILED = False
+    if not spec.pop("subcube_compiled", True):  # complete subcube recognition's numpy path, the reference (bench: subcube)
+        import topoalloc.alloc.hypercube.allocators as subcubes
+
+        subcubes.USE_COMPILED = False
     name = spec.pop("trace")
     w = read_swf(default_trace_path() if name == "default" else TRACES / name)
     jobs = spec.pop("jobs", None)
@@ -439,6 +447,32 @@ def center() -> None:
               f"the same mean wait and mean pairwise L1 ({l1}) in every run: {same}")
 
 
+#: jobs of each log the subcube group runs (the numpy path takes about 4 ms a job on SDSC-BLUE's hypercube:11)
+SUBCUBE_JOBS = 20000
+
+
+def subcube() -> None:
+    """The AFL on the sizes as logged runs on the general engine, and its complete recognition (placements, EASY's
+    guard and earliest fit) on every k-subcube: the compiled search against the numpy path, the same run job for job
+    (mean wait and mean pairwise L1 compared, to the last bit), PAIRS // 2 + 1 interleaved pairs, the median ratio."""
+    n = PAIRS // 2 + 1
+    print(f"the AFL on the sizes as logged (general engine), first {SUBCUBE_JOBS:,} jobs, EASY: compiled / numpy recognition ({n} interleaved pairs)")
+    for trace, machine in ((CTC, "hypercube:9"), (BLUE, "hypercube:11")):
+        kw = {"trace": trace, "jobs": SUBCUBE_JOBS, "machine": machine, "allocator": "afl", "scheduler": "easy", "clean": True}
+        label = f"{trace.split('-')[0]}-{trace.split('-')[1]} {machine} afl"
+        pairs = [(run({**kw, "subcube_compiled": False}), run(kw)) for _ in range(n)]
+        failed = [r for pair in pairs for r in pair if "error" in r]
+        if failed:
+            show(label, failed[0])
+            continue
+        for i, name in enumerate(("numpy", "compiled")):
+            show(f"{label} {name} (median run)", _median_run([pair[i] for pair in pairs]))
+        ratios, ratio = pair_ratios(pairs)
+        same = len({(pair[i]["mean_wait"], pair[i].get("pairwise_l1")) for pair in pairs for i in (0, 1)}) == 1
+        print(f"  -> compiled / numpy {ratio:.2f} (per pair {', '.join(f'{r:.2f}' for r in ratios)}); "
+              f"the same mean wait ({pairs[0][1]['mean_wait']:.1f} s) and mean pairwise L1 in every run: {same}")
+
+
 def locality() -> None:
     print("locality metrics streamed")
     kw = {"trace": BLUE, "machine": "mesh:48x24", "allocator": "best_fit:curve=hilbert", "scheduler": "easy", "clean": True}
@@ -599,7 +633,7 @@ def main() -> int:
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         print(json.dumps(one(json.loads(sys.argv[2]))))
         return 0
-    groups = {"conservative": conservative, "center": center, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality, "large": large}
+    groups = {"conservative": conservative, "center": center, "subcube": subcube, "probes": probes, "subtorus": subtorus, "subtorus-sp2": subtorus_sp2, "mesh2d": mesh2d, "slices": slices, "orders": orders, "locality": locality, "large": large}
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", choices=[*groups, "jobs", "size"], help="run only these groups")
     ap.add_argument("--quick", action="store_true", help="fewer points for the slopes")

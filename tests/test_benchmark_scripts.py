@@ -210,6 +210,45 @@ def test_bench_scaling_one_runs_the_center_allocators_numpy_path_when_asked(monk
     assert not center.USE_COMPILED and reference["pairwise_l1"] == compiled["pairwise_l1"] > 0
 
 
+def test_bench_scaling_subcube_pairs_the_numpy_recognition_with_the_compiled_one(monkeypatch, capsys):
+    """The subcube group runs the AFL on the sizes as logged on two logs, numpy recognition then compiled, in
+    interleaved pairs on the same jobs, and says whether every run gave the same schedule."""
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    specs = []
+
+    def fake_run(spec):
+        specs.append(spec)
+        numpy_path = spec.get("subcube_compiled") is False
+        wait = 7.0 if spec["machine"] == "hypercube:11" and not numpy_path else 6.0  # (a planted difference)
+        return {"seconds": 4.0 if numpy_path else 1.0, "sim_seconds": 1.0, "mb": 70.0, "jobs": 10, "mean_wait": wait, "pairwise_l1": 2.0}
+
+    monkeypatch.setattr(bs, "run", fake_run)
+    bs.subcube()
+    out = capsys.readouterr().out
+    n = bs.PAIRS // 2 + 1
+    assert len(specs) == 2 * 2 * n and [s.get("subcube_compiled", True) for s in specs[:4]] == [False, True, False, True]
+    assert all(s["jobs"] == bs.SUBCUBE_JOBS and s["allocator"] == "afl" and "engine" not in s for s in specs)
+    assert out.count("compiled / numpy 0.25") == 2
+    assert "CTC-SP2 hypercube:9 afl" in out and "in every run: True" in out and "in every run: False" in out
+
+
+def test_bench_scaling_one_runs_the_numpy_recognition_when_asked(monkeypatch):
+    import topoalloc.alloc.hypercube.allocators as subcubes
+
+    from .conftest import load_benchmark_script
+
+    bs = load_benchmark_script("bench_scaling")
+    monkeypatch.setattr(subcubes, "USE_COMPILED", True)
+    spec = {"trace": "default", "jobs": 300, "machine": "hypercube:7", "allocator": "afl", "scheduler": "easy", "clean": True,
+            "scale_sizes": 0.75}
+    compiled = bs.one(dict(spec))
+    assert compiled["jobs"] > 0 and subcubes.USE_COMPILED
+    reference = bs.one({**spec, "subcube_compiled": False})
+    assert not subcubes.USE_COMPILED and reference["mean_wait"] == compiled["mean_wait"]
+
+
 def test_bench_scaling_slices_compares_with_flat_runs_on_as_many_nodes(monkeypatch, capsys):
     """The slices group runs each case and flat EASY and conservative on a flat machine of the machine's nodes,
     the same jobs scaled from SDSC-SP2's 128 processors, and reads the case against flat EASY."""
