@@ -432,19 +432,26 @@ def center() -> None:
     print(f"center-based allocators with every metric, SDSC-BLUE first {CENTER_JOBS:,} jobs, mesh:48x24, EASY: compiled / numpy ({n} interleaved pairs)")
     for alloc in ("mc1x1", "nearest", "mm"):
         kw = {"trace": BLUE, "jobs": CENTER_JOBS, "machine": "mesh:48x24", "allocator": alloc, "scheduler": "easy", "clean": True}
-        pairs = [(run({**kw, "center_compiled": False}), run(kw)) for _ in range(n)]
-        failed = [r for pair in pairs for r in pair if "error" in r]
-        if failed:
-            show(alloc, failed[0])
-            continue
-        for i, name in enumerate(("numpy", "compiled")):
-            show(f"{alloc} {name} (median run)", _median_run([pair[i] for pair in pairs]))
-        ratios, ratio = pair_ratios(pairs)
-        # (the mean wait is the flat machine's whatever the placement; the mean pairwise distance reads the placements)
-        same = len({(pair[i]["mean_wait"], pair[i].get("pairwise_l1")) for pair in pairs for i in (0, 1)}) == 1
-        l1 = pairs[0][1].get("pairwise_l1")
-        print(f"  -> compiled / numpy {ratio:.2f} (per pair {', '.join(f'{r:.2f}' for r in ratios)}); "
-              f"the same mean wait and mean pairwise L1 ({l1}) in every run: {same}")
+        got = _compiled_against_numpy(alloc, kw, "center_compiled", n)
+        if got is not None:
+            # (the mean wait is the flat machine's whatever the placement; the mean pairwise distance reads the placements)
+            print(f"{got[0]}the same mean wait and mean pairwise L1 ({got[1][0][1].get('pairwise_l1')}) in every run: {got[2]}")
+
+
+def _compiled_against_numpy(label: str, kw: dict, switch: str, n: int) -> tuple[str, list, bool] | None:
+    """``n`` interleaved pairs of one run, numpy path (``switch`` False in its spec) then compiled, each side's median
+    run shown: (the ratio line's start, the pairs, whether every run gave the same mean wait and mean pairwise L1),
+    or None where a run failed (shown)."""
+    pairs = [(run({**kw, switch: False}), run(kw)) for _ in range(n)]
+    failed = [r for pair in pairs for r in pair if "error" in r]
+    if failed:
+        show(label, failed[0])
+        return None
+    for i, name in enumerate(("numpy", "compiled")):
+        show(f"{label} {name} (median run)", _median_run([pair[i] for pair in pairs]))
+    ratios, ratio = pair_ratios(pairs)
+    same = len({(pair[i]["mean_wait"], pair[i].get("pairwise_l1")) for pair in pairs for i in (0, 1)}) == 1
+    return f"  -> compiled / numpy {ratio:.2f} (per pair {', '.join(f'{r:.2f}' for r in ratios)}); ", pairs, same
 
 
 #: jobs of each log the subcube group runs (the numpy path takes about 4 ms a job on SDSC-BLUE's hypercube:11)
@@ -460,17 +467,9 @@ def subcube() -> None:
     for trace, machine in ((CTC, "hypercube:9"), (BLUE, "hypercube:11")):
         kw = {"trace": trace, "jobs": SUBCUBE_JOBS, "machine": machine, "allocator": "afl", "scheduler": "easy", "clean": True}
         label = f"{trace.split('-')[0]}-{trace.split('-')[1]} {machine} afl"
-        pairs = [(run({**kw, "subcube_compiled": False}), run(kw)) for _ in range(n)]
-        failed = [r for pair in pairs for r in pair if "error" in r]
-        if failed:
-            show(label, failed[0])
-            continue
-        for i, name in enumerate(("numpy", "compiled")):
-            show(f"{label} {name} (median run)", _median_run([pair[i] for pair in pairs]))
-        ratios, ratio = pair_ratios(pairs)
-        same = len({(pair[i]["mean_wait"], pair[i].get("pairwise_l1")) for pair in pairs for i in (0, 1)}) == 1
-        print(f"  -> compiled / numpy {ratio:.2f} (per pair {', '.join(f'{r:.2f}' for r in ratios)}); "
-              f"the same mean wait ({pairs[0][1]['mean_wait']:.1f} s) and mean pairwise L1 in every run: {same}")
+        got = _compiled_against_numpy(label, kw, "subcube_compiled", n)
+        if got is not None:
+            print(f"{got[0]}the same mean wait ({got[1][0][1]['mean_wait']:.1f} s) and mean pairwise L1 in every run: {got[2]}")
 
 
 def locality() -> None:
