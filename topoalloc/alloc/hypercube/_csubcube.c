@@ -32,11 +32,13 @@ typedef int64_t i64;
 static const u64 BIT0[6] = {0x5555555555555555ULL, 0x3333333333333333ULL, 0x0F0F0F0F0F0F0F0FULL,
                             0x00FF00FF00FF00FFULL, 0x0000FFFF0000FFFFULL, 0x00000000FFFFFFFFULL};
 
+/* binomial coefficients C(a, b) for a, b <= MAX_N (filled when the module loads) */
+static i64 binom[MAX_N + 1][MAX_N + 1];
+
 typedef struct {
     int n, k;
     i64 W;                      /* words of a level */
     u64 g[MAX_N + 1][MAX_W];    /* the levels */
-    i64 binom[MAX_N + 1][MAX_N + 1];
     const unsigned char *rows1; /* the rows as bytes, or */
     const i64 *rows8;           /* as int64 (neither: no rows) */
     i64 r;
@@ -90,7 +92,7 @@ static i64 search(Search *s, int depth, int from, u64 F, i64 rank) {
             i64 c = search(s, depth + 1, p + 1, F | ((u64)1 << p), rank);
             if (c >= 0) return c;
         }
-        rank += s->binom[s->n - 1 - p][s->k - depth - 1]; /* the combinations whose next element is p */
+        rank += binom[s->n - 1 - p][s->k - depth - 1]; /* the combinations whose next element is p */
     }
     return -1;
 }
@@ -127,8 +129,6 @@ static PyObject *py_first_free(PyObject *self, PyObject *const *args, Py_ssize_t
     s.k = (int)k;
     s.W = n >= 6 ? ((i64)1 << n) / 64 : 1;
     s.r = r;
-    for (int a = 0; a <= MAX_N; a++)
-        for (int b = 0; b <= MAX_N; b++) s.binom[a][b] = b == 0 ? 1 : a == 0 ? 0 : s.binom[a - 1][b - 1] + s.binom[a - 1][b];
     Py_buffer nb, rb;
     if (get(args[0], &nb, "nodes") < 0) return NULL;
     i64 N = (i64)1 << n;
@@ -136,7 +136,7 @@ static PyObject *py_first_free(PyObject *self, PyObject *const *args, Py_ssize_t
         PyBuffer_Release(&nb);
         return PyErr_Format(PyExc_ValueError, "nodes: expected %lld items, got %lld", (long long)N, (long long)(nb.len / nb.itemsize));
     }
-    i64 nrows = s.binom[n][k] << (n - k);
+    i64 nrows = binom[n][k] << (n - k);
     s.rows1 = NULL;
     s.rows8 = NULL;
     int has_rows = args[3] != Py_None;
@@ -177,4 +177,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_csubcube", "Complete subcube recognition on Q_n, compiled (see allocators.py).", -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__csubcube(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__csubcube(void) {
+    for (int a = 0; a <= MAX_N; a++)
+        for (int b = 0; b <= MAX_N; b++) binom[a][b] = b == 0 ? 1 : a == 0 ? 0 : binom[a - 1][b - 1] + binom[a - 1][b];
+    return PyModule_Create(&module);
+}

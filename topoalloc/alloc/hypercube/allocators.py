@@ -671,20 +671,24 @@ def _first_free_after(busy: np.ndarray, releases: Iterable[Allocation], block_ra
     """How many of ``releases`` (in order) must end before some block is free: each node gets the
     number of the release that frees it (0: free now; never: busy and not released), ``block_ranks``
     gives each block the largest number among its nodes, and the answer is the smallest (None: never)."""
+    best = int(block_ranks(_release_numbers(busy, releases)).min())
+    return None if best == _NEVER else best
+
+
+def _release_numbers(busy: np.ndarray, releases: Iterable[Allocation]) -> np.ndarray:
+    """Each node's number of the release (of ``releases``, in order, from 1) that frees it: 0 if free now,
+    :data:`_NEVER` if busy and not released."""
     rank = np.where(busy, _NEVER, 0)
     for n, alloc in enumerate(releases, 1):
         rank[alloc.nodes] = n
-    best = int(block_ranks(rank).min())
-    return None if best == _NEVER else best
+    return rank
 
 
 def _first_fit_after(busy: np.ndarray, releases: list[Allocation], n: int, k: int, safe_after: np.ndarray | None) -> int | None:
     """:func:`_first_free_after` for k-subcubes, by the compiled search: a subcube fits after release r iff each of
     its nodes' numbers (:func:`_first_free_after`'s) and its ``safe_after`` are <= r, which holds from some r on
     (nodes and safety, once gained, stay), so the least such r over the subcubes is found by bisection on r."""
-    rank = np.where(busy, _NEVER, 0)
-    for i, alloc in enumerate(releases, 1):
-        rank[alloc.nodes] = i
+    rank = _release_numbers(busy, releases)
     lo, hi = 0, len(releases)
     if _csubcube.first_free(rank, n, k, safe_after, hi) < 0:
         return None
