@@ -882,17 +882,18 @@ class FreeListAllocator(Allocator):
             d = free.bit_count()
             fixed = ((1 << self.dim) - 1) ^ free
             merged = False
+            fl_d, aux_d = fl[d], aux[d]  # (looked up once a dimension, not once a bit)
             while fixed:
                 b = fixed & -fixed
                 fixed ^= b
                 mate = (free, value ^ b)
-                where = fl if mate in fl[d] else (aux if mate in aux[d] and mate not in owned else None)
+                where = fl_d if mate in fl_d else (aux_d if mate in aux_d and mate not in owned else None)
                 if where is None:
                     continue
                 bigger = (free | b, value & ~b)
                 if self._live and not self._safe(bigger):
                     continue
-                del where[d][mate]
+                del where[mate]
                 free, value = bigger
                 merged = True
                 break
@@ -1193,8 +1194,8 @@ class _ListsModel:
             a._busy = np.unpackbits(np.frombuffer(busy.to_bytes(self._nbytes, "little"), dtype=np.uint8), count=self._n, bitorder="little").view(bool)
         a._free_count = self._n - busy.bit_count()
         a._held = held  # (_release asks only whether any job is still held)
-        a._fl = _Lists(fl)
-        a._aux = _Lists(aux)
+        a._fl = _load_lists(fl)
+        a._aux = _load_lists(aux)
         a._live = dict(live)
         a._owned = {c for _, lefts in live for c in lefts}
         return a
@@ -1202,7 +1203,7 @@ class _ListsModel:
     @staticmethod
     def _read(a: FreeListAllocator, state: tuple, busy: int, held: int) -> tuple:
         live = state[3] if not a._live and not state[3] else frozenset(a._live.items())
-        return busy, _Lists.read(a._fl, state[1]), _Lists.read(a._aux, state[2]), live, held
+        return busy, _read_lists(a._fl, state[1]), _read_lists(a._aux, state[2]), live, held
 
     def place(self, state: tuple, request: Request) -> tuple[tuple, tuple] | None:
         a = self._load(state)
@@ -1255,51 +1256,23 @@ def _frozen(lists: list[dict[Cube, None]]) -> tuple[frozenset[Cube], ...]:
     return tuple(map(frozenset, lists))
 
 
-class _Group(dict[Cube, None]):
-    """One dimension's list loaded from a state (a frozenset of cubes), remembering whether it changed."""
-
-    __slots__ = ("changed",)
-
-    def __init__(self, cubes: frozenset[Cube]):
-        super().__init__(dict.fromkeys(cubes))
-        self.changed = False
-
-    def __setitem__(self, cube: Cube, value: None) -> None:
-        self.changed = True
-        dict.__setitem__(self, cube, value)
-
-    def __delitem__(self, cube: Cube) -> None:
-        self.changed = True
-        dict.__delitem__(self, cube)
+def _load_lists(lists: tuple[frozenset[Cube], ...]) -> list[dict[Cube, None]]:
+    """A state's lists (a frozenset of cubes per dimension) as the allocator's code holds them: a dict per dimension.
+    (Every dimension is loaded, by C code: that costs less than loading each one when the code first asks for it,
+    through a list subclass's Python ``__getitem__``, and noting changes through a dict subclass's Python setters.)"""
+    return [dict.fromkeys(group) for group in lists]
 
 
-class _Lists(list[Any]):
-    """A state's lists (a frozenset of cubes per dimension) as the allocator's code reads them: a dimension becomes
-    a :class:`_Group` only when the code asks for it, so that a placement or a release loads and reads back only the
-    lists it touched."""
-
-    __slots__ = ()
-
-    def __getitem__(self, i: Any) -> Any:
-        group = list.__getitem__(self, i)
-        if type(group) is frozenset:
-            group = _Group(group)
-            list.__setitem__(self, i, group)
-        return group
-
-    @staticmethod
-    def read(lists: list[Any], before: tuple[frozenset[Cube], ...]) -> tuple[frozenset[Cube], ...]:
-        """The lists as a state again, ``before`` the state they were loaded from: a dimension the code did not
-        change is ``before``'s own; any other (a changed group, or the fresh lists of a reset) is read whole."""
-        out = None
-        for d, group in enumerate(list.__iter__(lists)):
-            kind = type(group)
-            if kind is frozenset or (kind is _Group and not group.changed):
-                continue  # (loaded from before[d] and not changed)
+def _read_lists(lists: list[dict[Cube, None]], before: tuple[frozenset[Cube], ...]) -> tuple[frozenset[Cube], ...]:
+    """The lists as a state again, ``before`` the state they were loaded from: a dimension whose cubes are
+    ``before``'s is ``before``'s own (the same object), any other is read whole; ``before`` itself if none changed."""
+    out = None
+    for d, group in enumerate(lists):
+        if group.keys() != before[d]:
             if out is None:
                 out = list(before)
             out[d] = frozenset(group)
-        return before if out is None else tuple(out)
+    return before if out is None else tuple(out)
 
 
 def _node_bits(n: int, nodes: np.ndarray) -> int:
