@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import py_compile
 import subprocess
 import sys
@@ -290,3 +291,48 @@ def test_bench_families_slurm_conservative_reads_every_placement_under_both_sche
     whole = [rows[0], *rows[2:]]
     assert len({(r[6], r[7]) for r in whole}) == 1 and int(rows[0][7].replace(",", "")) > 400  # mean wait, plan changes
     assert int(rows[1][7].replace(",", "")) > 400
+
+
+def test_sweep_logs_compares_the_engines_cell_by_cell(tmp_path):
+    """``sweep_logs.py --compare`` on the bundled NASA log: a cell per allocator, ``=`` where the compiled kernel and
+    the general engine give every job the same start and nodes, exit status 0."""
+    import shutil
+
+    from topoalloc.workload import default_trace_path
+
+    shutil.copy(default_trace_path(), tmp_path / "NASA-iPSC-1993-3.1-cln.swf.gz")
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep_logs.py"), "--compare", "--log", "NASA-iPSC-1993-3.1-cln.swf",
+                        "--allocator", "buddy", "--allocator", "mbs", "--allocator", "flat", "--jobs", "80", "--workers", "1",
+                        "--scheduler", "conservative"], capture_output=True, text=True, env={**os.environ, "TOPOALLOC_TRACES": str(tmp_path)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "| `buddy` | = |" in r.stdout and "| `mbs` | = |" in r.stdout and "| `flat` | = |" in r.stdout, r.stdout
+    assert "3 runs: 0 different or failed" in r.stdout
+
+
+def test_sweep_logs_cells_say_what_happened():
+    """A cell: seconds, refused, stopped or failed; with --compare, ``=`` only where both engines answered alike."""
+    from .conftest import load_benchmark_script
+
+    sw = load_benchmark_script("sweep_logs")
+    same = {"sha256": "ab", "mean_wait": 1.0}
+    assert sw.verdict({"auto": same, "python": dict(same), "seconds": 1.0}, True, 60) == "="
+    assert sw.verdict({"auto": same, "python": {**same, "sha256": "cd"}, "seconds": 1.0}, True, 60) == "DIFFERENT"
+    assert sw.verdict({"auto": {"refused": "x"}, "python": {"refused": "x"}, "seconds": 1.0}, True, 60) == "= (refused)"
+    assert sw.verdict({"auto": {"refused": "x"}, "python": {"refused": "y"}, "seconds": 1.0}, True, 60) == "DIFFERENT"
+    assert sw.verdict({"auto": {"refused": "x"}, "python": same, "seconds": 1.0}, True, 60) == "DIFFERENT"
+    assert sw.verdict({"auto": {}, "seconds": 2.25}, False, 60) == "2.2"
+    assert sw.verdict({"auto": {"refused": "x"}, "seconds": 2.0}, False, 60) == "refused"
+    assert sw.verdict({"stopped": True}, False, 60) == "> 60 s"
+    assert sw.verdict({"failed": "boom"}, True, 60) == "FAILED"
+    # every registered allocator is swept or named as one for machines of other kinds
+    import topoalloc  # noqa: F401
+    from topoalloc.registry import ALLOCATORS
+
+    assert set(ALLOCATORS.names()) == set(sw.FAMILY) | sw.OTHER_MACHINES
+
+
+def test_sweep_logs_refuses_bad_arguments():
+    script = str(ROOT / "benchmarks" / "sweep_logs.py")
+    for args, says in ((["--limit", "0"], "--limit"), (["--workers", "0"], "--workers"), (["--jobs", "0"], "--jobs")):
+        r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
+        assert r.returncode == 2 and says in r.stderr, r.stderr
