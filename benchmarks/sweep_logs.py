@@ -11,7 +11,8 @@ stops a run that takes too long, and its cell says so):
 * ``--compare``: the first ``--jobs`` jobs of each log (default 600) under both engines (``engine="auto"``: the
   compiled kernel where it applies; ``engine="python"``: the general engine, the reference), each job's start
   and nodes hashed (SHA-256); a cell is ``=`` where the two are identical (``= (refused)``: both refuse the same
-  job with the same message), ``DIFFERENT`` where they are not, and the exit status is 1 if any cell is.
+  job with the same message), ``DIFFERENT`` where they are not, and the exit status is 1 if any cell is; each
+  run's line gives both engines' seconds (the simulation alone).
 
 Each log runs on a mesh, a torus and a hypercube of about its processor count (``MACHINES``); an allocator runs on
 the one its family is written for (``FAMILY``), the 2-D Buddy on the smallest power-of-two square that holds the
@@ -84,6 +85,7 @@ def one(spec: dict) -> dict:
         w = w.take(np.arange(min(len(w), spec["jobs"])))
     out: dict = {}
     for engine in ("auto", "python") if spec["compare"] else ("auto",):
+        t1 = time.perf_counter()
         try:
             r = topoalloc.simulate(w, machine=spec["machine"], allocator=spec["allocator"], scheduler=spec["scheduler"],
                                    clean=True, engine=engine, record_allocations=spec["compare"])
@@ -95,6 +97,7 @@ def one(spec: dict) -> dict:
             for j in range(len(r.start)):
                 h.update(np.asarray(r.nodes_of(j), dtype=np.int64).tobytes())
             out[engine] = {"sha256": h.hexdigest(), "mean_wait": r.summary()["mean_wait"]}
+        out[f"{engine}_seconds"] = time.perf_counter() - t1
     out["seconds"] = time.perf_counter() - t0
     return out
 
@@ -174,7 +177,8 @@ def main() -> int:
         log, a, machine = c
         spec = {"log": log, "allocator": a, "machine": machine, "scheduler": args.scheduler, "jobs": jobs, "compare": args.compare}
         res = run(spec, args.limit)
-        print(f"  {log.split('-')[0]:<12} {a:<17} {machine or 'flat':<15} {verdict(res, args.compare, args.limit)}", flush=True)
+        took = " ".join(f"{e} {res[f'{e}_seconds']:.2f} s" for e in ("auto", "python") if f"{e}_seconds" in res) if args.compare else ""
+        print(f"  {log.split('-')[0]:<12} {a:<17} {machine or 'flat':<15} {verdict(res, args.compare, args.limit):<12} {took}", flush=True)
         return c, res
 
     with ThreadPoolExecutor(args.workers) as ex:
