@@ -163,6 +163,14 @@ def main() -> int:
         ap.error(f"argument --workers: expected at least 1, got {args.workers}")
     if args.jobs is not None and args.jobs < 1:
         ap.error(f"argument --jobs: expected at least 1, got {args.jobs}")
+    import topoalloc  # noqa: F401  (registers everything)
+    from topoalloc.errors import TopoallocError
+    from topoalloc.registry import SCHEDULERS
+
+    try:
+        SCHEDULERS.create(args.scheduler, argument="scheduler")
+    except TopoallocError as e:
+        ap.error(f"argument --scheduler: {e}")
     jobs = args.jobs if args.jobs is not None or not args.compare else 600
     logs = args.log or list(MACHINES)
     missing = [log for log in logs if not log_path(log).exists()]

@@ -333,6 +333,7 @@ def test_sweep_logs_cells_say_what_happened():
 
 def test_sweep_logs_refuses_bad_arguments():
     script = str(ROOT / "benchmarks" / "sweep_logs.py")
-    for args, says in ((["--limit", "0"], "--limit"), (["--workers", "0"], "--workers"), (["--jobs", "0"], "--jobs")):
+    for args, says in ((["--limit", "0"], "--limit"), (["--workers", "0"], "--workers"), (["--jobs", "0"], "--jobs"),
+                       (["--scheduler", "easy:order=zz"], "order one of fcfs")):
         r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
         assert r.returncode == 2 and says in r.stderr, r.stderr
