@@ -33,6 +33,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -97,6 +98,8 @@ def one(spec: dict) -> dict:
             for j in range(len(r.start)):
                 h.update(np.asarray(r.nodes_of(j), dtype=np.int64).tobytes())
             out[engine] = {"sha256": h.hexdigest(), "mean_wait": r.summary()["mean_wait"]}
+        else:
+            out[engine] = {"jobs": r.summary()["jobs"], "mean_wait": r.summary()["mean_wait"]}
         out[f"{engine}_seconds"] = time.perf_counter() - t1
     out["seconds"] = time.perf_counter() - t0
     return out
@@ -112,20 +115,28 @@ def cells(logs: list[str], allocators: list[str]) -> list[tuple[str, str, str | 
     return out
 
 
+#: the runs under way (each its own process group), so that Ctrl-C stops them all
+RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
+#: set at Ctrl-C: the runs it stops are not reported as failed
+_STOPPING = threading.Event()
+
+
 def run(spec: dict, limit: float) -> dict:
     """One cell in a new process, stopped (with its children) after ``limit`` seconds."""
     p = subprocess.Popen([sys.executable, __file__, "--one", json.dumps(spec)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, start_new_session=True)
+    with _RUNNING_LOCK:
+        RUNNING.add(p)
     try:
         out, err = p.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         return {"stopped": True}
-    except BaseException:  # (Ctrl-C: the run is not left behind)
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise
+    finally:
+        with _RUNNING_LOCK:
+            RUNNING.discard(p)
     if p.returncode:
         lines = err.strip().splitlines()
         return {"failed": lines[-1] if lines else f"exit status {p.returncode}"}
@@ -185,12 +196,24 @@ def main() -> int:
         log, a, machine = c
         spec = {"log": log, "allocator": a, "machine": machine, "scheduler": args.scheduler, "jobs": jobs, "compare": args.compare}
         res = run(spec, args.limit)
+        if _STOPPING.is_set():
+            return c, res
         took = " ".join(f"{e} {res[f'{e}_seconds']:.2f} s" for e in ("auto", "python") if f"{e}_seconds" in res) if args.compare else ""
-        print(f"  {log.split('-')[0]:<12} {a:<17} {machine or 'flat':<15} {verdict(res, args.compare, args.limit):<12} {took}", flush=True)
+        print(f"  {log.split('-')[0]:<12} {a:<17} {machine or 'flat':<15} {verdict(res, args.compare, args.limit):<12} {took}".rstrip(), flush=True)
         return c, res
 
-    with ThreadPoolExecutor(args.workers) as ex:
+    ex = ThreadPoolExecutor(args.workers)
+    try:
         results = dict(ex.map(cell, todo))
+    except KeyboardInterrupt:  # (the runs not started are dropped, those under way stopped: nothing left behind)
+        _STOPPING.set()
+        ex.shutdown(wait=False, cancel_futures=True)
+        with _RUNNING_LOCK:
+            for p in RUNNING:
+                os.killpg(p.pid, signal.SIGKILL)
+        print("sweep_logs: interrupted", file=sys.stderr)
+        return 130
+    ex.shutdown()
     short = {log: "-".join(log.split("-")[:2]) for log in logs}
     print("\n| allocator | " + " | ".join(short[log] for log in logs) + " |")
     print("|---|" + "---:|" * len(logs))

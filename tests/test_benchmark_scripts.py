@@ -307,6 +307,12 @@ def test_sweep_logs_compares_the_engines_cell_by_cell(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "| `buddy` | = |" in r.stdout and "| `mbs` | = |" in r.stdout and "| `flat` | = |" in r.stdout, r.stdout
     assert "3 runs: 0 different or failed" in r.stdout
+    # without --compare: the whole log timed, a cell its seconds
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "sweep_logs.py"), "--log", "NASA-iPSC-1993-3.1-cln.swf",
+                        "--allocator", "flat", "--workers", "1"], capture_output=True, text=True, env={**os.environ, "TOPOALLOC_TRACES": str(tmp_path)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    cell = r.stdout.split("| `flat` | ")[1].split(" |")[0]
+    assert float(cell) > 0, r.stdout
 
 
 def test_sweep_logs_cells_say_what_happened():
@@ -337,3 +343,27 @@ def test_sweep_logs_refuses_bad_arguments():
                        (["--scheduler", "easy:order=zz"], "order one of fcfs")):
         r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True)
         assert r.returncode == 2 and says in r.stderr, r.stderr
+
+
+def test_sweep_logs_stops_at_ctrl_c(tmp_path):
+    """Ctrl-C stops the runs under way and drops the rest: one line, exit 130, soon."""
+    import shutil
+    import signal
+    import time
+
+    from topoalloc.workload import default_trace_path
+
+    shutil.copy(default_trace_path(), tmp_path / "NASA-iPSC-1993-3.1-cln.swf.gz")
+    p = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "sweep_logs.py"), "--log", "NASA-iPSC-1993-3.1-cln.swf",
+                          "--workers", "1", "--scheduler", "conservative"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "TOPOALLOC_TRACES": str(tmp_path)})
+    assert p.stdout is not None
+    p.stdout.readline()  # the sweep's first line: its runs are starting
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    out, err = p.communicate(timeout=60)
+    assert time.monotonic() - t0 < 20, "the sweep went on after Ctrl-C"
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "sweep_logs: interrupted", err
+    assert "runs:" not in out  # no table: it stopped
