@@ -105,14 +105,15 @@ def one(spec: dict) -> dict:
     return out
 
 
+def machine_of(log: str, allocator: str) -> str | None:
+    """The machine of ``log``'s size that ``allocator``'s family runs on (None: the flat machine)."""
+    k = FAMILY[allocator]
+    return None if k is None else MACHINES[log][k]
+
+
 def cells(logs: list[str], allocators: list[str]) -> list[tuple[str, str, str | None]]:
-    """(log, allocator, machine) for every log and allocator, the machine its family runs on."""
-    out = []
-    for log in logs:
-        for a in allocators:
-            k = FAMILY[a]
-            out.append((log, a, None if k is None else MACHINES[log][k]))
-    return out
+    """(log, allocator, machine) for every log and allocator."""
+    return [(log, a, machine_of(log, a)) for log in logs for a in allocators]
 
 
 #: the runs under way (each its own process group), so that Ctrl-C stops them all
@@ -120,6 +121,14 @@ RUNNING: set[subprocess.Popen] = set()
 _RUNNING_LOCK = threading.Lock()
 #: set at Ctrl-C: the runs it stops are not reported as failed
 _STOPPING = threading.Event()
+
+
+def _kill(p: subprocess.Popen) -> None:
+    """Stop a run and its children (its process group; gone already: nothing to do)."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def run(spec: dict, limit: float) -> dict:
@@ -131,7 +140,7 @@ def run(spec: dict, limit: float) -> dict:
     try:
         out, err = p.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
+        _kill(p)
         p.communicate()
         return {"stopped": True}
     finally:
@@ -210,7 +219,7 @@ def main() -> int:
         ex.shutdown(wait=False, cancel_futures=True)
         with _RUNNING_LOCK:
             for p in RUNNING:
-                os.killpg(p.pid, signal.SIGKILL)
+                _kill(p)
         print("sweep_logs: interrupted", file=sys.stderr)
         return 130
     ex.shutdown()
@@ -221,12 +230,10 @@ def main() -> int:
     for a in allocators:
         row = []
         for log in logs:
-            c = (log, a, None if FAMILY[a] is None else MACHINES[log][FAMILY[a]])
-            res = results[c]
+            res = results[(log, a, machine_of(log, a))]
             row.append(verdict(res, args.compare, args.limit))
-            for key in ("failed",):
-                if key in res:
-                    notes[f"{a} on {short[log]}"] = res[key]
+            if "failed" in res:
+                notes[f"{a} on {short[log]}"] = res["failed"]
             for engine in ("auto", "python"):
                 if "refused" in res.get(engine, {}):
                     notes.setdefault(f"{a} on {short[log]}", res[engine]["refused"])
