@@ -212,8 +212,9 @@ def test_lists_plan_model_places_and_releases_as_the_allocator(spec):
     """Conservative's plan on the lists' states (the general engine's StatePlan for the free list and the AFL)
     follows the allocator: on random states reached by real grants and releases of meshes that do not fill their
     cube (live meshes, auxiliary lists), for requests of every size, the model's placement is the allocator's grant
-    and its next state the allocator's state after it; releasing any held job gives the allocator's state after
-    that release (the last one resets the lists)."""
+    and its next state the allocator's state after it, and releasing that grant from there gives the allocator's
+    state after its release; releasing any held job gives the allocator's state after that release (the last one
+    resets the lists)."""
     from topoalloc.alloc.hypercube.allocators import _ListsModel, _node_bits
 
     n = 5
@@ -222,7 +223,8 @@ def test_lists_plan_model_places_and_releases_as_the_allocator(spec):
     held, live_seen = [], 0
 
     def state_of(x):
-        return _ListsModel(x).state
+        m = _ListsModel(x)
+        return m.value(m.state)
 
     for _ in range(150):
         model = _ListsModel(a)
@@ -239,12 +241,17 @@ def test_lists_plan_model_places_and_releases_as_the_allocator(spec):
             if grant is None:
                 assert got is None, (size, model.state)
                 continue
-            assert got is not None and got[0][0] == _node_bits(1 << n, grant.nodes) and got[0][1] == grant.info["cube"], size
-            assert got[1] == state_of(want), size
+            assert got is not None
+            token, after = got
+            assert model.token_value(token)[:2] == (_node_bits(1 << n, grant.nodes), grant.info["cube"]), size
+            assert model.value(after) == state_of(want), size
+            # released again from the state the placement made (which the model's scratch copy still holds)
+            want.release(grant)
+            assert model.value(model.release(after, token)) == state_of(want), size
         for alloc in held:
             after = a.snapshot()
             after.release(after._held[alloc.serial])
-            assert model.release(model.state, model.token_of(alloc)) == state_of(after)
+            assert model.value(model.release(model.state, model.token_of(alloc))) == state_of(after)
         if held and (rng.random() < 0.4 or a.free_count == 0):
             a.release(held.pop(rng.randrange(len(held))))
         else:

@@ -685,14 +685,15 @@ def test_placement_memo_outlives_a_plan_is_bounded_and_shared_by_copies(monkeypa
     [
         ("mesh:4x8", "mesh_first_fit", 40, 1),  # free bit sets: a release is int.__or__
         ("mesh:64x64", "buddy_2d", 60, 1),  # 4,096 bits: the compiled plan keeps the states' hashes (check_hashes)
-        ("torus:4x4x2", "nep", 40, 0),  # partition forests: the model's own release function
+        ("torus:4x4x2", "nep", 40, 3),  # partition forests: the model's memo of releases, then its function
+        ("hypercube:5", "afl", 60, 3),  # the lists' states, numbered: the same
         ("slurm-block:" + str(Path(__file__).resolve().parents[1] / "topoalloc" / "data" / "topology-block-uneven.conf"), "block", 400, 2),  # packed counts: int.__add__
     ],
     ids=lambda v: v.rsplit("/", 1)[-1] if isinstance(v, str) else str(v),
 )
 def test_compiled_search_answers_as_the_python_search(monkeypatch, machine, allocator, jobs, kind):
     """Every search for a start of a conservative run on the bundled trace's first jobs, asked of the compiled
-    search and of the Python one (the reference) with the same arguments: the same answer, for the three kinds of
+    search and of the Python one (the reference) with the same arguments: the same answer, for the four kinds of
     release, for jobs in the plan (moves) and not (new reservations); and every replay of the plan (whole, or
     brought up to date), the same states, tokens and answer."""
     import numpy as np
@@ -768,6 +769,26 @@ def test_compiled_search_refuses_malformed_input_with_an_error():
         assert first(*_search_args(**change)) == plan._first_loop(*_search_args(**change)), change
     assert first(*_search_args()) == 0.0 and first(*_search_args(counts_free=[0, 3])) == 0.5
     assert first(*_search_args(counts_free=[0, 0])) is None
+    # a token given back by the model's function (kind 0), or by its memo of releases first (kind 3: (memo, function)):
+    # job 7, for 0.25 s from 0, is given back before job 5's turn
+    calls = []
+
+    def give_back(state, token):
+        calls.append((state, token))
+        return state | token
+
+    for rel, kind in ((give_back, 0), (({}, give_back), 3), (({(0b1110, 0b0001): 0b1111}, give_back), 3)):
+        calls.clear()
+        assert first(*_search_args(rel=rel, rel_kind=kind, span=0.25)) == 0.0
+        compiled_calls = list(calls)
+        calls.clear()
+        assert plan._first_loop(*_search_args(rel=rel, rel_kind=kind, span=0.25)) == 0.0
+        # the compiled search asks the function only where the memo has no answer; the Python one always asks it
+        assert len(compiled_calls) == (0 if kind == 3 and rel[0] else 1) and len(calls) == 1, (kind, compiled_calls, calls)
+    with pytest.raises(TypeError, match="pair"):
+        first(*_search_args(rel=give_back, rel_kind=3))
+    with pytest.raises(ValueError, match="rel_kind 7"):
+        first(*_search_args(rel_kind=7))
     with pytest.raises(TypeError, match="5-tuple"):
         first(*_search_args(events=[(0.5, 1, 0, 5)]))
     with pytest.raises(TypeError, match="4-tuple"):

@@ -17,8 +17,10 @@
 /* plan.ZERO_LENGTH */
 #define ZERO_LENGTH 1e-6
 
-/* how a token is given back: 0 the model's function called; 1 int.__or__; 2 int.__add__ */
-enum { REL_CALL = 0, REL_OR = 1, REL_ADD = 2 };
+/* how a token is given back: 0 the model's function called; 1 int.__or__; 2 int.__add__; 3 the model's memo of
+ * releases read first, its function called where it holds no answer (`rel` is then the pair (memo, function): a
+ * dict {(state, token): next state} that the function fills) */
+enum { REL_CALL = 0, REL_OR = 1, REL_ADD = 2, REL_MEMO = 3 };
 
 /* 1 if token differs from bits.get(who) (absent: differs), 0 if equal, -1 on error */
 static int differs(PyObject *bits, PyObject *who, PyObject *token) {
@@ -152,10 +154,33 @@ static void derive_hash(PyObject *x, PyObject *state, PyObject *token, int sign)
 /* a state with a token given back */
 static PyObject *release(PyObject *rel, int kind, PyObject *state, PyObject *token) {
     if (kind == REL_ADD) return PyNumber_Add(state, token);
+    if (kind == REL_MEMO) {
+        PyObject *key = PyTuple_Pack(2, state, token);
+        if (key == NULL) return NULL;
+        PyObject *got = PyDict_GetItemWithError(PyTuple_GET_ITEM(rel, 0), key);
+        Py_XINCREF(got);
+        Py_DECREF(key);
+        if (got != NULL || PyErr_Occurred()) return got;
+        return PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(rel, 1), state, token, NULL);
+    }
     if (kind != REL_OR) return PyObject_CallFunctionObjArgs(rel, state, token, NULL);
     PyObject *x = PyNumber_Or(state, token);
     if (x != NULL) derive_hash(x, state, token, 1);
     return x;
+}
+
+/* 0 if `rel` suits `kind` (REL_MEMO: a pair (dict, callable)), else -1 with a TypeError set */
+static int check_rel(PyObject *rel, int kind) {
+    if (kind < REL_CALL || kind > REL_MEMO) {
+        PyErr_Format(PyExc_ValueError, "_cplan: rel_kind %d is not 0, 1, 2 or 3", kind);
+        return -1;
+    }
+    if (kind == REL_MEMO && !(PyTuple_Check(rel) && PyTuple_GET_SIZE(rel) == 2 && PyDict_Check(PyTuple_GET_ITEM(rel, 0))
+                              && PyCallable_Check(PyTuple_GET_ITEM(rel, 1)))) {
+        PyErr_SetString(PyExc_TypeError, "_cplan: with rel_kind 3, rel is not a pair (dict, callable)");
+        return -1;
+    }
+    return 0;
 }
 
 /* the placement of a job with frame `frame` in `state`: memo[(state, frame)], else place(state, who) (which
@@ -460,6 +485,7 @@ static PyObject *first(PyObject *Py_UNUSED(self), PyObject *args) {
                           &PyList_Type, &states, &PyDict_Type, &bits, &PyDict_Type, &memo, &PyDict_Type, &frames, &frame,
                           &rel, &rel_kind, &place, &fail, &prio, &job, &own, &old_end))
         return NULL;
+    if (check_rel(rel, rel_kind) < 0) return NULL;
     long long jobv = PyLong_AsLongLong(job);
     if (jobv == -1 && PyErr_Occurred()) return NULL;
     if (PyList_GET_SIZE(ctimes) != PyList_GET_SIZE(cfree) || PyList_GET_SIZE(keys) != PyList_GET_SIZE(events) || c < 0) {
@@ -540,6 +566,7 @@ static PyObject *replay(PyObject *Py_UNUSED(self), PyObject *args) {
                           &PyDict_Type, &new_bits, &PyList_Type, &new_states, &PyDict_Type, &memo, &PyDict_Type, &frames,
                           &rel, &rel_kind, &place, &free0, &i0, &khi, &shift, &fail))
         return NULL;
+    if (check_rel(rel, rel_kind) < 0) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(events);
     if (i0 < 0) {
         PyErr_SetString(PyExc_ValueError, "replay: a negative first event");

@@ -459,7 +459,9 @@ class StateModel(Protocol):
     comparable with ``==``), or None if it would refuse; ``release(state, token)`` gives the state
     after that grant is released; ``token_of(allocation)`` names a grant the allocator holds.  Both
     functions must be pure: the plan remembers their answers (a model may offer ``memo``, a dict the
-    placements are remembered in beyond one plan: :func:`placement_memo`).  ``frame(request)`` is a key that decides
+    placements are remembered in beyond one plan: :func:`placement_memo`; and ``release_memo``, a dict
+    ``{(state, token): next state}`` that its ``release`` fills, which the compiled loops read before they call
+    ``release``).  ``frame(request)`` is a key that decides
     the placement (requests with equal frames are placed alike); ``free_count``, ``cells(request)`` and
     ``cells_of(allocation)`` count processors for the plan's counting pre-check.  ``allocator`` is the
     allocator modelled.
@@ -529,6 +531,16 @@ class _BitsModel:
         return self._mask_of(allocation).bit_count()
 
 
+#: ``rel_kind`` of a model with a memo of releases: ``rel`` is the pair ``(memo, release)``; the compiled loops read
+#: the memo before they call ``release``, the Python ones call ``release`` (which reads the same memo)
+REL_MEMO = 3
+
+
+def _release_function(rel: Any, rel_kind: int) -> Callable[[Any, Any], Any]:
+    """The function that gives a token back, for the loops' ``rel`` and ``rel_kind``."""
+    return rel[1] if rel_kind == REL_MEMO else rel
+
+
 def _trial(events: list[tuple], states: list[Any], bits: dict[int, Any], memo: dict, frames: dict[int, Hashable],
            rel: Callable[[Any, Any], Any], rel_kind: int, place: Callable[[Any, int], Any], i: int, n: int,
            iend: int, old_end: int, fail: int, own: int, mine: Any, free: Any) -> bool:
@@ -584,6 +596,7 @@ def _replay_from(events: list[tuple], states: list[Any], bits: dict[int, Any], n
     replay (``bits``): the rest is the old replay's.  ``(1, n)``: every event replayed.  ``(2, k)``: the allocation
     of event ``k`` fails.  The reference for the compiled replay (``_cplan.replay``: the same loop on the same
     objects)."""
+    rel = _release_function(rel, rel_kind)
     held: dict[int, Any] = {}  # reservations placed here and not yet released: their tokens
     displaced = 0  # of those, holding other processors than in the old replay
     n = len(events)
@@ -626,6 +639,7 @@ def _first_loop(times: list[float], c: int, not_after: float | None, counts_time
     for the compiled search (``_cplan.first``: the same loop on the same objects)."""
     if not times:
         return None  # (no candidate: not_after before now)
+    rel = _release_function(rel, rel_kind)
     window = _CountedWindow(counts_times, counts_free, size, span, t0, end0)
     n = len(events)
     last = len(times) - 1 if not_after is not None else len(times)  # (not_after, if given, is the last)
@@ -695,9 +709,14 @@ class StatePlan:
         self.now = now
         self.free0: Any = model.state
         self._placement: Callable[[Any, Request], tuple[Any, Any] | None] = model.place
-        self._rel: Callable[[Any, Any], Any] = model.release
-        # (how the compiled loops give a token back: int's own operator for these two, else the function)
+        self._rel: Any = model.release
+        # (how the loops give a token back: int's own operator for these two, else the function; where the model
+        # keeps a memo of releases, the compiled loops read it themselves and call the function only where it has no
+        # answer, as a call from C costs more than most releases)
         self._rel_kind = 1 if self._rel is int.__or__ else 2 if self._rel is int.__add__ else 0
+        rmemo = getattr(model, "release_memo", None)
+        if rmemo is not None and self._rel_kind == 0:
+            self._rel, self._rel_kind = (rmemo, model.release), REL_MEMO
         self._frame: Callable[[Request], Hashable] = model.frame
         memo = getattr(model, "memo", None)
         self._memo: dict[tuple[Any, Hashable], tuple[Any, Any] | None] = {} if memo is None else memo

@@ -25,6 +25,7 @@ leftover cubes the mesh's partition produced.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 from typing import Any, Self, cast
@@ -1157,6 +1158,57 @@ class AFLAllocator(FreeListAllocator):
                 fl[c[0].bit_count()][c] = None
 
 
+#: A lists model's table of states (:class:`_ListsTable`) is started again, with its memos, once its states would
+#: take about this many bytes when a plan is made.  A state is counted at 1,536 bytes and one a node (measured on
+#: hypercube:9: about 2 KiB a state with its memos' entries; the lists of dimensions a step did not change are
+#: shared with the state before).  A larger table is restarted less often, and a restarted one meets every state
+#: anew: on CTC-SP2's first 600 jobs on hypercube:9 (room for 131,072 states) the AFL's conservative run took
+#: 0.44 of the time before the table, against 0.55 with room for 65,536, with 130 MiB more at its peak.
+LISTS_TABLE_BYTES = 1 << 28
+
+
+class _ListsTable:
+    """The states and tokens a lists model has met, each numbered once, with the memos keyed by those numbers.
+
+    A state of the lists (a tuple of frozensets per dimension and more) costs a walk of its parts to hash and, where
+    two equal states are distinct objects, a walk of their cubes to compare; the plan hashes and compares states at
+    every placement, release and early stop.  Numbered, a state hashes and compares as a small int: the walk is
+    made once, when a placement or a release first makes it.  An allocator keeps one table for every plan it makes
+    (states come back from pass to pass, as the placement memo's did); its copies share it, as they share a
+    :class:`~topoalloc.alloc.base.Memo`: numbers are given by value, so they mean the same to every copy."""
+
+    __slots__ = ("ids", "states", "token_ids", "tokens", "placements", "releases")
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple, int] = {}
+        self.states: list[tuple] = []
+        self.token_ids: dict[tuple, int] = {}
+        self.tokens: list[tuple] = []
+        #: (state, frame) -> (token, next state) or None: :class:`~topoalloc.sched.plan.StatePlan`'s placement memo
+        self.placements: dict[tuple[int, Hashable], tuple[int, int] | None] = {}
+        #: (state, token) -> next state
+        self.releases: dict[tuple[int, int], int] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_ListsTable":
+        return self
+
+    def state(self, value: tuple) -> int:
+        """The number of a state (given it the first time)."""
+        sid = self.ids.get(value)
+        if sid is None:
+            sid = self.ids[value] = len(self.states)
+            self.states.append(value)
+        return sid
+
+    def token(self, value: tuple) -> int:
+        """The number of a token (given it the first time)."""
+        tid = self.token_ids.get(value)
+        if tid is None:
+            tid = self.token_ids[value] = len(self.tokens)
+            self.tokens.append(value)
+        return tid
+
+
 class _ListsModel:
     """The free list's or the AFL's placement as a :class:`~topoalloc.sched.plan.StateModel`.
 
@@ -1167,67 +1219,92 @@ class _ListsModel:
     least cube, recognition carves and a release merges whatever the order).  A placement or a release loads the
     state into one scratch copy of the allocator, runs the allocator's own ``_allocate`` or ``_release`` there and
     reads the state back, so the plan follows the allocator's code and not a copy of it.  A grant's token is
-    ``(nodes as bits, cube, mesh, leftovers)``; a request's frame is the allocator's fit key."""
+    ``(nodes as bits, cube, mesh, leftovers)``; a request's frame is the allocator's fit key.
+
+    The plan sees each state and token by its number in the allocator's :class:`_ListsTable` (:meth:`value` and
+    :meth:`token_value` give them back); placements and releases are remembered there by those numbers, and the
+    releases' memo is :attr:`release_memo`, which the compiled search reads before it calls :meth:`release`."""
 
     def __init__(self, allocator: FreeListAllocator):
         self.allocator = allocator
         self._n = allocator.n_nodes
         self._nbytes = (self._n + 7) // 8
-        self.state = (_bits(allocator._busy), _frozen(allocator._fl), _frozen(allocator._aux),
-                      frozenset(allocator._live.items()), len(allocator._held))
+        table = getattr(allocator, "_lists_table", None)
+        if table is None or len(table.states) > max(1024, LISTS_TABLE_BYTES // (1536 + self._n)):
+            table = allocator._lists_table = _ListsTable()  # type: ignore[attr-defined]
+        self._table = table
+        self.state = table.state((_bits(allocator._busy), _frozen(allocator._fl), _frozen(allocator._aux),
+                                  frozenset(allocator._live.items()), len(allocator._held)))
         self.free_count = allocator._free_count
         scratch = copy.copy(allocator)  # (shares the configuration; its state is loaded at each call)
         scratch._tokens = {}
         self._scratch = scratch
-        from ...sched.plan import placement_memo
+        self._holds = -1  # the state whose lists, live meshes and owned cubes the scratch holds (-1: none known)
+        self.memo = table.placements
+        self.release_memo = table.releases
 
-        # placements and releases remembered from plan to plan (both are pure functions of the state): the plan
-        # asks its model's placements through `memo`, the releases are remembered here
-        self.memo = placement_memo(allocator, 4 * self._nbytes + 256)
-        self._releases = placement_memo(allocator, 4 * self._nbytes + 256, "_release_memo")
+    def value(self, sid: int) -> tuple:
+        """The state numbered ``sid``."""
+        return self._table.states[sid]
 
-    def _load(self, state: tuple, busy_nodes: bool = True) -> FreeListAllocator:
-        """The scratch allocator in ``state`` (``busy_nodes=False``: not its busy nodes, which a release does not read)."""
+    def token_value(self, tid: int) -> tuple:
+        """The token numbered ``tid``."""
+        return self._table.tokens[tid]
+
+    def _load(self, sid: int, state: tuple, busy_nodes: bool = True) -> FreeListAllocator:
+        """The scratch allocator in state ``sid`` (``state`` its value; ``busy_nodes=False``: not its busy nodes, which
+        a release does not read).  Its lists, live meshes and owned cubes are loaded only if it does not hold them
+        already: the state a placement or a release made is often the next one's (a replay's states follow one
+        another, each new to the memo), and the allocator's code left them as that state has them."""
         busy, fl, aux, live, held = state
         a = self._scratch
         if busy_nodes:
             a._busy = np.unpackbits(np.frombuffer(busy.to_bytes(self._nbytes, "little"), dtype=np.uint8), count=self._n, bitorder="little").view(bool)
         a._free_count = self._n - busy.bit_count()
         a._held = held  # (_release asks only whether any job is still held)
-        a._fl = _load_lists(fl)
-        a._aux = _load_lists(aux)
-        a._live = dict(live)
-        a._owned = {c for _, lefts in live for c in lefts}
+        if self._holds != sid:
+            a._fl = _load_lists(fl)
+            a._aux = _load_lists(aux)
+            a._live = dict(live)
+            a._owned = {c for _, lefts in live for c in lefts}
+        self._holds = -1  # (until the operation has made its state)
         return a
 
-    @staticmethod
-    def _read(a: FreeListAllocator, state: tuple, busy: int, held: int) -> tuple:
+    def _read(self, a: FreeListAllocator, state: tuple, busy: int, held: int) -> int:
+        """The number of the state the scratch allocator holds after an operation from ``state`` (its lists read
+        back), the busy nodes ``busy`` and ``held`` jobs held; the scratch is noted as holding it."""
         live = state[3] if not a._live and not state[3] else frozenset(a._live.items())
-        return busy, _read_lists(a._fl, state[1]), _read_lists(a._aux, state[2]), live, held
+        sid = self._table.state((busy, _read_lists(a._fl, state[1]), _read_lists(a._aux, state[2]), live, held))
+        self._holds = sid
+        return sid
 
-    def place(self, state: tuple, request: Request) -> tuple[tuple, tuple] | None:
-        a = self._load(state)
+    def place(self, sid: int, request: Request) -> tuple[int, int] | None:
+        table = self._table
+        state = table.states[sid]
+        a = self._load(sid, state)
         grant = a._allocate(request)
         if grant is None:
             return None
         info = grant.info or {}
         token = (_node_bits(self._n, grant.nodes), info["cube"], info.get("mesh"), info.get("leftover", ()))
-        return token, self._read(a, state, state[0] | token[0], state[4] + 1)
+        return table.token(token), self._read(a, state, state[0] | token[0], state[4] + 1)
 
-    def release(self, state: tuple, token: tuple) -> tuple:
-        key = (state, token)
-        got = self._releases.get(key)
+    def release(self, sid: int, tid: int) -> int:
+        key = (sid, tid)
+        table = self._table
+        got = table.releases.get(key)
         if got is None:
-            a = self._load(state, busy_nodes=False)
+            state = table.states[sid]
+            a = self._load(sid, state, busy_nodes=False)
             a._held = state[4] - 1
-            nodes, cube, mesh, lefts = token
+            nodes, cube, mesh, lefts = table.tokens[tid]
             a._release(cast(Allocation, _Released({"cube": cube, "mesh": mesh, "leftover": lefts})), None)
-            got = self._releases[key] = self._read(a, state, state[0] & ~nodes, state[4] - 1)
+            got = table.releases[key] = self._read(a, state, state[0] & ~nodes, state[4] - 1)
         return got
 
-    def token_of(self, allocation: Allocation) -> tuple:
+    def token_of(self, allocation: Allocation) -> int:
         info = allocation.info
-        return _node_bits(self._n, allocation.nodes), info["cube"], info.get("mesh"), info.get("leftover", ())
+        return self._table.token((_node_bits(self._n, allocation.nodes), info["cube"], info.get("mesh"), info.get("leftover", ())))
 
     def frame(self, request: Request) -> Hashable:
         return self.allocator.fit_key(request)
@@ -1266,13 +1343,10 @@ def _load_lists(lists: tuple[frozenset[Cube], ...]) -> list[dict[Cube, None]]:
 def _read_lists(lists: list[dict[Cube, None]], before: tuple[frozenset[Cube], ...]) -> tuple[frozenset[Cube], ...]:
     """The lists as a state again, ``before`` the state they were loaded from: a dimension whose cubes are
     ``before``'s is ``before``'s own (the same object), any other is read whole; ``before`` itself if none changed."""
-    out = None
-    for d, group in enumerate(lists):
-        if group.keys() != before[d]:
-            if out is None:
-                out = list(before)
-            out[d] = frozenset(group)
-    return before if out is None else tuple(out)
+    changed = list(map(operator.ne, map(dict.keys, lists), before))  # (compared in C, dimension by dimension)
+    if True not in changed:
+        return before
+    return tuple(frozenset(group) if c else b for group, b, c in zip(lists, before, changed))
 
 
 def _node_bits(n: int, nodes: np.ndarray) -> int:

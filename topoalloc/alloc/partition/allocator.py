@@ -449,6 +449,9 @@ class _ForestModel:
         self._take_memo: dict[tuple[int, Semitorus, int], int] = {}
         self._free_memo: dict[tuple[int, Semitorus], int] = {}
         self._release_memo: dict[tuple[tuple[int, ...], Semitorus], tuple[int, ...]] = {}
+        #: the releases' memo, {(state, token): next state}, which StatePlan's compiled loops read before they call
+        #: :meth:`release`
+        self.release_memo = self._release_memo
         self.renew()
 
     def renew(self) -> None:
