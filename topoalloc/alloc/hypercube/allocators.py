@@ -29,7 +29,7 @@ import operator
 from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 from typing import Any, Self, cast
-from itertools import combinations
+from itertools import combinations, compress
 
 import numpy as np
 
@@ -1346,7 +1346,10 @@ def _read_lists(lists: list[dict[Cube, None]], before: tuple[frozenset[Cube], ..
     changed = list(map(operator.ne, map(dict.keys, lists), before))  # (compared in C, dimension by dimension)
     if True not in changed:
         return before
-    return tuple(frozenset(group) if c else b for group, b, c in zip(lists, before, changed))
+    out = list(before)
+    for d in compress(range(len(out)), changed):
+        out[d] = frozenset(lists[d])
+    return tuple(out)
 
 
 def _node_bits(n: int, nodes: np.ndarray) -> int:
