@@ -22,7 +22,7 @@ import copy
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from ..limits import check_allocator_machine
 from ..topology.base import Topology
 from .probes import ReplayGuard, ReservationGuard, replay_earliest_fit
 
-__all__ = ["Request", "Allocation", "Grant", "Allocator", "Memo"]
+__all__ = ["Request", "Allocation", "Grant", "Allocator", "Memo", "Numbering"]
 
 _count_nonzero = np.count_nonzero
 
@@ -99,6 +99,29 @@ class Memo(dict[_K, _V]):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Memo[_K, _V]":
         return self
+
+
+class Numbering(Generic[_K]):
+    """Values numbered 0, 1, 2, ... in the order first met: :meth:`number` gives a value's number (giving it one the
+    first time), ``values[i]`` the value numbered ``i``.  A plan's model that numbers its states hashes and compares
+    them as small ints; the walk through a state's parts is made once, when it is first numbered."""
+
+    __slots__ = ("ids", "values")
+
+    def __init__(self) -> None:
+        self.ids: dict[_K, int] = {}
+        self.values: list[_K] = []
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def number(self, value: _K) -> int:
+        """``value``'s number."""
+        i = self.ids.get(value)
+        if i is None:
+            i = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return i
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -36,7 +36,7 @@ import numpy as np
 from ...errors import InternalError, InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.hypercube import Hypercube, Subcube, _spread
-from ..base import Allocation, Allocator, Grant, Request
+from ..base import Allocation, Allocator, Grant, Numbering, Request
 from ..probes import ReservationGuard
 from .embedding import _kept_if_small, ceil_log2, cluster_partition, coalesce, deposit, deposit_cube, embed_mesh, mesh_dims, partition_leftover, square_shape
 
@@ -1177,13 +1177,11 @@ class _ListsTable:
     (states come back from pass to pass, as the placement memo's did); its copies share it, as they share a
     :class:`~topoalloc.alloc.base.Memo`: numbers are given by value, so they mean the same to every copy."""
 
-    __slots__ = ("ids", "states", "token_ids", "tokens", "placements", "releases")
+    __slots__ = ("states", "tokens", "placements", "releases")
 
     def __init__(self) -> None:
-        self.ids: dict[tuple, int] = {}
-        self.states: list[tuple] = []
-        self.token_ids: dict[tuple, int] = {}
-        self.tokens: list[tuple] = []
+        self.states: Numbering[tuple] = Numbering()
+        self.tokens: Numbering[tuple] = Numbering()
         #: (state, frame) -> (token, next state) or None: :class:`~topoalloc.sched.plan.StatePlan`'s placement memo
         self.placements: dict[tuple[int, Hashable], tuple[int, int] | None] = {}
         #: (state, token) -> next state
@@ -1191,22 +1189,6 @@ class _ListsTable:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "_ListsTable":
         return self
-
-    def state(self, value: tuple) -> int:
-        """The number of a state (given it the first time)."""
-        sid = self.ids.get(value)
-        if sid is None:
-            sid = self.ids[value] = len(self.states)
-            self.states.append(value)
-        return sid
-
-    def token(self, value: tuple) -> int:
-        """The number of a token (given it the first time)."""
-        tid = self.token_ids.get(value)
-        if tid is None:
-            tid = self.token_ids[value] = len(self.tokens)
-            self.tokens.append(value)
-        return tid
 
 
 class _ListsModel:
@@ -1233,8 +1215,8 @@ class _ListsModel:
         if table is None or len(table.states) > max(1024, LISTS_TABLE_BYTES // (1536 + self._n)):
             table = allocator._lists_table = _ListsTable()  # type: ignore[attr-defined]
         self._table = table
-        self.state = table.state((_bits(allocator._busy), _frozen(allocator._fl), _frozen(allocator._aux),
-                                  frozenset(allocator._live.items()), len(allocator._held)))
+        self.state = table.states.number((_bits(allocator._busy), _frozen(allocator._fl), _frozen(allocator._aux),
+                                          frozenset(allocator._live.items()), len(allocator._held)))
         self.free_count = allocator._free_count
         scratch = copy.copy(allocator)  # (shares the configuration; its state is loaded at each call)
         scratch._tokens = {}
@@ -1245,11 +1227,11 @@ class _ListsModel:
 
     def value(self, sid: int) -> tuple:
         """The state numbered ``sid``."""
-        return self._table.states[sid]
+        return self._table.states.values[sid]
 
     def token_value(self, tid: int) -> tuple:
         """The token numbered ``tid``."""
-        return self._table.tokens[tid]
+        return self._table.tokens.values[tid]
 
     def _load(self, sid: int, state: tuple, busy_nodes: bool = True) -> FreeListAllocator:
         """The scratch allocator in state ``sid`` (``state`` its value; ``busy_nodes=False``: not its busy nodes, which
@@ -1274,37 +1256,37 @@ class _ListsModel:
         """The number of the state the scratch allocator holds after an operation from ``state`` (its lists read
         back), the busy nodes ``busy`` and ``held`` jobs held; the scratch is noted as holding it."""
         live = state[3] if not a._live and not state[3] else frozenset(a._live.items())
-        sid = self._table.state((busy, _read_lists(a._fl, state[1]), _read_lists(a._aux, state[2]), live, held))
+        sid = self._table.states.number((busy, _read_lists(a._fl, state[1]), _read_lists(a._aux, state[2]), live, held))
         self._holds = sid
         return sid
 
     def place(self, sid: int, request: Request) -> tuple[int, int] | None:
         table = self._table
-        state = table.states[sid]
+        state = table.states.values[sid]
         a = self._load(sid, state)
         grant = a._allocate(request)
         if grant is None:
             return None
         info = grant.info or {}
         token = (_node_bits(self._n, grant.nodes), info["cube"], info.get("mesh"), info.get("leftover", ()))
-        return table.token(token), self._read(a, state, state[0] | token[0], state[4] + 1)
+        return table.tokens.number(token), self._read(a, state, state[0] | token[0], state[4] + 1)
 
     def release(self, sid: int, tid: int) -> int:
         key = (sid, tid)
         table = self._table
         got = table.releases.get(key)
         if got is None:
-            state = table.states[sid]
+            state = table.states.values[sid]
             a = self._load(sid, state, busy_nodes=False)
             a._held = state[4] - 1
-            nodes, cube, mesh, lefts = table.tokens[tid]
+            nodes, cube, mesh, lefts = table.tokens.values[tid]
             a._release(cast(Allocation, _Released({"cube": cube, "mesh": mesh, "leftover": lefts})), None)
             got = table.releases[key] = self._read(a, state, state[0] & ~nodes, state[4] - 1)
         return got
 
     def token_of(self, allocation: Allocation) -> int:
         info = allocation.info
-        return self._table.token((_node_bits(self._n, allocation.nodes), info["cube"], info.get("mesh"), info.get("leftover", ())))
+        return self._table.tokens.number((_node_bits(self._n, allocation.nodes), info["cube"], info.get("mesh"), info.get("leftover", ())))
 
     def frame(self, request: Request) -> Hashable:
         return self.allocator.fit_key(request)

@@ -19,7 +19,7 @@ from ...errors import InvalidArgument
 from ...registry import ALLOCATORS
 from ...topology.base import Topology
 from ...topology.torus import Semitorus, Torus
-from ..base import Allocation, Allocator, Grant, Memo, Request
+from ..base import Allocation, Allocator, Grant, Memo, Numbering, Request
 from ..probes import ReservationGuard
 from .conversion import CONVERSIONS, Conversion, convert
 from .schemes import NEP_ORDERS, initial_available_set, partition
@@ -443,8 +443,8 @@ class _ForestModel:
 
     def __init__(self, allocator: PartitionAllocator):
         a = self.allocator = allocator
-        self._ids: dict[tuple, int] = {}
-        self._nodes: list[tuple[Semitorus, int, tuple[int, ...]]] = []
+        self._numbering: Numbering[tuple[Semitorus, int, tuple[int, ...]]] = Numbering()
+        self._nodes = self._numbering.values
         self._best_memo: dict[tuple[int, int], tuple | None] = {}
         self._take_memo: dict[tuple[int, Semitorus, int], int] = {}
         self._free_memo: dict[tuple[int, Semitorus], int] = {}
@@ -461,12 +461,7 @@ class _ForestModel:
         self.free_count = a._free_count
 
     def _intern(self, st: Semitorus, kind: int, kids: tuple[int, ...]) -> int:
-        key = (st, kind, kids)
-        got = self._ids.get(key)
-        if got is None:
-            got = self._ids[key] = len(self._nodes)
-            self._nodes.append(key)
-        return got
+        return self._numbering.number((st, kind, kids))
 
     def _intern_block(self, b: Block) -> int:
         kids = tuple(self._intern_block(c) for c in b.children) if b.children is not None else ()
