@@ -448,10 +448,9 @@ class _ForestModel:
         self._best_memo: dict[tuple[int, int], tuple | None] = {}
         self._take_memo: dict[tuple[int, Semitorus, int], int] = {}
         self._free_memo: dict[tuple[int, Semitorus], int] = {}
-        self._release_memo: dict[tuple[tuple[int, ...], Semitorus], tuple[int, ...]] = {}
         #: the releases' memo, {(state, token): next state}, which StatePlan's compiled loops read before they call
         #: :meth:`release`
-        self.release_memo = self._release_memo
+        self.release_memo: dict[tuple[tuple[int, ...], Semitorus], tuple[int, ...]] = {}
         self.renew()
 
     def renew(self) -> None:
@@ -562,9 +561,9 @@ class _ForestModel:
 
     def release(self, state: tuple[int, ...], token: Semitorus) -> tuple[int, ...]:
         key = (state, token)
-        got = self._release_memo.get(key)
+        got = self.release_memo.get(key)
         if got is None:
-            got = self._release_memo[key] = tuple(self._free(r, token) if self._holds(self._nodes[r][0], token) else r for r in state)
+            got = self.release_memo[key] = tuple(self._free(r, token) if self._holds(self._nodes[r][0], token) else r for r in state)
         return got
 
 
