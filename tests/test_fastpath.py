@@ -356,7 +356,7 @@ test_kernel_conservative_on_the_free_list_with_many_long_queues = pytest.mark.sl
 
 @needs_kernel
 @pytest.mark.parametrize(("sched", "seed", "n", "dim"), [("conservative:order=lpt", 41, 81, 4), ("conservative:order=lpt", 11, 51, 5), ("conservative", 21, 61, 4)])
-@pytest.mark.parametrize("allocator", ["free_list", "afl"])
+@pytest.mark.parametrize("allocator", ["free_list", "afl", "free_list:recognition=lists"])
 def test_kernel_conservative_on_the_free_list_stops_only_where_the_lists_are_what_they_were(sched, seed, n, dim, allocator):
     """On the free list a replay, or a trial, may stop early only where the mask, every reservation's cube
     and the lists are the plan's: the same mask can come with other lists (a cube merged with another mate),
@@ -366,6 +366,71 @@ def test_kernel_conservative_on_the_free_list_stops_only_where_the_lists_are_wha
     w = long_queue(n, seed, 1 << dim)
     a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=True)
     assert_same_placements(a, b)
+
+
+#: the schedulers the kernel runs on the free list's lists alone (layout 5): not EASY, whose shadow asks the mask
+LISTS_ONLY_SCHEDULERS = [s for s in SCHEDULERS if not s.startswith("easy")]
+
+#: (allocator, cube dimension) looking at the lists only: recognition=lists, or above Q12 (no complete recognition)
+LISTS_ONLY = ([("free_list:recognition=lists", d) for d in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10)] + [("afl:recognition=lists", d) for d in (2, 4, 6)]
+              + [("free_list", 13), ("free_list", 14), ("free_list", 15), ("afl", 13)])
+
+
+@needs_kernel
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), sched=st.sampled_from(LISTS_ONLY_SCHEDULERS), case=st.sampled_from(LISTS_ONLY), record=st.booleans(), locality=st.booleans())
+def test_kernel_follows_the_free_list_on_its_lists_only(data, sched, case, record, locality):
+    """The free list looking at its lists only (recognition=lists, or a cube above Q12, where it has no complete
+    recognition), and the AFL so on power-of-two sizes, on the kernel's lists without recognition (layout 5), under
+    FCFS and conservative backfilling, against the general engine: a request the lists cannot place waits, though
+    the mask has a free cube for it; nodes from the replay, which checks every cube against the kernel's."""
+    allocator, dim = case
+    w = data.draw(pow2_workloads(1 << dim) if allocator.startswith("afl") else workloads(1 << dim))
+    a, b = both(w, f"hypercube:{dim}", sched, allocator=allocator, record_allocations=record, locality=locality)
+    assert_same_placements(a, b)
+
+
+test_kernel_conservative_on_the_free_list_lists_only_with_long_queues = needs_kernel(settings(max_examples=8, deadline=None)(
+    given(**{**_LIST_QUEUES, "allocator": st.sampled_from(["free_list:recognition=lists", "afl:recognition=lists"])})(
+        _conservative_on_the_free_list_with_long_queues)))
+
+
+@needs_kernel
+@pytest.mark.parametrize("sched", ["fcfs", "conservative"])
+def test_kernel_on_the_lists_only_waits_where_the_mask_has_a_free_cube(sched):
+    """What layout 5 must not do: recognise a cube the lists do not hold.  On Q3 jobs of 1, 2, 1 and 1 nodes take
+    nodes 0, 2-3, 1 and 4; once the last two end (t = 5) nodes 1 and 4-7 are free, but the lists hold them as
+    {1, 5}, {6, 7} and {4}: the lists-only free list starts the 4-node job when job 1 ends (t = 8), complete
+    recognition at once, on the free 2-cube {4, 5, 6, 7}.  The kernel follows each."""
+    w = Workload(job_id=[1, 2, 3, 4, 5], submit=[1.0, 2.0, 2.0, 3.0, 3.0], run=[7.0, 7.0, 2.0, 2.0, 5.0], size=[1, 2, 1, 1, 4],
+                 requested_time=[7.0, 7.0, 2.0, 2.0, 5.0], header={"MaxProcs": "8"}, source="<t>")
+    lists, full = (both(w, "hypercube:3", sched, allocator=spec, record_allocations=True) for spec in ("free_list:recognition=lists", "free_list"))
+    for a, b in (lists, full):
+        assert_same_placements(a, b)
+    assert lists[0].start[4] == 8.0 and sorted(lists[0].nodes_of(4).tolist()) == [0, 1, 4, 5]
+    assert full[0].start[4] == 5.0 and sorted(full[0].nodes_of(4).tolist()) == [4, 5, 6, 7]
+
+
+@needs_kernel
+@pytest.mark.parametrize("sched", ["conservative", "fcfs"])
+def test_kernel_follows_the_free_list_above_q12_on_a_real_trace(sched):
+    """LLNL-Atlas's first 3,000 jobs on Q14 (16,384 nodes, above Q12: the free list looks at its lists only), with
+    nodes and locality metrics: the kernel's lists without recognition (layout 5) against the general engine's
+    plan on the lists' states.  (Under conservative the whole log took over 400 s on the general engine.)"""
+    w = read_swf(shared_trace("LLNL-Atlas-2006-2.1-cln.swf")).take(np.arange(3000))
+    a, b = both(w, "hypercube:14", sched, allocator="free_list", clean=True, record_allocations=True, locality=True)
+    assert_same_placements(a, b)
+
+
+@pytest.mark.slow
+@needs_kernel
+def test_kernel_follows_the_free_list_above_q12_on_a_long_real_prefix():
+    """LLNL-Atlas's first 9,000 jobs on Q14 under conservative backfilling: per-job CSVs identical (a queue of
+    hundreds of jobs builds up between the 5,000th and the 10,000th)."""
+    w = read_swf(shared_trace("LLNL-Atlas-2006-2.1-cln.swf")).take(np.arange(9000))
+    a, b = both(w, "hypercube:14", "conservative", allocator="free_list", clean=True)
+    assert a.to_csv() == b.to_csv()
+    assert a.to_json() == b.to_json()
 
 
 @needs_kernel
@@ -515,9 +580,11 @@ def test_kernel_layouts_are_exact_types_and_schedulers():
             assert fastpath.why_not(Simulation(w, BuddyAllocator(Hypercube(4)), sched, np.maximum(w.requested_time, 1.0))) is None
 
 
-def test_kernel_follows_the_free_list_only_where_fitting_is_a_function_of_the_mask():
-    """The free list with complete recognition up to Q12 under every scheduler; the AFL too when every request fills
-    its cube (no mesh leaves leftovers on the auxiliary lists); never a subclass."""
+def test_kernel_follows_the_free_list_where_its_lists_say_what_fits():
+    """The free list with complete recognition up to Q12 under every scheduler (fitting is then a function of the
+    mask); looking at its lists only (recognition=lists, or Q13-Q15) under FCFS and conservative, not EASY (its
+    shadow asks the mask); the AFL too when every request fills its cube (no mesh leaves leftovers on the
+    auxiliary lists); never a subclass, nor above Q15."""
     from topoalloc.alloc.hypercube.allocators import AFLAllocator, FreeListAllocator
     from topoalloc.sched import FCFS, Conservative
     from topoalloc.topology import Hypercube
@@ -530,8 +597,11 @@ def test_kernel_follows_the_free_list_only_where_fitting_is_a_function_of_the_ma
     meshes = Workload(job_id=[1], submit=[0.0], run=[5.0], size=[6], shape=[[2, 3]], requested_time=[9.0], header={}, source="<t>")
     assert fastpath.layout_of(FreeListAllocator(Hypercube(3))) == 3
     assert fastpath.layout_of(FreeListAllocator(Hypercube(12))) == 3
-    assert fastpath.layout_of(FreeListAllocator(Hypercube(13))) == 0  # (no complete recognition there)
-    assert fastpath.layout_of(FreeListAllocator(Hypercube(5), recognition="lists")) == 0
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(13))) == 5  # (no complete recognition there: the lists only)
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(15))) == 5
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(16))) == 0  # (a cube's key is an int32 in the kernel)
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(5), recognition="lists")) == 5
+    assert fastpath.layout_of(AFLAllocator(Hypercube(4), recognition="lists"), pow2) == 5
     assert fastpath.layout_of(MyList(Hypercube(3))) == 0
     assert fastpath.layout_of(AFLAllocator(Hypercube(4))) == 0  # (no workload: its meshes are unknown)
     assert fastpath.layout_of(AFLAllocator(Hypercube(4)), pow2) == 3
@@ -542,13 +612,17 @@ def test_kernel_follows_the_free_list_only_where_fitting_is_a_function_of_the_ma
     assert fastpath.layout_of(busy) == 0  # (the kernel starts from the fresh lists)
     est = np.array([9.0, 9.0])
     assert "does not fill its cube" in fastpath.why_not(Simulation(odd, AFLAllocator(Hypercube(4)), EASY(), est))
-    assert "stops at Q12" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), EASY(), est))
-    assert "recognition=lists" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), EASY(), est))
+    assert "complete recognition stops at Q12" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), EASY(), est))
+    assert "recognition=lists) under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), EASY(), est))
+    assert "up to Q15" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(16)), Conservative(), est))
     assert "nor one whose busy mask" in fastpath.why_not(Simulation(pow2, MyList(Hypercube(4)), EASY(), est))
     if fastpath.compiled_available():
         for sched in (FCFS(), EASY(), Conservative()):
             assert fastpath.why_not(Simulation(pow2, AFLAllocator(Hypercube(4)), sched, est)) is None
             assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4)), sched, est)) is None
+        for sched in (FCFS(), Conservative()):
+            assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), sched, est)) is None
+            assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), sched, est)) is None
 
 
 @needs_kernel
@@ -562,9 +636,13 @@ def test_kernel_refuses_bad_layout_arguments():
     with pytest.raises(ValueError, match="nodes must be a power of two"):
         _ckernel.run(1, 12, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 2)
     with pytest.raises(ValueError, match="layout: expected"):
-        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 5)
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 6)
     with pytest.raises(ValueError, match="at most 4096 nodes"):
         _ckernel.run(1, 8192, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
+    with pytest.raises(ValueError, match="layout 5: FCFS and conservative only"):
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 5)
+    with pytest.raises(ValueError, match="at most 32768 nodes"):
+        _ckernel.run(2, 65536, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 5)
     with pytest.raises(ValueError, match="a layout's"):
         _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 0, np.zeros(2, dtype=np.int64))
     with pytest.raises(ValueError, match="arrivals-only"):

@@ -31,7 +31,12 @@
  * allocated and released again, as EASY does, since that may rearrange the
  * lists (fl_trial).  Conservative backfilling's plan keeps the lists of
  * each of its states beside the mask (plan_replay, trial_mask: a snapshot's
- * lists, as ReplayPlan replays them).
+ * lists, as ReplayPlan replays them).  Layout 5 is the free list that looks at
+ * its lists only (recognition="lists", or a cube above Q12, where the allocator
+ * has no complete recognition): the same lists, no recognition (s->recognise
+ * 0), so whether a cube fits is the lists' question, not the mask's, and only
+ * FCFS and conservative run on it (EASY's shadow asks the mask); up to Q15
+ * (a cube's key, free << dim | value, is an int32).
  *
  * The Python side owns every array; this file keeps no state between calls.
  */
@@ -651,6 +656,7 @@ typedef struct {
     /* the free list (layout 3: FreeListAllocator, and the AFL while every mesh fills its cube): the
      * listed free cubes, per dimension, as keys free << dim | value; each node's listed cube */
     Lists L;                /* the allocator's lists now (a view of `real`) */
+    int recognise;          /* 1: complete recognition when the lists have no cube (layout 3); 0: the lists only (layout 5) */
     char *real;
     i64 recsize;            /* bytes of one record of lists (lists_view) */
     u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
@@ -672,6 +678,8 @@ typedef struct {
 } Sim;
 
 enum { L_COUNT = 0, L_BUDDY = 1, L_GRAY = 2, L_FREE = 3, L_TABLE = 4 };
+/* the layout argument for the free list without complete recognition: L_FREE with s->recognise 0 */
+enum { L_FREE_LISTS = 5 };
 
 /* a reservation that moved in a pass: the job's place in the queue, where it was */
 typedef struct Mv { i64 rank; double a, c; } Mv;
@@ -974,20 +982,21 @@ static i64 fl_peek(const Sim *s, int k) {
     if (k > s->dim || ((i64)1 << k) > s->free) return -1;
     int i;
     i64 c = fl_least(s, &s->L, k, &i);
-    if (c < 0) return recognisable(s, s->busy, k);
+    if (c < 0) return s->recognise ? recognisable(s, s->busy, k) : -1;
     u64 f = key_free(s, c);
     for (; i > k; i--) f ^= (u64)1 << (63 - __builtin_clzll(f)); /* split at the highest free bit, keep the 0 half */
     return cube_key(s, f, key_value(s, c));
 }
 
 /* _allocate on lists L and busy mask m: the least listed cube of the lowest dimension >= k, split down
- * to k (_take_list), else complete recognition; -1: none.  (_allocate first refuses a cube wider than
+ * to k (_take_list), else complete recognition (s->recognise; the lists only: none); -1: none.  (_allocate first refuses a cube wider than
  * the free nodes: then no listed cube is that wide and recognition finds none, so the answer is the same
  * without that test, which fl_alloc makes for speed.) */
 static i64 fl_alloc_on(const Sim *s, Lists *L, const u64 *m, int k) {
     int i;
     i64 c = fl_least(s, L, k, &i);
     if (c < 0) {
+        if (!s->recognise) return -1;
         c = recognisable(s, m, k);
         if (c >= 0) fl_carve(s, L, c);
         return c;
@@ -1060,7 +1069,8 @@ static inline void mark_job(const Sim *s, u64 *m, i64 j, int on) {
     else win_mark(s, m, s->pos[j], s->size[j], on);
 }
 
-/* whether a window of 2**k positions fits mask m (the free list: a free k-subcube, which it recognises) */
+/* whether a window of 2**k positions fits mask m (the free list: a free k-subcube, which it recognises; not
+ * asked on layout 5, whose lists alone say, and which EASY does not run on) */
 static inline int fits_mask(const Sim *s, const u64 *m, int k) {
     return s->layout == L_FREE ? recognisable(s, m, k) >= 0 : place(s, m, k) >= 0;
 }
@@ -1829,12 +1839,19 @@ static int prof_from_plan(Sim *s) {
     return 0;
 }
 
-/* whether a window of 2**k positions is free in kept mask i (remembered per mask) */
+/* whether a window of 2**k positions is free in kept mask i (remembered per mask; a state's mask and lists
+ * change together).  On the free list without recognition (layout 5) the mask does not say: whether kept
+ * state i's lists hold a cube of k dimensions or more, which _allocate would split down to k. */
 static inline int plan_fits(Sim *s, i64 i, int k) {
     u64 b = (u64)1 << k;
     if (!(s->fit_known[i] & b)) {
         s->fit_known[i] |= b;
-        if (fits_mask(s, ST(s, i), k)) s->fit_yes[i] |= b;
+        int yes, at;
+        if (s->layout == L_FREE && !s->recognise) {
+            Lists L = ls_at(s, s->lslot[i]);
+            yes = fl_least(s, &L, k, &at) >= 0;
+        } else yes = fits_mask(s, ST(s, i), k);
+        if (yes) s->fit_yes[i] |= b;
         else s->fit_yes[i] &= ~b;
     }
     return (s->fit_yes[i] & b) != 0;
@@ -1971,6 +1988,7 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
         ls_copy(s, s->ls_trial, s->lslot[e]);
         Lists L = ls_at(s, s->ls_trial);
         i64 p = st_alloc(s, T, &L, k);
+        if (p < 0) return 0; /* (plan_fits said it fits: not reached) */
         return trial_replay(s, j, e, T, &L, p, 1, 0, tend, has, ie_old);
     }
     i64 p = place(s, ST(s, e), k), o = -1; /* o: its old window, while the plan's states hold it */
@@ -2341,13 +2359,14 @@ PyDoc_STRVAR(run_doc,
 "`layout` 1 (buddy) or 2 (Gray code): every scheduler on the busy mask of a hypercube of\n"
 "`nodes` (a power of two) positions; `size` is then each job's window (a power of two).\n"
 "`layout` 3 (the free list with complete recognition, dimension at most 12): every scheduler.\n"
+"`layout` 5 (the free list looking at its lists only, dimension at most 15): FCFS and conservative.\n"
 "`layout` 4 (a table of windows: the static slice rule): FCFS and conservative on the busy\n"
 "mask of `nodes` positions (units); `size` is each job's volume, `table` (uint64) the windows'\n"
 "masks (ceil(nodes / 64) words each, class after class, each class in search order), `bounds`\n"
 "(int64, classes + 1 items, at most 64 classes) where each class's rows begin, `classes` (int64,\n"
 "n items) each job's class; a job takes the first window of its class that is all free.\n"
-"`placed` (int64, n items, optional) receives each job's position (layout 3: its cube,\n"
-"free << dim | value; layout 4: its window's row).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
+"`placed` (int64, n items, optional) receives each job's position (layouts 3 and 5: its cube,\n"
+"free << dim | value; layout 4: its window's row).  `tried`: with a log on layouts 3 and 5, the (log position, job) pairs, as\n"
 "int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
 "than they were (the replay repeats them); else None.\n"
 "`changes`: under conservative, the reservations made or moved (a remade plan makes each again).\n"
@@ -2363,12 +2382,18 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
                           &o_tab, &o_tlo, &o_jcls))
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
-    if (layout < L_COUNT || layout > L_TABLE) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2, 3 or 4, got %d", layout);
+    if (layout < L_COUNT || layout > L_FREE_LISTS) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2, 3, 4 or 5, got %d", layout);
+    int recognise = layout == L_FREE;
+    if (layout == L_FREE_LISTS) {
+        if (kind == K_EASY) return PyErr_Format(PyExc_ValueError, "layout 5: FCFS and conservative only (EASY's shadow asks the busy mask whether a cube fits, which only complete recognition answers)");
+        if (nodes > 32768) return PyErr_Format(PyExc_ValueError, "layout 5: at most 32768 nodes (a cube's key is an int32), got %lld", nodes);
+        layout = L_FREE;
+    }
     if ((layout == L_TABLE) != (o_tab != Py_None) || (o_tab != Py_None) != (o_tlo != Py_None) || (o_tab != Py_None) != (o_jcls != Py_None))
         return PyErr_Format(PyExc_ValueError, "table, bounds, classes: given with layout 4, and only then");
     if (layout == L_TABLE && kind == K_EASY) return PyErr_Format(PyExc_ValueError, "layout 4: FCFS and conservative only (EASY's walk assumes windows that nest)");
     if (layout == L_TABLE && nodes < 1) return PyErr_Format(PyExc_ValueError, "layout 4: nodes must be at least 1, got %lld", nodes);
-    if (layout == L_FREE && nodes > 4096) return PyErr_Format(PyExc_ValueError, "layout 3: at most 4096 nodes (complete recognition), got %lld", nodes);
+    if (layout == L_FREE && recognise && nodes > 4096) return PyErr_Format(PyExc_ValueError, "layout 3: at most 4096 nodes (complete recognition), got %lld", nodes);
     if (o_placed != Py_None && !layout) return PyErr_Format(PyExc_ValueError, "placed: positions are a layout's");
     if (layout && layout != L_TABLE && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
     if (incremental && layout) return PyErr_Format(PyExc_ValueError, "layout %d: the arrivals-only pass is for counts", layout);
@@ -2469,6 +2494,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.snap = malloc((size_t)s.recsize);
             if (!s.real || !s.carve || !s.g || !s.snap || !s.sh2) { PyErr_NoMemory(); goto done; }
             lists_view(&s, s.real, &s.L);
+            s.recognise = recognise;
             fl_reset(&s, &s.L);
             *s.L.held = 0;
         }

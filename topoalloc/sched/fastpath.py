@@ -63,8 +63,8 @@ _KINDS: dict[type, int] = {FCFS: 0, EASY: 1, Conservative: 2}
 
 def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     """The kernel's layout code for ``allocator``: 1 the buddy (aligned blocks in address order), 2 Gray code
-    (windows in the Gray order), 3 the free list, 4 a table of windows (the static slice rule), 0 none.  By
-    exact type: a subclass may place differently.
+    (windows in the Gray order), 3 the free list with complete recognition, 4 a table of windows (the static
+    slice rule), 5 the free list on its lists only, 0 none.  By exact type: a subclass may place differently.
 
     The free list (:class:`~topoalloc.alloc.hypercube.allocators.FreeListAllocator`) is followed with
     complete recognition up to its largest dimension, when whether a request fits is a function of the
@@ -72,7 +72,11 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     conservative backfilling, one copy per state of the plan, as :class:`~.plan.ReplayPlan` replays
     snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
-    leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.
+    leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.  Where the
+    allocator looks at its lists only (``recognition="lists"``, or above Q12, where it has no complete
+    recognition), the kernel keeps the same lists without recognition (layout 5, up to Q15): whether a
+    request fits is then the lists' question, not the mask's, so only FCFS and conservative backfilling
+    run there (:func:`why_not`: EASY's shadow time asks the mask).
 
     The slice allocator's static rule (:class:`~topoalloc.alloc.slices.SliceAllocator`) places a request as the
     first free box, in a fixed order, among its volume's candidate boxes: a pure function of the busy units.
@@ -85,7 +89,7 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     layouts: dict[type, int] = {BuddyAllocator: 1, GrayCodeAllocator: 2}
     kind = type(allocator)
     if kind in (FreeListAllocator, AFLAllocator):
-        return 0 if _lists_why_not(allocator, workload) else 3
+        return 0 if _lists_why_not(allocator, workload) else 5 if _lists_only(allocator) else 3
     if kind is SliceAllocator:
         return 0 if _table_why_not(allocator, workload) else 4
     return layouts.get(kind, 0)
@@ -164,15 +168,35 @@ def _slice_table(allocator: Any, w: "Workload") -> tuple[np.ndarray, np.ndarray,
     return table, bounds, classes, volumes
 
 
+#: the largest cube the kernel follows the free list on without recognition (layout 5: a cube's key,
+#: ``free << dim | value``, is an int32 there)
+LISTS_MAX_DIM = 15
+
+
+def _lists_only(allocator: Any) -> bool:
+    """Whether the free list or the AFL ``allocator`` looks at its lists only: ``recognition="lists"``, or a cube
+    above the largest with complete recognition (there ``_recognise`` finds nothing)."""
+    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM
+
+    return allocator.recognition != "complete" or allocator.dim > MAX_COMPLETE_DIM
+
+
+def _lists_only_under_easy(allocator: Any) -> str:
+    """Why the kernel does not run EASY on the free list or the AFL ``allocator`` looking at its lists only."""
+    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM
+
+    how = "recognition=lists" if allocator.recognition != "complete" else f"on Q{allocator.dim}: complete recognition stops at Q{MAX_COMPLETE_DIM}"
+    return (f"allocator {allocator.describe()} looks at its lists only ({how}) under EASY: the kernel's EASY asks the busy mask "
+            "whether a cube fits, which holds with complete recognition (FCFS and conservative run on its lists)")
+
+
 def _lists_why_not(allocator: Any, workload: "Workload | None") -> str | None:
     """Why the kernel cannot follow the free list or the AFL ``allocator`` on ``workload`` (see :func:`layout_of`), or None."""
-    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM, AFLAllocator
+    from ..alloc.hypercube.allocators import AFLAllocator
 
     name = allocator.describe()
-    if allocator.recognition != "complete":
-        return f"allocator {name} looks at its lists only (recognition=lists): the kernel follows complete recognition"
-    if allocator.dim > MAX_COMPLETE_DIM:
-        return f"allocator {name} on Q{allocator.dim}: complete recognition, which the kernel follows, stops at Q{MAX_COMPLETE_DIM}"
+    if allocator.dim > LISTS_MAX_DIM:
+        return f"allocator {name} on Q{allocator.dim}: the kernel follows the free list's lists up to Q{LISTS_MAX_DIM}"
     if allocator._held:
         return f"allocator {name} already holds allocations: the kernel starts from the fresh lists"
     if type(allocator) is AFLAllocator and (workload is None or not _fills_cubes(allocator, workload)):
@@ -210,7 +234,7 @@ def why_not(sim: "Simulation") -> str | None:
     The kernel needs: a built-in scheduler (FCFS, EASY or conservative, any
     queue order); a counting allocator that grants exactly the requested
     size, or the buddy or Gray code allocator, or the free
-    list and the AFL as :func:`layout_of` says, or the static slice rule
+    list and the AFL as :func:`layout_of` says (looking at their lists only: FCFS and conservative), or the static slice rule
     under FCFS and conservative (:func:`layout_of`); and nothing
     that feeds the nodes back into the schedule or needs the scheduler's
     inner decisions (recorded reservations, a run-time model, a network).  Recorded allocations and locality metrics are served by
@@ -227,6 +251,8 @@ def why_not(sim: "Simulation") -> str | None:
         why = _lists_why_not(allocator, sim.workload)
         if why:
             return why
+        if isinstance(sim.scheduler, EASY) and _lists_only(allocator):
+            return _lists_only_under_easy(allocator)
     elif type(allocator) is SliceAllocator:
         why = _table_why_not(allocator, sim.workload)
         if why:
@@ -318,7 +344,7 @@ def run(sim: "Simulation") -> SimulationResult:
     start = np.full(n, np.nan)
     end = np.full(n, np.nan)
     log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
-    placed = np.empty(n, dtype=np.int64) if log is not None and layout in (3, 4) else None
+    placed = np.empty(n, dtype=np.int64) if log is not None and layout in (3, 4, 5) else None
     status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], positions, submit, run_time, est, windows, rank, incremental, start, end, log, layout, placed, *table)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
@@ -388,7 +414,7 @@ def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, plac
     """Drive the allocator through the kernel's starts and ends, in the kernel's order; keep what the
     general engine keeps from the grants (:class:`~.simulation.GrantRecords`) and return its result fields.
 
-    On the free list (layout 3) ``tried`` holds the backfill candidates EASY allocated and released
+    On the free list (layouts 3 and 5) ``tried`` holds the backfill candidates EASY allocated and released
     again, by the log position they came before (their allocate-and-release may rearrange the lists,
     so the replay repeats them), and ``placed`` each job's cube as the kernel kept it: every grant is
     checked against it.  On a table of windows (layout 4, the static slice rule) ``placed`` is each job's row of
