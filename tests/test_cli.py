@@ -56,6 +56,45 @@ def test_conservative_summary_shows_its_plan_changes_on_both_paths(tmp_path, cap
     assert "reservation_changes" not in capsys.readouterr().out
 
 
+def test_simulate_says_why_the_general_engine_ran(tmp_path, capsys):
+    """Under --engine auto (the default) a run the compiled kernel does not take says so on stderr, with the
+    kernel's reason (here the AFL's 3-node meshes, which leave leftover cubes); --quiet keeps that line off.
+    --engine python gives the same summary without the line; --engine compiled is one line and exit 2 where the
+    kernel cannot run, and the same summary as auto where it can (the AFL on 4-node meshes)."""
+    trace = tmp_path / "t.swf"
+    for size, where in ((3, "general"), (4, "compiled")):
+        trace.write_text("; MaxProcs: 16\n" + "\n".join(LINE.replace("1 0 -1 10 4", f"{i} {i} -1 {10 + i} {size}", 1).replace(" 4 20 ", f" {size} 20 ", 1)
+                                                      for i in range(1, 7)) + "\n")
+        base = ["simulate", "--trace", str(trace), "--machine", "hypercube:4", "--allocator", "afl", "--scheduler", "conservative"]
+        outs = {}
+        for engine in ("auto", "python", "compiled"):
+            code = main([*base, "--engine", engine])
+            out, err = capsys.readouterr()
+            noted = [line for line in err.splitlines() if "the general engine ran this" in line]
+            if where == "general" and engine == "compiled":
+                assert code == 2 and "does not fill its cube" in err, err
+                continue
+            assert code == 0
+            outs[engine] = out
+            if where == "general" and engine == "auto":
+                assert len(noted) == 1 and "the compiled kernel does not take it" in noted[0] and "does not fill its cube" in noted[0], err
+            else:
+                assert not noted, err
+        assert len(set(outs.values())) == 1 and "6 jobs on hypercube:4" in outs["auto"]
+        assert main([*base, "--quiet"]) == 0
+        assert capsys.readouterr().err == ""
+
+
+def test_the_result_says_which_engine_ran():
+    import topoalloc
+
+    assert topoalloc.simulate(machine="hypercube:7", allocator="buddy", scheduler="easy").engine == "compiled"
+    r = topoalloc.simulate(machine="hypercube:7", allocator="free_list", scheduler="easy", engine="python")
+    assert (r.engine, r.engine_note) == ("general", None)
+    r = topoalloc.simulate(scheduler="conservative", record_reservations=True)
+    assert r.engine == "general" and r.engine_note == "the compiled kernel does not take it (the run asks for record_reservations)"
+
+
 def test_jobs_out_csv_and_parquet(tmp_path, capsys):
     out = tmp_path / "jobs.csv"
     assert main(["simulate", "--quiet", "--jobs-out", str(out), "--json"]) == 0

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--no-contention", action="store_true", help="skip running each job alone for its contention slowdown")
     s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     s.add_argument("--jobs-out", metavar="FILE", help="write the per-job table (.csv, or .parquet with pyarrow)")
+    s.add_argument("--engine", choices=["auto", "compiled", "python"], default="auto",
+                   help="auto: the compiled kernel where it applies, else the general engine, saying why on stderr; compiled: the kernel or an "
+                        "error saying why not; python: the general engine, the reference (the same results; default auto)")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no filter report on stderr")
 
     pt = sub.add_parser("partition", help="partition a semitorus (EP or NEP) and show the pieces", description="Allocate one request on a fresh torus and print the available set and the allocated piece.")
@@ -204,6 +207,8 @@ def _simulate(args: argparse.Namespace, plugins: Sequence[str] = ()) -> int:
     for rep in reports:
         if rep.warning or not args.quiet:
             print(f"topoalloc: {rep}", file=sys.stderr)
+    if lean is None and result.engine_note and not args.quiet:
+        print(f"topoalloc: the general engine ran this: {result.engine_note}", file=sys.stderr)
     if args.json:
         print_json(summary)
     else:
@@ -238,6 +243,7 @@ def _simulate_general(args: argparse.Namespace, progress: Any) -> Any:
         cycle=args.cycle,
         service=args.service,
         contention=not args.no_contention,
+        engine=args.engine,
     )
 
 

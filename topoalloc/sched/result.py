@@ -77,6 +77,11 @@ class SimulationResult:
     #: allocators' own torus, twisted torus or mesh: ``Allocation.info["slice_hops"]``), NaN where none was
     #: recorded; None when no allocation recorded one
     slice_hops: np.ndarray | None = None
+    #: which engine ran: "compiled" (the kernel, :mod:`~topoalloc.sched.fastpath`) or "general"; neither changes a
+    #: result, so neither is in the summary or the per-job table
+    engine: str = "general"
+    #: with ``engine="auto"``, why the compiled kernel did not take a run the general engine ran (else None)
+    engine_note: str | None = None
 
     def __len__(self) -> int:
         return len(self.workload)

@@ -217,16 +217,22 @@ class Simulation:
         SimulationError
             Jobs that never started.
         """
+        why = None
         if self.engine != "python":
             from . import fastpath
 
             why = fastpath.why_not(self)
             if why is None:
-                return fastpath.run(self)
+                result = fastpath.run(self)
+                result.engine = "compiled"
+                return result
             if self.engine == "compiled":
                 raise InvalidArgument("engine", "compiled", f"a run the compiled kernel can do: {why}")
         with spaced_collections():
-            return self._run_general()
+            result = self._run_general()
+        if self.engine == "auto":
+            result.engine_note = f"the compiled kernel does not take it ({why})"
+        return result
 
     def _run_general(self) -> SimulationResult:
         """:meth:`run` on the general engine."""
