@@ -428,9 +428,9 @@ static void line_distances(const Lines *L, const i64 *lc, const i64 *x, const i6
     }
 }
 
-/* R: the least r with k free processors within it (every free one is within maxd, and there are k), by bisection */
-static i64 radius(const Lines *L, const i64 *e, i64 c0, i64 maxd, i64 k) {
-    i64 lo = 0, hi = maxd;
+/* R: the least r with k free processors within it, by bisection in [lo, hi], which must hold it (every free one
+ * is within maxd, and there are k: 0 and maxd do) */
+static i64 radius(const Lines *L, const i64 *e, i64 c0, i64 lo, i64 hi, i64 k) {
     while (lo < hi) {
         i64 mid = lo + (hi - lo) / 2;
         if (count_within(L, e, c0, mid) >= k) hi = mid; else lo = mid + 1;
@@ -481,13 +481,25 @@ static PyObject *py_lines(PyObject *self, PyObject *args) {
     L.P = P;
     L.pos = pos;
     L.off = off;
-    i64 best = -1, best_score = 0;
+    i64 best = -1, best_score = 0, lastR = 0;
+    const i64 *last = NULL; /* the last center, and its R */
     for (Py_ssize_t c = 0; c < C; c++) {
         if ((c & 63) == 63 && PyErr_CheckSignals() < 0) goto done; /* (Ctrl-C: a placement on a large machine takes seconds) */
         const i64 *x = cc + c * d;
-        i64 c0 = x[0];
-        line_distances(&L, lc, x, dims, wrap, d, e);
-        i64 R = radius(&L, e, c0, maxd, k), need = k - (R ? count_within(&L, e, c0, R - 1) : 0);
+        i64 c0 = x[0], lo = 0, hi = maxd;
+        /* Centers come in node-id order, so a run of them often lies on one line (the same coordinates but the
+         * first): their lines' distances are the last center's, and the k-th nearest's distance moves by at
+         * most the step along the line, dx (every distance does: the triangle inequality), so R is
+         * bisected within dx of the last one's */
+        if (last && !memcmp(x + 1, last + 1, (size_t)(d - 1) * sizeof(i64))) {
+            i64 dx = c0 > last[0] ? c0 - last[0] : last[0] - c0;
+            if (L.ring0 && L.D0 - dx < dx) dx = L.D0 - dx;
+            lo = lastR > dx ? lastR - dx : 0;
+            hi = lastR + dx < maxd ? lastR + dx : maxd;
+        } else line_distances(&L, lc, x, dims, wrap, d, e);
+        i64 R = radius(&L, e, c0, lo, hi, k), need = k - (R ? count_within(&L, e, c0, R - 1) : 0);
+        last = x;
+        lastR = R;
         memset(ch, 0, (size_t)sumD * sizeof(i64));
         for (i64 l = 0; l < L.nl; l++) {
             if (e[l] > R) continue;
@@ -523,7 +535,7 @@ static PyObject *py_lines(PyObject *self, PyObject *args) {
     {
         const i64 *x = cc + best * d;
         line_distances(&L, lc, x, dims, wrap, d, e);
-        i64 R = radius(&L, e, x[0], maxd, k);
+        i64 R = radius(&L, e, x[0], 0, maxd, k);
         if (grid_set(&g, x, 0, R, k - (R ? count_within(&L, e, x[0], R - 1) : 0)) < 0) goto done;
     }
     ret = Py_BuildValue("(LL)", (long long)best, (long long)best_score);
