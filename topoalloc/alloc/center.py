@@ -49,7 +49,9 @@ partial sort, and the pairwise sum comes from the histograms of the set's
 coordinates per dimension.  Where it is cheaper (``CenterAllocator._way``),
 the counts come without measuring every free processor: MC1x1's L∞ shells
 are boxes, counted on a summed-area table; Gen-Alg's and MM's L1 balls are
-counted along the lines of the first side, with prefix counts per line.
+counted along the lines of the first side, with prefix counts per line (a
+center on the last one's line keeps its lines' distances, and the k-th
+nearest's distance is looked for within the step between them).
 Every number is an exact integer, so the grant, its center and its score
 are those of the numpy path below, which stays the reference (``USE_COMPILED = False``; the tests compare the two on random
 busy maps of lines, rings and mixed wraps, and on whole runs).
