@@ -175,7 +175,7 @@ def _taken(args: "argparse.Namespace", plugins: Sequence[str]) -> str | None:
         and args.scale_sizes is None
         and not args.round_pow2
         and args.work_multiple is None
-        and getattr(args, "engine", "auto") != "python"  # (this path runs the compiled kernel)
+        and args.engine != "python"  # (this path runs the compiled kernel)
     )
     return args.scheduler if plain else None
 

@@ -2366,7 +2366,7 @@ PyDoc_STRVAR(run_doc,
 "(int64, classes + 1 items, at most 64 classes) where each class's rows begin, `classes` (int64,\n"
 "n items) each job's class; a job takes the first window of its class that is all free.\n"
 "`placed` (int64, n items, optional) receives each job's position (layouts 3 and 5: its cube,\n"
-"free << dim | value; layout 4: its window's row).  `tried`: with a log on layouts 3 and 5, the (log position, job) pairs, as\n"
+"free << dim | value; layout 4: its window's row).  `tried`: with a log on layout 3, the (log position, job) pairs, as\n"
 "int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
 "than they were (the replay repeats them); else None.\n"
 "`changes`: under conservative, the reservations made or moved (a remade plan makes each again).\n"

@@ -372,6 +372,7 @@ def run(sim: "Simulation") -> SimulationResult:
         reservation_changes=changes if isinstance(sched, Conservative) else None,
         actual_run=None,
         network=None,
+        engine="compiled",
         **fields,
     )
 
@@ -414,7 +415,7 @@ def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, plac
     """Drive the allocator through the kernel's starts and ends, in the kernel's order; keep what the
     general engine keeps from the grants (:class:`~.simulation.GrantRecords`) and return its result fields.
 
-    On the free list (layouts 3 and 5) ``tried`` holds the backfill candidates EASY allocated and released
+    On the free list (layout 3; EASY does not run on layout 5) ``tried`` holds the backfill candidates EASY allocated and released
     again, by the log position they came before (their allocate-and-release may rearrange the lists,
     so the replay repeats them), and ``placed`` each job's cube as the kernel kept it: every grant is
     checked against it.  On a table of windows (layout 4, the static slice rule) ``placed`` is each job's row of

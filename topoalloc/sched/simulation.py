@@ -223,9 +223,7 @@ class Simulation:
 
             why = fastpath.why_not(self)
             if why is None:
-                result = fastpath.run(self)
-                result.engine = "compiled"
-                return result
+                return fastpath.run(self)
             if self.engine == "compiled":
                 raise InvalidArgument("engine", "compiled", f"a run the compiled kernel can do: {why}")
         with spaced_collections():
