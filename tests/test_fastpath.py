@@ -612,8 +612,8 @@ def test_kernel_follows_the_free_list_where_its_lists_say_what_fits():
     assert fastpath.layout_of(busy) == 0  # (the kernel starts from the fresh lists)
     est = np.array([9.0, 9.0])
     assert "does not fill its cube" in fastpath.why_not(Simulation(odd, AFLAllocator(Hypercube(4)), EASY(), est))
-    assert "complete recognition stops at Q12" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), EASY(), est))
-    assert "recognition=lists) under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), EASY(), est))
+    assert "lists only under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), EASY(), est))
+    assert "lists only under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), EASY(), est))
     assert "up to Q15" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(16)), Conservative(), est))
     assert "nor one whose busy mask" in fastpath.why_not(Simulation(pow2, MyList(Hypercube(4)), EASY(), est))
     if fastpath.compiled_available():

@@ -882,15 +882,26 @@ def test_subcube_probes_at_their_edges(cls):
 
 def test_complete_recognition_up_to_its_limit():
     """Complete recognition works up to MAX_COMPLETE_DIM (12) inclusive: a free pair of nodes is found on
-    Q12 whatever the lists say, and not looked for on Q13."""
-    from topoalloc.alloc.hypercube.allocators import MAX_COMPLETE_DIM, FreeListAllocator
+    Q12 whatever the lists say.  Above, the default is the lists only, and the spec and summary say so;
+    asking for complete recognition there is an error naming the argument, the value and the limit."""
+    from topoalloc.alloc.hypercube.allocators import MAX_COMPLETE_DIM, AFLAllocator, FreeListAllocator
 
     assert MAX_COMPLETE_DIM == 12
-    for n, want in ((12, (1, 0)), (13, None)):
+    for n, want, how in ((12, (1, 0), "complete"), (13, None, "lists")):
         a = FreeListAllocator(Hypercube(n))
+        assert a.recognition == how
         a._busy[:] = True
         a._busy[[0, 1]] = False
         assert a._recognisable(1) == want
+    assert topoalloc.make_allocator("free_list", "hypercube:12").describe() == "free_list:recognition=complete"
+    assert topoalloc.make_allocator("free_list", "hypercube:13").describe() == "free_list:recognition=lists"
+    assert topoalloc.make_allocator("afl", "hypercube:14").recognition == "lists"
+    assert topoalloc.make_allocator("free_list:recognition=lists", "hypercube:5").recognition == "lists"
+    for cls in (FreeListAllocator, AFLAllocator):
+        with pytest.raises(InvalidArgument, match=r"recognition='complete'.*up to hypercube:12"):
+            cls(Hypercube(13), recognition="complete")
+    with pytest.raises(InvalidArgument, match="recognition='some'"):
+        FreeListAllocator(Hypercube(3), recognition="some")
 
 
 @settings(max_examples=200, deadline=None)

@@ -73,7 +73,7 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.  Where the
-    allocator looks at its lists only (``recognition="lists"``, or above Q12, where it has no complete
+    allocator looks at its lists only (``recognition="lists"``, which it chooses above Q12, where it has no complete
     recognition), the kernel keeps the same lists without recognition (layout 5, up to Q15): whether a
     request fits is then the lists' question, not the mask's, so only FCFS and conservative backfilling
     run there (:func:`why_not`: EASY's shadow time asks the mask).
@@ -174,19 +174,14 @@ LISTS_MAX_DIM = 15
 
 
 def _lists_only(allocator: Any) -> bool:
-    """Whether the free list or the AFL ``allocator`` looks at its lists only: ``recognition="lists"``, or a cube
-    above the largest with complete recognition (there ``_recognise`` finds nothing)."""
-    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM
-
-    return allocator.recognition != "complete" or allocator.dim > MAX_COMPLETE_DIM
+    """Whether the free list or the AFL ``allocator`` looks at its lists only (``recognition="lists"``, which
+    is also what it chooses above Q12, where it has no complete recognition)."""
+    return allocator.recognition != "complete"
 
 
 def _lists_only_under_easy(allocator: Any) -> str:
     """Why the kernel does not run EASY on the free list or the AFL ``allocator`` looking at its lists only."""
-    from ..alloc.hypercube.allocators import MAX_COMPLETE_DIM
-
-    how = "recognition=lists" if allocator.recognition != "complete" else f"on Q{allocator.dim}: complete recognition stops at Q{MAX_COMPLETE_DIM}"
-    return (f"allocator {allocator.describe()} looks at its lists only ({how}) under EASY: the kernel's EASY asks the busy mask "
+    return (f"allocator {allocator.describe()} looks at its lists only under EASY: the kernel's EASY asks the busy mask "
             "whether a cube fits, which holds with complete recognition (FCFS and conservative run on its lists)")
 
 

@@ -775,14 +775,18 @@ class FreeListAllocator(Allocator):
     Parameters
     ----------
     topology : Hypercube
-    recognition : {"complete", "lists"}
+    recognition : {"complete", "lists"} or None
         ``"lists"`` looks only at the lists: a k-cube comes from the k-list,
         or by splitting the lowest-dimension larger cube (Figure 3.6).
-        ``"complete"`` (default) then, if that fails, searches every free
-        k-subcube of the machine (complete subcube recognition, the property
-        Turner credits the free list with), carving it out of the listed
-        cubes; the lists alone miss subcubes that straddle listed cubes.
-        Complete recognition is available up to n = 12.
+        ``"complete"`` then, if that fails, searches every free k-subcube of
+        the machine (complete subcube recognition, the property Turner
+        credits the free list with), carving it out of the listed cubes; the
+        lists alone miss subcubes that straddle listed cubes.  Complete
+        recognition is available up to n = 12 (``MAX_COMPLETE_DIM``: its
+        tables of every k-subcube grow as 3^n); asking for it on a larger
+        cube is an error.  ``None`` (default) chooses ``"complete"`` up to
+        n = 12 and ``"lists"`` above, and the attribute ``recognition`` (so
+        a run's spec and summary) says which.
     shape_rule : {"square", "square_strict"}
         Only used by the AFL for 1-D requests (see :func:`square_shape`).
 
@@ -806,10 +810,16 @@ class FreeListAllocator(Allocator):
     claims = frozenset({"subcube", "contention_free"})
     auxiliary = False
 
-    def __init__(self, topology: Hypercube, *, recognition: str = "complete", shape_rule: str = "square"):
+    def __init__(self, topology: Hypercube, *, recognition: str | None = None, shape_rule: str = "square"):
         super().__init__(topology)
-        if recognition not in ("complete", "lists"):
+        if recognition is None:
+            recognition = "complete" if topology.n <= MAX_COMPLETE_DIM else "lists"
+        elif recognition not in ("complete", "lists"):
             raise InvalidArgument("recognition", recognition, "'complete' or 'lists'")
+        elif recognition == "complete" and topology.n > MAX_COMPLETE_DIM:
+            raise InvalidArgument("recognition", recognition,
+                                  f"'lists' on hypercube:{topology.n}: complete recognition is available up to "
+                                  f"hypercube:{MAX_COMPLETE_DIM} (leave it out to choose by the cube)")
         square_shape(1, shape_rule)  # validates the rule
         self.recognition = recognition
         self.shape_rule = shape_rule
@@ -904,7 +914,7 @@ class FreeListAllocator(Allocator):
 
     def _recognisable(self, k: int) -> Cube | None:
         """The first free, safe k-subcube of the machine that complete recognition would take (read only)."""
-        if self.recognition != "complete" or self.dim > MAX_COMPLETE_DIM:
+        if self.recognition != "complete":
             return None
         i = _first_free_safe(self._busy, self.dim, k, _unsafe_for(self.dim, k, self._live.items()))
         if i < 0:
@@ -962,7 +972,7 @@ class FreeListAllocator(Allocator):
     # lemma after every step of random runs, and the conformance suite the probes against replay.)
     def _mask_exact(self) -> bool:
         """Whether fitting is, now and once running jobs end, a function of the busy mask and the live meshes."""
-        return self.recognition == "complete" and self.dim <= MAX_COMPLETE_DIM
+        return self.recognition == "complete"
 
     def earliest_fit(self, request: Request, releases: Iterable[Allocation]) -> int | None:
         """With :meth:`_mask_exact`: each node gets the number of the release that frees it (0: free
@@ -1073,7 +1083,7 @@ class AFLAllocator(FreeListAllocator):
     claims = frozenset({"exact_size", "mesh_embedding", "contention_free"})
     auxiliary = True
 
-    def __init__(self, topology: Hypercube, *, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge"):
+    def __init__(self, topology: Hypercube, *, recognition: str | None = None, shape_rule: str = "square", pieces: str = "merge"):
         super().__init__(topology, recognition=recognition, shape_rule=shape_rule)
         if pieces not in ("merge", "as_is"):
             raise InvalidArgument("pieces", pieces, "'merge' or 'as_is'")
@@ -1411,12 +1421,12 @@ def _make_gray(topology: Hypercube) -> GrayCodeAllocator:
 
 
 @ALLOCATORS.register("free_list", accepts=FreeListAllocator.accepts)
-def _make_free_list(topology: Hypercube, recognition: str = "complete") -> FreeListAllocator:
-    """Free list subcube allocation on hypercube:n; recognition=complete|lists."""
+def _make_free_list(topology: Hypercube, recognition: str | None = None) -> FreeListAllocator:
+    """Free list subcube allocation on hypercube:n; recognition=complete|lists (default: complete up to Q12, lists above)."""
     return FreeListAllocator(topology, recognition=recognition)
 
 
 @ALLOCATORS.register("afl", accepts=AFLAllocator.accepts)
-def _make_afl(topology: Hypercube, recognition: str = "complete", shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
-    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists."""
+def _make_afl(topology: Hypercube, recognition: str | None = None, shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
+    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists (default: complete up to Q12, lists above)."""
     return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)
