@@ -296,6 +296,29 @@ def test_kernel_conservative_replay_stops_only_where_the_plan_is_what_it_was(all
     assert_same_placements(a, b)
 
 
+def burst(n: int, seed: int, nodes: int) -> Workload:
+    """``n`` jobs submitted at one instant (seeded): sizes powers of two up to an eighth of the machine, run
+    times that end before their estimates, so that every end moves reservations earlier."""
+    rng = np.random.default_rng(seed)
+    size = 1 << rng.integers(0, max(1, nodes.bit_length() - 3), n)
+    run = rng.integers(1, 1000, n).astype(float)
+    requested = run * rng.choice([1.0, 1.5, 3.0], n)
+    return Workload(job_id=np.arange(1, n + 1), submit=np.zeros(n), run=run, size=size, requested_time=requested,
+                    header={"MaxProcs": str(nodes)}, source="<burst>")
+
+
+@needs_kernel
+@pytest.mark.parametrize("allocator", ["buddy", "gray_code", "free_list", "free_list:recognition=lists"])
+def test_kernel_conservative_on_a_burst_on_a_cube_of_many_words(allocator):
+    """A burst at one instant on Q10 (a kept mask of 16 words): each reservation is inserted into a plan of
+    hundreds of events, and each end moves states by their slots (st_move) rather than their words; on the
+    free list without recognition the states keep no masks at all.  Against the general engine."""
+    w = burst(160, 3, 1024)
+    a, b = both(w, "hypercube:10", "conservative", allocator=allocator)
+    assert_same_placements(a, b)
+    assert a.reservation_changes > 160
+
+
 #: the schedulers the kernel runs on the free list's lists: all of them (conservative keeps lists per plan state)
 LIST_SCHEDULERS = SCHEDULERS
 

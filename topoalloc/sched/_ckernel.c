@@ -636,8 +636,13 @@ typedef struct {
     i64 cap_ev2, cap_ev3;
     int st_valid;           /* st holds the kept masks of ev (the last replay went to its end) */
     int plan_same;          /* the plan (events, kept masks) is the last pass's, and still this one's but for now */
-    u64 *st;                /* st[i]: the busy mask before event i (ne + 1 masks of `words` words) */
-    i64 cap_st;
+    u64 *st;                /* the kept masks: the busy mask before event i is record mslot[i] of st (`words` words
+                             * each), so states move by their slots, not their words (see st_move) */
+    i64 cap_st, nmslot, cap_mslot;
+    i32 *mslot;
+    i64 swords;             /* words of a kept mask: `words`, but 0 on the free list without recognition (layout 5),
+                             * where nothing reads a state's mask (what fits is its lists' answer, and the lists
+                             * hold every free node, so equal lists are equal masks) */
     u64 *fit_known, *fit_yes; /* per state: the window dimensions asked about, and those that fit */
     i64 cap_fit;
     /* ... and on the free list, each kept state's lists too: state i's is record lslot[i] of lsbuf (so
@@ -1593,7 +1598,8 @@ static int conservative_pass(Sim *s) {
 
 /* ------------------------------------ conservative backfilling on a layout */
 /* plan.ReplayPlan on busy masks.  The plan is its events in replay order (PEv) and the busy
- * mask before each of them: st[0] is the machine now, st[i + 1] is st[i] with event i applied
+ * mask before each of them (ST(s, i): a record of st by its slot, so that inserting events moves slots, not
+ * masks): state 0 is the machine now, state i + 1 is state i with event i applied
  * (a release clears a window; an allocation places the reservation's window first fit, as the
  * allocator's _place does on that mask).  The plan is feasible iff every allocation finds a
  * window.  A job's earliest start, as ReplayPlan.earliest finds it: candidates are now and the
@@ -1611,7 +1617,7 @@ static int conservative_pass(Sim *s) {
  * the plan's own only if its lists are the same too (ls_same), for the same mask can come with
  * lists merged otherwise, where later allocations take other cubes. */
 
-#define ST(s, i) ((s)->st + (size_t)(i) * (size_t)(s)->words)
+#define ST(s, i) ((s)->st + (size_t)(s)->mslot[i] * (size_t)(s)->swords)
 
 /* whether event a comes before the key (t, kind, order, job) in ReplayPlan's order */
 static inline int pev_before(const PEv *a, double t, int kind, i64 order, i64 job) {
@@ -1632,8 +1638,12 @@ static int cmp_pev(const void *x, const void *y) {
 static int plan_reserve(Sim *s, i64 ne) {
     if (grow((void **)&s->ev, &s->cap_ev, ne, sizeof(PEv)) < 0) return -1;
     i64 cap_st = s->cap_st, cap_fit = s->cap_fit;
-    if (grow((void **)&s->st, &cap_st, (ne + 1) * s->words, sizeof(u64)) < 0) return -1;
+    if (grow((void **)&s->st, &cap_st, (ne + 1) * (s->swords ? s->swords : 1), sizeof(u64)) < 0) return -1;
     s->cap_st = cap_st;
+    if (s->nmslot < ne + 1) { /* a record for each new state, each its own (the slots are a permutation of 0 .. nmslot-1) */
+        if (grow((void **)&s->mslot, &s->cap_mslot, ne + 1, sizeof(i32)) < 0) return -1;
+        while (s->nmslot < ne + 1) { s->mslot[s->nmslot] = (i32)s->nmslot; s->nmslot++; }
+    }
     i64 c1 = cap_fit, c2 = cap_fit;
     if (grow((void **)&s->fit_known, &c1, ne + 1, sizeof(u64)) < 0 || grow((void **)&s->fit_yes, &c2, ne + 1, sizeof(u64)) < 0) return -1;
     s->cap_fit = c1 < c2 ? c1 : c2;
@@ -1671,7 +1681,7 @@ static void slots_reverse(i32 *a, i64 lo, i64 hi) {
 /* a window's release from a replay's state (mask m, lists L on the free list) */
 static inline void st_release(const Sim *s, u64 *m, Lists *L, i64 p, i64 size) {
     if (s->layout == L_FREE) {
-        mark_cube(s, m, p, 0);
+        if (s->swords) mark_cube(s, m, p, 0); /* (layout 5 keeps no masks: see swords) */
         (*L->held)--;
         fl_release_on(s, L, p, !*L->held);
     } else win_mark(s, m, p, size, 0);
@@ -1686,28 +1696,36 @@ static inline i64 st_alloc(const Sim *s, u64 *m, Lists *L, int k) {
     }
     i64 p = fl_alloc_on(s, L, m, k);
     if (p >= 0) {
-        mark_cube(s, m, p, 1);
+        if (s->swords) mark_cube(s, m, p, 1);
         (*L->held)++;
     }
     return p;
 }
 
-/* kept masks `count` states from state `from` to state `to`, with what is known of their windows */
+/* kept masks `count` states from state `from` to state `to`, with what is known of their windows, as a
+ * memmove of the states would: the masks' slots (and on the free list the lists') rotate, O(1) a state
+ * whatever the machine's size, so each record stays some state's; the states moved from and not moved
+ * onto keep their masks and lists (a copy from where they went) */
 static void st_move(Sim *s, i64 to, i64 from, i64 count) {
-    memmove(ST(s, to), ST(s, from), (size_t)count * (size_t)s->words * sizeof(u64));
     memmove(&s->fit_known[to], &s->fit_known[from], (size_t)count * sizeof(u64));
     memmove(&s->fit_yes[to], &s->fit_yes[from], (size_t)count * sizeof(u64));
-    if (s->layout == L_FREE && to != from && count) {
-        /* the lists' slots rotate, so each record stays some state's; the states moved from and not moved
-         * onto keep their lists, as the masks do (a copy from where they went) */
-        i64 lo = to < from ? to : from, hi = (to < from ? from : to) + count, r = to < from ? from - to : hi - lo - (to - from);
+    if (to == from || !count) return;
+    int fl = s->layout == L_FREE;
+    i64 lo = to < from ? to : from, hi = (to < from ? from : to) + count, r = to < from ? from - to : hi - lo - (to - from);
+    slots_reverse(s->mslot, lo, lo + r);
+    slots_reverse(s->mslot, lo + r, hi);
+    slots_reverse(s->mslot, lo, hi);
+    if (fl) {
         slots_reverse(s->lslot, lo, lo + r);
         slots_reverse(s->lslot, lo + r, hi);
         slots_reverse(s->lslot, lo, hi);
-        i64 a = from, b = from + count; /* the states moved from, less those moved onto */
-        if (to > from) b = to < b ? to : b;
-        else a = to + count > a ? to + count : a;
-        for (i64 i = a; i < b; i++) ls_copy(s, s->lslot[i], s->lslot[i + to - from]);
+    }
+    i64 a = from, b = from + count; /* the states moved from, less those moved onto */
+    if (to > from) b = to < b ? to : b;
+    else a = to + count > a ? to + count : a;
+    for (i64 i = a; i < b; i++) {
+        memcpy(ST(s, i), ST(s, i + to - from), (size_t)s->swords * sizeof(u64));
+        if (fl) ls_copy(s, s->lslot[i], s->lslot[i + to - from]);
     }
 }
 
@@ -1718,7 +1736,7 @@ static void st_move(Sim *s, i64 to, i64 from, i64 count) {
  * is the same as before, so it stops there, and with d < 0 the rest of the masks move d places
  * (hi >= ne: no such event, a replay to the end). */
 static i64 plan_replay(Sim *s, i64 from, i64 hi, i64 d) {
-    size_t bytes = (size_t)s->words * sizeof(u64);
+    size_t bytes = (size_t)s->swords * sizeof(u64);
     const PEv *ev = s->ev;
     i64 ne = s->ne;
     u64 *tmp = s->trial;
@@ -1809,7 +1827,7 @@ static int plan_build(Sim *s, int reservations) {
     s->ev3 = s->ev; s->ev = to;
     { i64 c = s->cap_ev3; s->cap_ev3 = s->cap_ev; s->cap_ev = c; }
     s->ne = n;
-    memcpy(ST(s, 0), s->busy, (size_t)s->words * sizeof(u64));
+    memcpy(ST(s, 0), s->busy, (size_t)s->swords * sizeof(u64));
     if (s->layout == L_FREE) { /* the allocator's lists now, holding the running jobs */
         Lists L = ls_at(s, s->lslot[0]);
         memcpy(L.held, s->L.held, lists_used(s, &s->L));
@@ -1984,7 +2002,7 @@ static int trial_mask(Sim *s, i64 j, i64 e, double t, int k, double span, int ha
     i64 size = s->size[j];
     if (s->layout == L_FREE) {
         u64 *T = s->trial;
-        memcpy(T, ST(s, e), (size_t)s->words * sizeof(u64));
+        memcpy(T, ST(s, e), (size_t)s->swords * sizeof(u64));
         ls_copy(s, s->ls_trial, s->lslot[e]);
         Lists L = ls_at(s, s->ls_trial);
         i64 p = st_alloc(s, T, &L, k);
@@ -2474,6 +2492,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
     if (layout) {
         s.dim = layout == L_TABLE ? 0 : log2_of(nodes);
         s.words = (nodes + 63) / 64;
+        s.swords = layout == L_FREE && !recognise ? 0 : s.words;
         s.busy = calloc((size_t)s.words, sizeof(u64));
         s.sh = calloc((size_t)s.words, sizeof(u64));
         s.trial = calloc((size_t)s.words, sizeof(u64));
@@ -2554,7 +2573,7 @@ done:
         free(s.cls);
     }
     free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.tried);
-    free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
+    free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.mslot); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }
 
