@@ -516,8 +516,8 @@ static PyObject *py_lines(PyObject *self, PyObject *args) {
                 if (!L.ring0) {
                     if (c0 - t >= 0) u[nu++] = c0 - t;
                     if (t && c0 + t < L.D0) u[nu++] = c0 + t;
-                } else if (2 * t <= L.D0) {
-                    i64 a = ((c0 - t) % L.D0 + L.D0) % L.D0, b = (c0 + t) % L.D0;
+                } else if (2 * t <= L.D0) { /* (0 <= c0 < D0 and t <= D0 / 2: one wrap at most, no division) */
+                    i64 a = c0 - t < 0 ? c0 - t + L.D0 : c0 - t, b = c0 + t >= L.D0 ? c0 + t - L.D0 : c0 + t;
                     u[nu++] = a < b ? a : b;
                     if (a != b) u[nu++] = a < b ? b : a;
                 }
