@@ -856,3 +856,50 @@ def test_kernel_refuses_a_bad_table():
         run(c=np.array([0, 2], dtype=np.int64))
     with pytest.raises(ValueError, match="table: expected 4 items"):
         run(t=np.array([1, 2, 3], dtype=np.uint64))
+
+
+@needs_kernel
+@pytest.mark.parametrize(("machine", "allocator", "locality"), [("flat:128", "flat", False), ("hypercube:7", "buddy", False),
+                                                                ("hypercube:7", "free_list", True), ("mesh:16x8", "first_fit", True)])
+def test_the_kernel_reports_progress_while_it_runs(machine, allocator, locality):
+    """The progress callback hears the jobs ended while the kernel simulates (a conservative plan on a layout
+    can take minutes), about every n / 200 ends; where the placements are replayed afterwards (metrics), the
+    schedule is the bar's first half and the replay its second.  Either way the counts never go back and end at
+    (n, n), as the general engine's do."""
+    w = burst(1200, 7, 128).replace(submit=np.arange(1200, dtype=float) * 50)
+    seen: list[tuple[int, int]] = []
+    r = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="conservative", locality=locality,
+                           progress=lambda done, total: seen.append((done, total)))
+    assert r.engine == "compiled"
+    done = [d for d, _ in seen]
+    assert {t for _, t in seen} == {1200}
+    assert done == sorted(done) and done[-1] == 1200
+    assert len(seen) > 150  # (during the run, not only at its end)
+    if locality:  # the kernel's ends as the first half, then the replay's
+        assert 0 < done[0] <= 6 and any(590 <= d <= 600 for d in done)
+    else:
+        assert done[0] == 6
+
+
+@needs_kernel
+def test_an_exception_in_the_progress_callback_stops_the_kernel():
+    """What the callback raises (a user's own interruption, say) stops the run and reaches the caller."""
+    class Stop(Exception):
+        pass
+
+    calls = []
+
+    def progress(done, total):
+        calls.append(done)
+        if len(calls) == 3:
+            raise Stop(done)
+
+    w = burst(1200, 7, 128).replace(submit=np.arange(1200, dtype=float) * 50)
+    with pytest.raises(Stop):
+        topoalloc.simulate(w, machine="hypercube:7", allocator="buddy", scheduler="conservative", locality=False, progress=progress)
+    assert len(calls) == 3
+    from topoalloc.sched import _ckernel
+
+    z = np.zeros(2)
+    with pytest.raises(TypeError, match="progress: expected a callable"):
+        _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 0, None, None, None, None, 5)

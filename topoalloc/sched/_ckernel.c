@@ -678,6 +678,9 @@ typedef struct {
     const i64 *tlo, *jcls;
     i64 ncls;
     i32 *tspan;             /* per row: its first and last word that is not 0 (a box's units are a few words) */
+    /* progress: a callable given the count of jobs ended, every `ptick` ends (NULL: none) */
+    PyObject *progress;
+    i64 ended, ptick, pnext;
     /* error */
     i64 err_job;
 } Sim;
@@ -2305,6 +2308,12 @@ static int simulate(Sim *s) {
             tick = 0;
             if (PyErr_CheckSignals() < 0) return -1;
         }
+        if (s->progress && s->ended >= s->pnext) { /* (a run of minutes shows how far it is) */
+            s->pnext = s->ended + s->ptick;
+            PyObject *r = PyObject_CallFunction(s->progress, "L", (long long)s->ended);
+            if (!r) return -1;
+            Py_DECREF(r);
+        }
         s->now = now;
         s->released = 0;
         if (t_end <= now) {
@@ -2312,6 +2321,7 @@ static int simulate(Sim *s) {
                 Event e = heap_pop(&s->heap);
                 if (e.job < 0) { ts_discard(&s->pending, now); continue; }
                 i64 j = e.job;
+                s->ended++;
                 if (s->log) s->log[s->nlog++] = -1 - j;
                 double ee = s->start[j] + s->est[j];
                 s->free += s->size[j];
@@ -2365,7 +2375,7 @@ static int get_buf(PyObject *obj, Py_buffer *v, int itemsize, i64 n, int writabl
 }
 
 PyDoc_STRVAR(run_doc,
-"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout[, placed]]]) -> (status, job, tried, changes)\n\n"
+"run(kind, nodes, submit, run, estimate, size, rank, incremental, start, end[, log[, layout[, placed[, table, bounds, classes[, progress]]]]]) -> (status, job, tried, changes)\n\n"
 "Simulate every job on a counting allocator of `nodes` processors: kind 0 FCFS,\n"
 "1 EASY, 2 conservative.  `rank` (int64 permutation, or None for FCFS order)\n"
 "is each job's place in the queue order.  Fills `start` and `end`.  status 0 ok;\n"
@@ -2388,18 +2398,21 @@ PyDoc_STRVAR(run_doc,
 "int64 bytes, of the candidates EASY allocated and released again that left the lists otherwise\n"
 "than they were (the replay repeats them); else None.\n"
 "`changes`: under conservative, the reservations made or moved (a remade plan makes each again).\n"
-"status 6: the free list's lists disagreed with a peek at them (a defect of the kernel).");
+"status 6: the free list's lists disagreed with a peek at them (a defect of the kernel).\n"
+"`progress` (optional, after `classes`): a callable given the number of jobs ended so far, about every\n"
+"n / 200 ends while the simulation runs; an exception it raises stops the run and is raised.");
 
 static PyObject *py_run(PyObject *self, PyObject *args) {
     (void)self;
     int kind, incremental, layout = L_COUNT;
     long long nodes;
     PyObject *o_submit, *o_run, *o_est, *o_size, *o_rank, *o_start, *o_end, *o_log = Py_None, *o_placed = Py_None;
-    PyObject *o_tab = Py_None, *o_tlo = Py_None, *o_jcls = Py_None;
-    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|OiOOOO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout, &o_placed,
-                          &o_tab, &o_tlo, &o_jcls))
+    PyObject *o_tab = Py_None, *o_tlo = Py_None, *o_jcls = Py_None, *o_progress = Py_None;
+    if (!PyArg_ParseTuple(args, "iLOOOOOpOO|OiOOOOO", &kind, &nodes, &o_submit, &o_run, &o_est, &o_size, &o_rank, &incremental, &o_start, &o_end, &o_log, &layout, &o_placed,
+                          &o_tab, &o_tlo, &o_jcls, &o_progress))
         return NULL;
     if (kind < K_FCFS || kind > K_CONSERVATIVE) return PyErr_Format(PyExc_ValueError, "kind: expected 0, 1 or 2, got %d", kind);
+    if (o_progress != Py_None && !PyCallable_Check(o_progress)) return PyErr_Format(PyExc_TypeError, "progress: expected a callable or None");
     if (layout < L_COUNT || layout > L_FREE_LISTS) return PyErr_Format(PyExc_ValueError, "layout: expected 0, 1, 2, 3, 4 or 5, got %d", layout);
     int recognise = layout == L_FREE;
     if (layout == L_FREE_LISTS) {
@@ -2546,6 +2559,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.blocked = calloc(m, 1);
             if (!s.prio || !s.cp || !s.tp || !s.tstamp || !s.disp || !s.blocked) { PyErr_NoMemory(); goto done; }
         }
+    }
+    if (o_progress != Py_None) { /* (held by the arguments for the call) */
+        s.progress = o_progress;
+        s.ptick = s.n / 200 > 0 ? s.n / 200 : 1;
+        s.pnext = s.ptick;
     }
     int st = simulate(&s);
     if (st < 0) {

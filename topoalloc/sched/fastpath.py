@@ -340,7 +340,13 @@ def run(sim: "Simulation") -> SimulationResult:
     end = np.full(n, np.nan)
     log = np.empty(2 * n, dtype=np.int64) if _wants_placement(sim) else None
     placed = np.empty(n, dtype=np.int64) if log is not None and layout in (3, 4, 5) else None
-    status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], positions, submit, run_time, est, windows, rank, incremental, start, end, log, layout, placed, *table)
+    # The progress callback hears the jobs ended while the kernel runs (a conservative plan on a layout can take
+    # minutes); where the placements are replayed afterwards (the allocator's grants and their metrics), the
+    # schedule is the bar's first half and the replay its second (_replay), so the bar never goes back.
+    progress = sim.progress
+    ticks = None if progress is None else (lambda done: progress(done // 2, n)) if log is not None else (lambda done: progress(done, n))
+    status, job, tried, changes = _ckernel.run(_KINDS[type(sched)], positions, submit, run_time, est, windows, rank, incremental, start, end, log,
+                                               layout, placed, *(table or (None, None, None)), ticks)
     if status == 1:
         raise SimulationError(f"{int(np.isnan(start).sum())} jobs never started (first: {w.describe_job(job)})")
     if status == 2:
@@ -464,7 +470,7 @@ def _replay(sim: "Simulation", log: np.ndarray, tried: bytes | None = None, plac
             grants.ended(j, alloc, run_time[j])
             done += 1
             if progress is not None and done % tick == 0:
-                progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
+                progress((n + done) // 2, n)  # the schedule is known (the bar's first half); the placements and their metrics take the time
     if trials[nt][0] >= 0:
         raise InternalError(f"the kernel tried {len(trials) - 1 - nt} candidates after its last start or end")
     return grants.fields()
@@ -568,5 +574,5 @@ def _replay_linear(sim: "Simulation", log: np.ndarray) -> dict:
         done += nj
         if progress is not None and done - ticked >= tick:
             ticked = done
-            progress(done, n)  # the schedule is known; the placements (and their metrics) take the time
+            progress((n + done) // 2, n)  # the schedule is known (the bar's first half); the placements and their metrics take the time
     return grants.fields()
