@@ -622,6 +622,7 @@ def test_kernel_follows_the_free_list_where_its_lists_say_what_fits():
     assert fastpath.layout_of(FreeListAllocator(Hypercube(12))) == 3
     assert fastpath.layout_of(FreeListAllocator(Hypercube(13))) == 5  # (no complete recognition there: the lists only)
     assert fastpath.layout_of(FreeListAllocator(Hypercube(15))) == 5
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(15), recognition="complete")) == 3  # (asked for: up to Q15)
     assert fastpath.layout_of(FreeListAllocator(Hypercube(16))) == 0  # (a cube's key is an int32 in the kernel)
     assert fastpath.layout_of(FreeListAllocator(Hypercube(5), recognition="lists")) == 5
     assert fastpath.layout_of(AFLAllocator(Hypercube(4), recognition="lists"), pow2) == 5
@@ -660,8 +661,8 @@ def test_kernel_refuses_bad_layout_arguments():
         _ckernel.run(1, 12, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 2)
     with pytest.raises(ValueError, match="layout: expected"):
         _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 6)
-    with pytest.raises(ValueError, match="at most 4096 nodes"):
-        _ckernel.run(1, 8192, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
+    with pytest.raises(ValueError, match="layout 3: at most 32768 nodes"):
+        _ckernel.run(1, 65536, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 3)
     with pytest.raises(ValueError, match="layout 5: FCFS and conservative only"):
         _ckernel.run(1, 8, z, z, z, np.ones(2, dtype=np.int64), None, False, np.zeros(2), np.zeros(2), None, 5)
     with pytest.raises(ValueError, match="at most 32768 nodes"):

@@ -881,27 +881,56 @@ def test_subcube_probes_at_their_edges(cls):
 
 
 def test_complete_recognition_up_to_its_limit():
-    """Complete recognition works up to MAX_COMPLETE_DIM (12) inclusive: a free pair of nodes is found on
-    Q12 whatever the lists say.  Above, the default is the lists only, and the spec and summary say so;
-    asking for complete recognition there is an error naming the argument, the value and the limit."""
-    from topoalloc.alloc.hypercube.allocators import MAX_COMPLETE_DIM, AFLAllocator, FreeListAllocator
+    """The free list's complete recognition works up to MAX_COMPLETE_DIM (15) inclusive, the AFL's up to 12: a free
+    pair of nodes (straddling two listed cubes) is found whatever the lists say.  Without the option, the free list
+    and the AFL take complete recognition up to Q12 and the lists above, and the spec and summary say so; asking for
+    complete recognition above the limit is an error naming the argument, the value and the limit."""
+    from topoalloc.alloc.hypercube.allocators import AFL_MAX_COMPLETE_DIM, DEFAULT_COMPLETE_DIM, MAX_COMPLETE_DIM, AFLAllocator, FreeListAllocator
 
-    assert MAX_COMPLETE_DIM == 12
-    for n, want, how in ((12, (1, 0), "complete"), (13, None, "lists")):
-        a = FreeListAllocator(Hypercube(n))
-        assert a.recognition == how
+    assert (MAX_COMPLETE_DIM, AFL_MAX_COMPLETE_DIM, DEFAULT_COMPLETE_DIM) == (15, 12, 12)
+    for n, how in ((12, "complete"), (13, "lists")):
+        assert FreeListAllocator(Hypercube(n)).recognition == how
+    for n in (12, 13, 15):
+        a = FreeListAllocator(Hypercube(n), recognition="complete")
         a._busy[:] = True
-        a._busy[[0, 1]] = False
-        assert a._recognisable(1) == want
+        a._busy[[1, 3]] = False  # (the cube (2, 1): free bit 1, value 1)
+        assert a._recognisable(1) == (2, 1)
+        lists = FreeListAllocator(Hypercube(n), recognition="lists")
+        lists._busy[:] = a._busy
+        assert lists._recognisable(1) is None
     assert topoalloc.make_allocator("free_list", "hypercube:12").describe() == "free_list:recognition=complete"
     assert topoalloc.make_allocator("free_list", "hypercube:13").describe() == "free_list:recognition=lists"
+    assert topoalloc.make_allocator("free_list:recognition=complete", "hypercube:14").describe() == "free_list:recognition=complete"
     assert topoalloc.make_allocator("afl", "hypercube:14").recognition == "lists"
     assert topoalloc.make_allocator("free_list:recognition=lists", "hypercube:5").recognition == "lists"
-    for cls in (FreeListAllocator, AFLAllocator):
-        with pytest.raises(InvalidArgument, match=r"recognition='complete'.*up to hypercube:12"):
-            cls(Hypercube(13), recognition="complete")
+    with pytest.raises(InvalidArgument, match=r"recognition='complete'.*free_list's complete recognition is available up to hypercube:15"):
+        FreeListAllocator(Hypercube(16), recognition="complete")
+    with pytest.raises(InvalidArgument, match=r"recognition='complete'.*afl's complete recognition is available up to hypercube:12"):
+        AFLAllocator(Hypercube(13), recognition="complete")
     with pytest.raises(InvalidArgument, match="recognition='some'"):
         FreeListAllocator(Hypercube(3), recognition="some")
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy", "conservative"])
+def test_complete_recognition_above_q12_makes_the_same_run_with_the_reference(scheduler, monkeypatch):
+    """The free list with complete recognition on Q13, on the general engine: the compiled search and the reference
+    without a node table (placements, EASY's earliest fit and guard, conservative's plan) give the same starts and
+    nodes; and the kernel (layout 3, now up to Q15) gives them too."""
+    A = _compiled_recognition()
+    rng = np.random.default_rng(5)
+    n = 160
+    w = topoalloc.workload.Workload(job_id=np.arange(1, n + 1), submit=np.sort(rng.integers(0, 3000, n)).astype(float),
+                                    run=rng.integers(1, 900, n).astype(float), size=1 << rng.integers(3, 13, n),
+                                    requested_time=rng.integers(900, 2000, n).astype(float), source="<seeded>")
+    runs = []
+    for compiled, engine, how in ((True, "python", "complete"), (False, "python", "complete"), (True, "compiled", "complete"),
+                                  (True, "python", "lists")):
+        monkeypatch.setattr(A, "USE_COMPILED", compiled)
+        r = topoalloc.simulate(w, machine="hypercube:13", allocator=f"free_list:recognition={how}", scheduler=scheduler,
+                               record_allocations=True, locality=False, engine=engine)
+        runs.append((r.start.tolist(), [a.tolist() for a in r.allocations]))
+    assert runs[0] == runs[1] == runs[2]
+    assert runs[3][0] != runs[0][0]  # (recognition found cubes the lists did not hold: the schedules differ)
 
 
 @settings(max_examples=200, deadline=None)
@@ -1040,6 +1069,50 @@ def test_compiled_recognition_answers_as_the_node_table():
         assert A._csubcube.first_free(rank, n, k, after, r) == (int(ok.argmax()) if ok.any() else -1), (n, k, r)
 
 
+def test_recognition_without_the_node_table_answers_as_the_table():
+    """The reference above Q12 (``_first_free_py``, a depth-first search in numpy, no node table) gives the node
+    table's answer on random states of Q0..Q10, with busy masks or release numbers and every kind of rows; and
+    ``_subcube_at`` names the subcube at each index as the table's keys do."""
+    A = _compiled_recognition()
+    rng = np.random.default_rng(20261205)
+    for case in range(600):
+        n = int(rng.integers(0, 11))
+        k = int(rng.integers(0, n + 2))
+        busy = rng.random(1 << n) < rng.random() * 0.9
+        if k > n:
+            assert A._first_free_py(busy, n, k, None, 0) == -1
+            continue
+        _, _, table = A._all_subcubes(n, k)
+        rows = table.shape[0]
+        unsafe = None if case % 2 else rng.random(rows) < rng.random()
+        ok = ~busy[table].any(axis=1) & (True if unsafe is None else ~unsafe)
+        assert A._first_free_py(busy, n, k, unsafe, 0) == (int(ok.argmax()) if ok.any() else -1), (n, k)
+        rank = np.where(busy, rng.integers(1, 6, 1 << n), 0)
+        after = None if unsafe is None else np.where(unsafe, rng.integers(0, 7, rows), 0)
+        r = int(rng.integers(0, 7))
+        ok = (rank[table].max(axis=1) <= r) & (True if after is None else after <= r)
+        assert A._first_free_py(rank, n, k, after, r) == (int(ok.argmax()) if ok.any() else -1), (n, k, r)
+    for n in range(9):
+        for k in range(n + 1):
+            frees, values = A._subcube_keys(n, k)
+            assert [A._subcube_at(n, k, i) for i in range(frees.size)] == list(zip(frees.tolist(), values.tolist()))
+
+
+def test_recognition_above_q12_answers_as_the_reference():
+    """Q13 to Q15: the compiled search against the reference without a node table, on random busy masks from nearly
+    empty to nearly full (where most searches find nothing and visit many masks), and with release numbers."""
+    A = _compiled_recognition()
+    rng = np.random.default_rng(13)
+    for case in range(36):
+        n = 13 + case % 3
+        k = int(rng.integers(0, 9))
+        busy = rng.random(1 << n) < (0.02, 0.4, 0.8, 0.97)[case % 4]
+        assert A._csubcube.first_free(busy, n, k, None, 0) == A._first_free_py(busy, n, k, None, 0), (n, k)
+        rank = np.where(busy, rng.integers(1, 6, 1 << n), 0)
+        r = int(rng.integers(0, 6))
+        assert A._csubcube.first_free(rank, n, k, None, r) == A._first_free_py(rank, n, k, None, r), (n, k, r)
+
+
 def test_compiled_recognition_refuses_what_it_cannot_read():
     A = _compiled_recognition()
     busy = np.zeros(16, dtype=bool)
@@ -1049,8 +1122,8 @@ def test_compiled_recognition_refuses_what_it_cannot_read():
         A._csubcube.first_free(busy, 4, 2, np.zeros(3, dtype=bool), 0)
     with pytest.raises(ValueError, match="1- or 8-byte items"):
         A._csubcube.first_free(np.zeros(16, dtype=np.int32), 4, 2, None, 0)
-    with pytest.raises(ValueError, match="n = 13"):
-        A._csubcube.first_free(np.zeros(1 << 13, dtype=bool), 13, 2, None, 0)
+    with pytest.raises(ValueError, match="n = 16: expected 0 <= n <= 15"):
+        A._csubcube.first_free(np.zeros(1 << 16, dtype=bool), 16, 2, None, 0)
     assert A._csubcube.first_free(busy, 4, 5, None, 0) == -1
 
 

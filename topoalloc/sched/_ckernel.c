@@ -2386,7 +2386,7 @@ PyDoc_STRVAR(run_doc,
 "receives every start (j) and every end (-1 - j) in the order the simulation applied them.\n"
 "`layout` 1 (buddy) or 2 (Gray code): every scheduler on the busy mask of a hypercube of\n"
 "`nodes` (a power of two) positions; `size` is then each job's window (a power of two).\n"
-"`layout` 3 (the free list with complete recognition, dimension at most 12): every scheduler.\n"
+"`layout` 3 (the free list with complete recognition, dimension at most 15): every scheduler.\n"
 "`layout` 5 (the free list looking at its lists only, dimension at most 15): FCFS and conservative.\n"
 "`layout` 4 (a table of windows: the static slice rule): FCFS and conservative on the busy\n"
 "mask of `nodes` positions (units); `size` is each job's volume, `table` (uint64) the windows'\n"
@@ -2424,7 +2424,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
         return PyErr_Format(PyExc_ValueError, "table, bounds, classes: given with layout 4, and only then");
     if (layout == L_TABLE && kind == K_EASY) return PyErr_Format(PyExc_ValueError, "layout 4: FCFS and conservative only (EASY's walk assumes windows that nest)");
     if (layout == L_TABLE && nodes < 1) return PyErr_Format(PyExc_ValueError, "layout 4: nodes must be at least 1, got %lld", nodes);
-    if (layout == L_FREE && recognise && nodes > 4096) return PyErr_Format(PyExc_ValueError, "layout 3: at most 4096 nodes (complete recognition), got %lld", nodes);
+    if (layout == L_FREE && nodes > 32768) return PyErr_Format(PyExc_ValueError, "layout 3: at most 32768 nodes (a cube's key is an int32), got %lld", nodes);
     if (o_placed != Py_None && !layout) return PyErr_Format(PyExc_ValueError, "placed: positions are a layout's");
     if (layout && layout != L_TABLE && (nodes < 1 || (nodes & (nodes - 1)))) return PyErr_Format(PyExc_ValueError, "layout %d: nodes must be a power of two, got %lld", layout, nodes);
     if (incremental && layout) return PyErr_Format(PyExc_ValueError, "layout %d: the arrivals-only pass is for counts", layout);

@@ -15,8 +15,8 @@
  * (bit v set iff the cube (F, v) is free; v has F's bits clear); adding bit p keeps v iff v and
  * v | 2**p both were bases.  A branch with no base ends, since no F' containing F has one.  At depth
  * k the bases are tried in ascending order, each row's index being F's rank among the combinations
- * times 2**(n - k) plus v's fixed bits packed (the rank of v among F's values).  n <= 12: the levels
- * are at most 13 x 64 words, on the stack.
+ * times 2**(n - k) plus v's fixed bits packed (the rank of v among F's values).  n <= 15 (as the free list's
+ * int32 cube keys elsewhere): the levels are at most 16 x 512 words, in a static buffer (the GIL is held).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,7 +25,7 @@
 typedef uint64_t u64;
 typedef int64_t i64;
 
-#define MAX_N 12
+#define MAX_N 15
 #define MAX_W (((i64)1 << MAX_N) / 64)
 
 /* bit i (0 <= i < 64) set iff bit p of i is 0 (p < 6) */
@@ -111,7 +111,7 @@ PyDoc_STRVAR(first_free_doc,
 "first_free(nodes, n, k, rows, r) -> int\n\n"
 "The index of the first k-subcube of Q_n (in _all_subcubes' order) whose nodes are all free and which\n"
 "`rows` does not exclude, or -1.  nodes: 2**n bytes (busy mask) or int64 (free iff <= r); rows: None,\n"
-"or a byte per subcube (excluded iff not 0) or an int64 (excluded iff > r).  n <= 12.");
+"or a byte per subcube (excluded iff not 0) or an int64 (excluded iff > r).  n <= 15.");
 
 static PyObject *py_first_free(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) {

@@ -30,6 +30,7 @@ from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 from typing import Any, Self, cast
 from itertools import combinations, compress
+from math import comb
 
 import numpy as np
 
@@ -44,8 +45,24 @@ __all__ = ["BuddyAllocator", "GrayCodeAllocator", "FreeListAllocator", "AFLAlloc
 
 Cube = tuple[int, int]
 
-#: complete subcube recognition enumerates every k-subcube; above this dimension only the lists are used
-MAX_COMPLETE_DIM = 12
+#: the free list's complete subcube recognition is available up to this dimension (the compiled search's, and the
+#: kernel's, cubes are int32 keys ``free << n | value``); above it only the lists are used
+MAX_COMPLETE_DIM = 15
+
+#: without a ``recognition`` option the free list and the AFL take complete recognition up to this dimension and
+#: the lists above.  Complete recognition's search (depth first over the free masks) costs about 0.1-0.2 ms a call
+#: at Q14, and conservative backfilling asks it wherever the lists fail in every trial of its plan: LLNL-Atlas's
+#: whole log on Q14 took 305 s with it against 6.4 s on the lists (2026-12-05; EASY 0.24 s against 2.3 s, FCFS
+#: 0.69 s against 0.01 s), so above Q12 it is there to be asked for, not the default
+DEFAULT_COMPLETE_DIM = 12
+
+#: the AFL's complete recognition judges contention safety on a flag per k-subcube (3**n subcubes in all, kept per
+#: live mesh: at Q15 megabytes a mesh), so it stops lower
+AFL_MAX_COMPLETE_DIM = 12
+
+#: the numpy reference reads every k-subcube's nodes from a table up to this dimension (its memory grows as 3**n
+#: times the cube's nodes); above it, a depth-first search over the free masks as the compiled one makes
+TABLE_MAX_DIM = 12
 
 #: a release number no release reaches (a node or subcube never freed)
 _NEVER = np.iinfo(np.int64).max
@@ -56,7 +73,7 @@ except ImportError:  # pragma: no cover - built wherever a C compiler is
     _csubcube = None
 
 #: whether complete recognition uses the compiled search where it is built (tests set it False to run the
-#: numpy reference, :func:`_free_safe_rows`, and compare)
+#: numpy reference, :func:`_free_safe_rows` or above :data:`TABLE_MAX_DIM` :func:`_first_free_py`, and compare)
 USE_COMPILED = True
 
 
@@ -621,12 +638,77 @@ def _first_free_safe(busy: np.ndarray, n: int, k: int, unsafe: np.ndarray | None
     """The index (in :func:`_all_subcubes`' order) of the first k-subcube of Q_n free in ``busy`` and not marked in
     ``unsafe``, or -1.  Compiled (``_csubcube.c``: a depth-first search over the free masks on the free nodes as
     bits, about 2**n / 64 word operations per mask it visits) where built; else :func:`_free_safe_rows` over the
-    node table, which the tests compare it with."""
+    node table up to :data:`TABLE_MAX_DIM`, and :func:`_first_free_py` above, which the tests compare it with."""
     if _csubcube is not None and USE_COMPILED:
         return int(_csubcube.first_free(busy, n, k, unsafe, 0))
+    if n > TABLE_MAX_DIM:
+        return _first_free_py(busy, n, k, unsafe, 0)
     ok = _free_safe_rows(busy, n, k, unsafe)
     i = int(ok.argmax())
     return i if ok[i] else -1
+
+
+def _first_free_py(nodes: np.ndarray, n: int, k: int, rows: np.ndarray | None, r: int) -> int:
+    """``_csubcube.first_free`` in numpy, without the node table (the reference above :data:`TABLE_MAX_DIM`): the
+    index (in :func:`_all_subcubes`' order) of the first k-subcube of Q_n whose nodes are all free and which
+    ``rows`` does not exclude, or -1.  ``nodes``: a busy mask (free where 0) or int64 release numbers (free where
+    <= r); ``rows``: None, a flag per subcube (excluded where set) or int64 (excluded where > r).
+
+    The same depth-first search over the free masks F, each new bit above the last (so in the order of
+    combinations): a level holds, for each value v with F's bits clear, whether the cube (F, v) is free; adding
+    bit p keeps v iff v and v | 2**p both were; a mask with no free cube ends its branch, since no larger mask
+    has one.  At depth k the free cubes are tried by ascending v."""
+    if k > n:
+        return -1
+    free = (nodes <= r) if nodes.dtype == np.int64 else ~nodes.astype(bool)
+    if int(free.sum()) < (1 << k):
+        return -1
+    excluded = None if rows is None else (rows > r) if rows.dtype == np.int64 else rows.astype(bool)
+
+    def search(level: np.ndarray, depth: int, start: int, F: int, rank: int) -> int:
+        if depth == k:
+            fixed_bits = [b for b in range(n) if not (F >> b) & 1]
+            base = rank << (n - k)
+            for v in np.flatnonzero(level).tolist():
+                row = base + sum(1 << j for j, b in enumerate(fixed_bits) if (v >> b) & 1)
+                if excluded is None or not excluded[row]:
+                    return row
+            return -1
+        for p in range(start, n - (k - depth) + 1):
+            pairs = level.reshape(-1, 2, 1 << p)  # (the middle index is bit p of v)
+            nxt = np.zeros_like(level)
+            nxt.reshape(-1, 2, 1 << p)[:, 0, :] = pairs[:, 0, :] & pairs[:, 1, :]
+            if nxt.any():
+                got = search(nxt, depth + 1, p + 1, F | (1 << p), rank)
+                if got >= 0:
+                    return got
+            rank += comb(n - 1 - p, k - depth - 1)  # the combinations whose next element is p
+        return -1
+
+    return search(free, 0, 0, 0, 0)
+
+
+def _subcube_at(n: int, k: int, i: int) -> Cube:
+    """The k-subcube of Q_n at index ``i`` of :func:`_all_subcubes`' order, as ``(free, value)``, without a table: the
+    free mask is the combination of rank ``i >> (n - k)`` (lexicographic), the value the rest of ``i``'s bits
+    deposited on the fixed bits from the lowest up."""
+    rank, j = i >> (n - k), i & ((1 << (n - k)) - 1)
+    free, left = 0, k
+    for p in range(n):
+        if not left:
+            break
+        c = comb(n - 1 - p, left - 1)
+        if rank < c:
+            free |= 1 << p
+            left -= 1
+        else:
+            rank -= c
+    value = 0
+    for b in (b for b in range(n) if not (free >> b) & 1):
+        if j & 1:
+            value |= 1 << b
+        j >>= 1
+    return free, value
 
 
 def _live_after(live: dict[Cube, tuple[Cube, ...]], releases: Iterable[Allocation]) -> dict[Cube, int]:
@@ -685,17 +767,20 @@ def _release_numbers(busy: np.ndarray, releases: Iterable[Allocation]) -> np.nda
     return rank
 
 
-def _first_fit_after(busy: np.ndarray, releases: list[Allocation], n: int, k: int, safe_after: np.ndarray | None) -> int | None:
-    """:func:`_first_free_after` for k-subcubes, by the compiled search: a subcube fits after release r iff each of
-    its nodes' numbers (:func:`_first_free_after`'s) and its ``safe_after`` are <= r, which holds from some r on
-    (nodes and safety, once gained, stay), so the least such r over the subcubes is found by bisection on r."""
+def _first_fit_after(busy: np.ndarray, releases: list[Allocation], n: int, k: int, safe_after: np.ndarray | None,
+                     first_free: Callable[..., int] | None = None) -> int | None:
+    """:func:`_first_free_after` for k-subcubes, by the compiled search (or ``first_free``, its signature: the
+    reference :func:`_first_free_py`): a subcube fits after release r iff each of its nodes' numbers
+    (:func:`_first_free_after`'s) and its ``safe_after`` are <= r, which holds from some r on (nodes and safety,
+    once gained, stay), so the least such r over the subcubes is found by bisection on r."""
+    search = first_free or _csubcube.first_free
     rank = _release_numbers(busy, releases)
     lo, hi = 0, len(releases)
-    if _csubcube.first_free(rank, n, k, safe_after, hi) < 0:
+    if search(rank, n, k, safe_after, hi) < 0:
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        if _csubcube.first_free(rank, n, k, safe_after, mid) >= 0:
+        if search(rank, n, k, safe_after, mid) >= 0:
             hi = mid
         else:
             lo = mid + 1
@@ -782,11 +867,14 @@ class FreeListAllocator(Allocator):
         the machine (complete subcube recognition, the property Turner
         credits the free list with), carving it out of the listed cubes; the
         lists alone miss subcubes that straddle listed cubes.  Complete
-        recognition is available up to n = 12 (``MAX_COMPLETE_DIM``: its
-        tables of every k-subcube grow as 3^n); asking for it on a larger
-        cube is an error.  ``None`` (default) chooses ``"complete"`` up to
-        n = 12 and ``"lists"`` above, and the attribute ``recognition`` (so
-        a run's spec and summary) says which.
+        recognition is available up to n = 15 (``MAX_COMPLETE_DIM``; the
+        AFL's up to n = 12, ``AFL_MAX_COMPLETE_DIM``, since it judges
+        contention safety on a flag per k-subcube, 3^n in all); asking for
+        it on a larger cube is an error.  ``None`` (default) chooses
+        ``"complete"`` up to n = 12 (``DEFAULT_COMPLETE_DIM``: above, its
+        search makes conservative backfilling about 50 times slower on
+        LLNL-Atlas's Q14) and ``"lists"`` above, and the attribute
+        ``recognition`` (so a run's spec and summary) says which.
     shape_rule : {"square", "square_strict"}
         Only used by the AFL for 1-D requests (see :func:`square_shape`).
 
@@ -809,17 +897,20 @@ class FreeListAllocator(Allocator):
     name = "free_list"
     claims = frozenset({"subcube", "contention_free"})
     auxiliary = False
+    #: the largest cube with complete recognition (above: the lists only)
+    max_complete_dim = MAX_COMPLETE_DIM
 
     def __init__(self, topology: Hypercube, *, recognition: str | None = None, shape_rule: str = "square"):
         super().__init__(topology)
+        top = self.max_complete_dim
         if recognition is None:
-            recognition = "complete" if topology.n <= MAX_COMPLETE_DIM else "lists"
+            recognition = "complete" if topology.n <= min(top, DEFAULT_COMPLETE_DIM) else "lists"
         elif recognition not in ("complete", "lists"):
             raise InvalidArgument("recognition", recognition, "'complete' or 'lists'")
-        elif recognition == "complete" and topology.n > MAX_COMPLETE_DIM:
+        elif recognition == "complete" and topology.n > top:
             raise InvalidArgument("recognition", recognition,
-                                  f"'lists' on hypercube:{topology.n}: complete recognition is available up to "
-                                  f"hypercube:{MAX_COMPLETE_DIM} (leave it out to choose by the cube)")
+                                  f"'lists' on hypercube:{topology.n}: the {self.name}'s complete recognition is available up to "
+                                  f"hypercube:{top} (leave it out to choose by the cube)")
         square_shape(1, shape_rule)  # validates the rule
         self.recognition = recognition
         self.shape_rule = shape_rule
@@ -919,8 +1010,7 @@ class FreeListAllocator(Allocator):
         i = _first_free_safe(self._busy, self.dim, k, _unsafe_for(self.dim, k, self._live.items()))
         if i < 0:
             return None
-        frees, values = _subcube_keys(self.dim, k)
-        return int(frees[i]), int(values[i])
+        return _subcube_at(self.dim, k, i)
 
     def _recognise(self, k: int) -> Cube | None:
         """Complete recognition: the first free, safe k-subcube of the machine (then carved out of the lists)."""
@@ -985,15 +1075,16 @@ class FreeListAllocator(Allocator):
         if k > self.dim:
             return None
         releases = list(releases)
-        frees, _ = _subcube_keys(self.dim, k)
         safe_after = None
         if self._live:
             gone = _live_after(self._live, releases)
-            safe_after = np.zeros(frees.size, dtype=np.int64)  # the release after which each subcube is safe
+            safe_after = np.zeros(comb(self.dim, k) << (self.dim - k), dtype=np.int64)  # the release after which each subcube is safe
             for cube, lefts in self._live.items():
                 np.maximum(safe_after, np.where(_unsafe_rows(self.dim, k, cube, lefts), gone[cube], 0), out=safe_after)
         if _csubcube is not None and USE_COMPILED:
             return _first_fit_after(self._busy, releases, self.dim, k, safe_after)
+        if self.dim > TABLE_MAX_DIM:
+            return _first_fit_after(self._busy, releases, self.dim, k, safe_after, _first_free_py)
         _, _, table = _all_subcubes(self.dim, k)
         if safe_after is None:
             return _first_free_after(self._busy, releases, lambda rank: rank[table].max(axis=1))
@@ -1082,6 +1173,7 @@ class AFLAllocator(FreeListAllocator):
     name = "afl"
     claims = frozenset({"exact_size", "mesh_embedding", "contention_free"})
     auxiliary = True
+    max_complete_dim = AFL_MAX_COMPLETE_DIM
 
     def __init__(self, topology: Hypercube, *, recognition: str | None = None, shape_rule: str = "square", pieces: str = "merge"):
         super().__init__(topology, recognition=recognition, shape_rule=shape_rule)
@@ -1422,11 +1514,11 @@ def _make_gray(topology: Hypercube) -> GrayCodeAllocator:
 
 @ALLOCATORS.register("free_list", accepts=FreeListAllocator.accepts)
 def _make_free_list(topology: Hypercube, recognition: str | None = None) -> FreeListAllocator:
-    """Free list subcube allocation on hypercube:n; recognition=complete|lists (default: complete up to Q12, lists above)."""
+    """Free list subcube allocation on hypercube:n; recognition=complete|lists (complete up to Q15; default: complete up to Q12, lists above)."""
     return FreeListAllocator(topology, recognition=recognition)
 
 
 @ALLOCATORS.register("afl", accepts=AFLAllocator.accepts)
 def _make_afl(topology: Hypercube, recognition: str | None = None, shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
-    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists (default: complete up to Q12, lists above)."""
+    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists (complete up to Q12; default: complete up to Q12, lists above)."""
     return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)
