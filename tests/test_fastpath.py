@@ -437,12 +437,38 @@ def test_kernel_on_the_lists_only_waits_where_the_mask_has_a_free_cube(sched):
 @needs_kernel
 @pytest.mark.parametrize("sched", ["conservative", "fcfs"])
 def test_kernel_follows_the_free_list_above_q12_on_a_real_trace(sched):
-    """LLNL-Atlas's first 3,000 jobs on Q14 (16,384 nodes, above Q12: the free list looks at its lists only), with
+    """LLNL-Atlas's first 3,000 jobs on Q14 (16,384 nodes), the free list looking at its lists only, with
     nodes and locality metrics: the kernel's lists without recognition (layout 5) against the general engine's
     plan on the lists' states.  (Under conservative the whole log took over 400 s on the general engine.)"""
     w = read_swf(shared_trace("LLNL-Atlas-2006-2.1-cln.swf")).take(np.arange(3000))
-    a, b = both(w, "hypercube:14", sched, allocator="free_list", clean=True, record_allocations=True, locality=True)
+    a, b = both(w, "hypercube:14", sched, allocator="free_list:recognition=lists", clean=True, record_allocations=True, locality=True)
     assert_same_placements(a, b)
+
+
+@needs_kernel
+@pytest.mark.parametrize("sched", ["conservative", "easy", "fcfs"])
+def test_kernel_follows_complete_recognition_above_q12_on_a_real_trace(sched):
+    """LLNL-Atlas's jobs 5,000 to 7,500 (where its queue builds up) on Q14 with complete recognition (layout 3 above
+    Q12, the kernel remembering the search's answers by mask), nodes and locality metrics, against the general
+    engine; the lists alone give another schedule there, so recognition is at work."""
+    w = read_swf(shared_trace("LLNL-Atlas-2006-2.1-cln.swf")).take(np.arange(5000, 7500))
+    a, b = both(w, "hypercube:14", sched, allocator="free_list", clean=True, record_allocations=True, locality=True)
+    assert a.engine == "compiled" and "recognition=complete" in a.allocator
+    assert_same_placements(a, b)
+    lists = topoalloc.simulate(w, machine="hypercube:14", allocator="free_list:recognition=lists", scheduler=sched, clean=True, locality=False,
+                               engine="python" if sched == "easy" else "compiled")
+    assert not np.array_equal(lists.start, a.start)
+
+
+@pytest.mark.slow
+@needs_kernel
+def test_kernel_follows_complete_recognition_above_q12_on_a_long_real_prefix():
+    """LLNL-Atlas's first 9,000 jobs on Q14 under conservative backfilling with complete recognition: per-job CSVs
+    identical."""
+    w = read_swf(shared_trace("LLNL-Atlas-2006-2.1-cln.swf")).take(np.arange(9000))
+    a, b = both(w, "hypercube:14", "conservative", allocator="free_list", clean=True)
+    assert a.to_csv() == b.to_csv()
+    assert a.to_json() == b.to_json()
 
 
 @pytest.mark.slow
@@ -451,7 +477,7 @@ def test_kernel_follows_the_free_list_above_q12_on_a_long_real_prefix():
     """LLNL-Atlas's first 9,000 jobs on Q14 under conservative backfilling: per-job CSVs identical (a queue of
     hundreds of jobs builds up between the 5,000th and the 10,000th)."""
     w = read_swf(shared_trace("LLNL-Atlas-2006-2.1-cln.swf")).take(np.arange(9000))
-    a, b = both(w, "hypercube:14", "conservative", allocator="free_list", clean=True)
+    a, b = both(w, "hypercube:14", "conservative", allocator="free_list:recognition=lists", clean=True)
     assert a.to_csv() == b.to_csv()
     assert a.to_json() == b.to_json()
 
@@ -620,9 +646,9 @@ def test_kernel_follows_the_free_list_where_its_lists_say_what_fits():
     meshes = Workload(job_id=[1], submit=[0.0], run=[5.0], size=[6], shape=[[2, 3]], requested_time=[9.0], header={}, source="<t>")
     assert fastpath.layout_of(FreeListAllocator(Hypercube(3))) == 3
     assert fastpath.layout_of(FreeListAllocator(Hypercube(12))) == 3
-    assert fastpath.layout_of(FreeListAllocator(Hypercube(13))) == 5  # (no complete recognition there: the lists only)
-    assert fastpath.layout_of(FreeListAllocator(Hypercube(15))) == 5
-    assert fastpath.layout_of(FreeListAllocator(Hypercube(15), recognition="complete")) == 3  # (asked for: up to Q15)
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(13))) == 3  # (complete recognition up to Q15)
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(15))) == 3
+    assert fastpath.layout_of(FreeListAllocator(Hypercube(15), recognition="lists")) == 5
     assert fastpath.layout_of(FreeListAllocator(Hypercube(16))) == 0  # (a cube's key is an int32 in the kernel)
     assert fastpath.layout_of(FreeListAllocator(Hypercube(5), recognition="lists")) == 5
     assert fastpath.layout_of(AFLAllocator(Hypercube(4), recognition="lists"), pow2) == 5
@@ -636,7 +662,7 @@ def test_kernel_follows_the_free_list_where_its_lists_say_what_fits():
     assert fastpath.layout_of(busy) == 0  # (the kernel starts from the fresh lists)
     est = np.array([9.0, 9.0])
     assert "does not fill its cube" in fastpath.why_not(Simulation(odd, AFLAllocator(Hypercube(4)), EASY(), est))
-    assert "lists only under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), EASY(), est))
+    assert "lists only under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13), recognition="lists"), EASY(), est))
     assert "lists only under EASY" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), EASY(), est))
     assert "up to Q15" in fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(16)), Conservative(), est))
     assert "nor one whose busy mask" in fastpath.why_not(Simulation(pow2, MyList(Hypercube(4)), EASY(), est))
@@ -646,7 +672,7 @@ def test_kernel_follows_the_free_list_where_its_lists_say_what_fits():
             assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4)), sched, est)) is None
         for sched in (FCFS(), Conservative()):
             assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(4), recognition="lists"), sched, est)) is None
-            assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13)), sched, est)) is None
+            assert fastpath.why_not(Simulation(pow2, FreeListAllocator(Hypercube(13), recognition="lists"), sched, est)) is None
 
 
 @needs_kernel

@@ -882,14 +882,17 @@ def test_subcube_probes_at_their_edges(cls):
 
 def test_complete_recognition_up_to_its_limit():
     """The free list's complete recognition works up to MAX_COMPLETE_DIM (15) inclusive, the AFL's up to 12: a free
-    pair of nodes (straddling two listed cubes) is found whatever the lists say.  Without the option, the free list
-    and the AFL take complete recognition up to Q12 and the lists above, and the spec and summary say so; asking for
-    complete recognition above the limit is an error naming the argument, the value and the limit."""
+    pair of nodes (straddling two listed cubes) is found whatever the lists say.  The spec and summary say which
+    recognition a run has; asking for
+    complete recognition above the limit is an error naming the argument, the value and the limit.  (Without the
+    option: complete wherever it is available, the free list up to Q15, the AFL up to Q12.)"""
     from topoalloc.alloc.hypercube.allocators import AFL_MAX_COMPLETE_DIM, DEFAULT_COMPLETE_DIM, MAX_COMPLETE_DIM, AFLAllocator, FreeListAllocator
 
-    assert (MAX_COMPLETE_DIM, AFL_MAX_COMPLETE_DIM, DEFAULT_COMPLETE_DIM) == (15, 12, 12)
-    for n, how in ((12, "complete"), (13, "lists")):
+    assert (MAX_COMPLETE_DIM, AFL_MAX_COMPLETE_DIM, DEFAULT_COMPLETE_DIM) == (15, 12, 15)
+    for n, how in ((12, "complete"), (13, "complete"), (15, "complete"), (16, "lists")):
         assert FreeListAllocator(Hypercube(n)).recognition == how
+    for n, how in ((12, "complete"), (13, "lists")):
+        assert AFLAllocator(Hypercube(n)).recognition == how
     for n in (12, 13, 15):
         a = FreeListAllocator(Hypercube(n), recognition="complete")
         a._busy[:] = True
@@ -899,7 +902,8 @@ def test_complete_recognition_up_to_its_limit():
         lists._busy[:] = a._busy
         assert lists._recognisable(1) is None
     assert topoalloc.make_allocator("free_list", "hypercube:12").describe() == "free_list:recognition=complete"
-    assert topoalloc.make_allocator("free_list", "hypercube:13").describe() == "free_list:recognition=lists"
+    assert topoalloc.make_allocator("free_list", "hypercube:13").describe() == "free_list:recognition=complete"
+    assert topoalloc.make_allocator("free_list", "hypercube:16").describe() == "free_list:recognition=lists"
     assert topoalloc.make_allocator("free_list:recognition=complete", "hypercube:14").describe() == "free_list:recognition=complete"
     assert topoalloc.make_allocator("afl", "hypercube:14").recognition == "lists"
     assert topoalloc.make_allocator("free_list:recognition=lists", "hypercube:5").recognition == "lists"

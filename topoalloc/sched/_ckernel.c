@@ -665,6 +665,9 @@ typedef struct {
     char *real;
     i64 recsize;            /* bytes of one record of lists (lists_view) */
     u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
+    struct RecMemo *rc;     /* complete recognition's answers by (busy mask, k), direct mapped (RC_SLOTS), on cubes of
+                             * RC_MIN_DIM or more, or NULL; rcmask holds each slot's mask */
+    u64 *rcmask;
     char *snap;             /* scratch: a record of the lists before a refused candidate's trial */
     i32 *carve;             /* scratch: the listed cubes a recognised cube meets (fl_carve) */
     i64 *tried;             /* (log position, job) of every refused candidate's allocate-and-release */
@@ -955,11 +958,43 @@ static i64 subcube_search(const Sim *s, int depth, int k, int from, u64 F) {
 
 /* complete recognition (_recognisable): the first free k-subcube of mask m, free masks in the order of
  * combinations(range(dim), k) and then by value (_all_subcubes); its key, or -1 */
-static i64 recognisable(const Sim *s, const u64 *m, int k) {
+static i64 recognise_now(const Sim *s, const u64 *m, int k) {
     i64 have = 0;
     for (i64 w = 0; w < s->words; w++) have += popc(s->g[w] = free_word(s, m, w));
     if (have < ((i64)1 << k)) return -1;
     return subcube_search(s, 0, k, 0, 0);
+}
+
+/* On a large cube the search costs tenths of a millisecond (2**dim / 64 words a mask it visits), and conservative
+ * backfilling asks it of the same states again and again (the plan's kept states, and trials that replay the
+ * same events onto them).  The answer is a function of the mask and k, so it is remembered: a slot per hash of
+ * (mask, k), holding the whole mask, compared before an answer is taken from it. */
+#define RC_MIN_DIM 10
+#define RC_SLOTS 4096
+typedef struct RecMemo { u64 h; i64 key; int k, used; } RecMemo;
+
+static inline u64 mask_hash(const u64 *m, i64 W, int k) {
+    u64 h = 0x9E3779B97F4A7C15ULL ^ (u64)k;
+    for (i64 w = 0; w < W; w++) {
+        h ^= m[w];
+        h *= 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static i64 recognisable(const Sim *s, const u64 *m, int k) {
+    if (!s->rc) return recognise_now(s, m, k);
+    i64 W = s->words;
+    u64 h = mask_hash(m, W, k);
+    size_t slot = (size_t)(h & (RC_SLOTS - 1));
+    RecMemo *e = &s->rc[slot];
+    u64 *em = s->rcmask + slot * (size_t)W;
+    if (e->used && e->h == h && e->k == k && !memcmp(em, m, (size_t)W * sizeof(u64))) return e->key;
+    i64 key = recognise_now(s, m, k);
+    *e = (RecMemo){h, key, k, 1};
+    memcpy(em, m, (size_t)W * sizeof(u64));
+    return key;
 }
 
 /* carve a recognised cube out of the listed cubes it meets (_recognise, with _difference) */
@@ -2522,6 +2557,11 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.real = malloc((size_t)s.recsize);
             s.carve = malloc((size_t)nodes * sizeof(i32));
             s.g = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(u64));
+            if (recognise && s.dim >= RC_MIN_DIM) {
+                s.rc = calloc(RC_SLOTS, sizeof(RecMemo));
+                s.rcmask = malloc((size_t)RC_SLOTS * (size_t)s.words * sizeof(u64));
+                if (!s.rc || !s.rcmask) { PyErr_NoMemory(); goto done; }
+            }
             s.sh2 = malloc((size_t)s.words * sizeof(u64));
             s.snap = malloc((size_t)s.recsize);
             if (!s.real || !s.carve || !s.g || !s.snap || !s.sh2) { PyErr_NoMemory(); goto done; }
@@ -2590,7 +2630,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.sh2); free(s.snap); free(s.tried);
+    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.rc); free(s.rcmask); free(s.sh2); free(s.snap); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.mslot); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }

@@ -49,12 +49,14 @@ Cube = tuple[int, int]
 #: kernel's, cubes are int32 keys ``free << n | value``); above it only the lists are used
 MAX_COMPLETE_DIM = 15
 
-#: without a ``recognition`` option the free list and the AFL take complete recognition up to this dimension and
-#: the lists above.  Complete recognition's search (depth first over the free masks) costs about 0.1-0.2 ms a call
-#: at Q14, and conservative backfilling asks it wherever the lists fail in every trial of its plan: LLNL-Atlas's
-#: whole log on Q14 took 305 s with it against 6.4 s on the lists (2026-12-05; EASY 0.24 s against 2.3 s, FCFS
-#: 0.69 s against 0.01 s), so above Q12 it is there to be asked for, not the default
-DEFAULT_COMPLETE_DIM = 12
+#: without a ``recognition`` option the free list and the AFL take complete recognition up to this dimension (and
+#: their own limit) and the lists above: the free list as Turner describes it wherever it can.  Its search (depth
+#: first over the free masks) costs about 0.1-0.2 ms a call at Q14, and conservative backfilling asks it wherever
+#: the lists fail, in every trial of its plan; the compiled kernel remembers its answers by mask.  LLNL-Atlas's
+#: whole log on Q14 (2026-12-05, simulation alone): conservative 44.5 s against 6.4 s on the lists (305 s before
+#: the answers were remembered); EASY 0.14 s, on the kernel, against 2.3 s on the general engine; FCFS 0.42 s
+#: against 0.01 s
+DEFAULT_COMPLETE_DIM = 15
 
 #: the AFL's complete recognition judges contention safety on a flag per k-subcube (3**n subcubes in all, kept per
 #: live mesh: at Q15 megabytes a mesh), so it stops lower
@@ -871,10 +873,8 @@ class FreeListAllocator(Allocator):
         AFL's up to n = 12, ``AFL_MAX_COMPLETE_DIM``, since it judges
         contention safety on a flag per k-subcube, 3^n in all); asking for
         it on a larger cube is an error.  ``None`` (default) chooses
-        ``"complete"`` up to n = 12 (``DEFAULT_COMPLETE_DIM``: above, its
-        search makes conservative backfilling about 50 times slower on
-        LLNL-Atlas's Q14) and ``"lists"`` above, and the attribute
-        ``recognition`` (so a run's spec and summary) says which.
+        ``"complete"`` where it is available and ``"lists"`` above, and the
+        attribute ``recognition`` (so a run's spec and summary) says which.
     shape_rule : {"square", "square_strict"}
         Only used by the AFL for 1-D requests (see :func:`square_shape`).
 
@@ -1514,11 +1514,11 @@ def _make_gray(topology: Hypercube) -> GrayCodeAllocator:
 
 @ALLOCATORS.register("free_list", accepts=FreeListAllocator.accepts)
 def _make_free_list(topology: Hypercube, recognition: str | None = None) -> FreeListAllocator:
-    """Free list subcube allocation on hypercube:n; recognition=complete|lists (complete up to Q15; default: complete up to Q12, lists above)."""
+    """Free list subcube allocation on hypercube:n; recognition=complete|lists (default: complete up to Q15, lists above)."""
     return FreeListAllocator(topology, recognition=recognition)
 
 
 @ALLOCATORS.register("afl", accepts=AFLAllocator.accepts)
 def _make_afl(topology: Hypercube, recognition: str | None = None, shape_rule: str = "square", pieces: str = "merge") -> AFLAllocator:
-    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists (complete up to Q12; default: complete up to Q12, lists above)."""
+    """Turner's Auxiliary Free List: X×Y meshes in hypercube:n; shape_rule=square|square_strict, pieces=merge|as_is, recognition=complete|lists (default: complete up to Q12, lists above)."""
     return AFLAllocator(topology, recognition=recognition, shape_rule=shape_rule, pieces=pieces)
