@@ -152,6 +152,12 @@ def run(spec: dict, limit: float) -> dict:
     return json.loads(out)
 
 
+def seconds(t: float) -> str:
+    """A time as the table prints it: tenths of a second, hundredths under one (a whole small log on the flat
+    machine takes a few hundredths, which tenths would print as 0.0)."""
+    return f"{t:.2f}" if t < 1 else f"{t:.1f}"
+
+
 def verdict(res: dict, compare: bool, limit: float) -> str:
     """A cell of the table."""
     if res.get("stopped"):
@@ -159,7 +165,7 @@ def verdict(res: dict, compare: bool, limit: float) -> str:
     if "failed" in res:
         return "FAILED"
     if not compare:
-        return "refused" if "refused" in res["auto"] else f"{res['seconds']:.1f}"
+        return "refused" if "refused" in res["auto"] else seconds(res["seconds"])
     a, b = res["auto"], res["python"]
     return "DIFFERENT" if a != b else "= (refused)" if "refused" in a else "="
 
