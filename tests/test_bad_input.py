@@ -172,9 +172,19 @@ def test_interrupt_while_a_library_loads_is_one_line(tmp_path):
     p.send_signal(signal.SIGINT)  # somewhere in the import or the solve: either way, one line and 130
     out, err = finish(p, 120)
     lines = [ln for ln in err.splitlines() if ln.strip()]
-    if p.returncode == 0:
+    if p.returncode == 0 or (p.returncode == -signal.SIGINT and not lines and _whole_json(out)):
+        # (the solve finished first: its whole answer is out; a signal that comes while the interpreter is
+        # exiting, after its handlers are gone, ends it with the default disposition, -2, and says nothing)
         pytest.skip("the 3x3 solve finished before the signal arrived")
     assert p.returncode == 130 and len(lines) == 1 and "interrupted after" in lines[0], (p.returncode, err)
+
+
+def _whole_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def test_an_adversary_stops_at_ctrl_c(tmp_path):
