@@ -1717,6 +1717,13 @@ static void slots_reverse(i32 *a, i64 lo, i64 hi) {
     for (hi--; lo < hi; lo++, hi--) { i32 t = a[lo]; a[lo] = a[hi]; a[hi] = t; }
 }
 
+/* a[lo .. hi-1] rotated left by r (three reversals) */
+static void slots_rotate(i32 *a, i64 lo, i64 r, i64 hi) {
+    slots_reverse(a, lo, lo + r);
+    slots_reverse(a, lo + r, hi);
+    slots_reverse(a, lo, hi);
+}
+
 /* a window's release from a replay's state (mask m, lists L on the free list) */
 static inline void st_release(const Sim *s, u64 *m, Lists *L, i64 p, i64 size) {
     if (s->layout == L_FREE) {
@@ -1751,14 +1758,8 @@ static void st_move(Sim *s, i64 to, i64 from, i64 count) {
     if (to == from || !count) return;
     int fl = s->layout == L_FREE;
     i64 lo = to < from ? to : from, hi = (to < from ? from : to) + count, r = to < from ? from - to : hi - lo - (to - from);
-    slots_reverse(s->mslot, lo, lo + r);
-    slots_reverse(s->mslot, lo + r, hi);
-    slots_reverse(s->mslot, lo, hi);
-    if (fl) {
-        slots_reverse(s->lslot, lo, lo + r);
-        slots_reverse(s->lslot, lo + r, hi);
-        slots_reverse(s->lslot, lo, hi);
-    }
+    slots_rotate(s->mslot, lo, r, hi);
+    if (fl) slots_rotate(s->lslot, lo, r, hi);
     i64 a = from, b = from + count; /* the states moved from, less those moved onto */
     if (to > from) b = to < b ? to : b;
     else a = to + count > a ? to + count : a;

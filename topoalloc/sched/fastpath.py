@@ -73,9 +73,9 @@ def layout_of(allocator: object, workload: "Workload | None" = None) -> int:
     snapshots).  So is the AFL on a
     ``workload`` whose every request fills the cube it takes (sizes powers of two): no mesh leaves
     leftover cubes, the auxiliary lists stay empty, and it takes the free list's cubes.  Where the
-    allocator looks at its lists only (``recognition="lists"``, which it chooses above Q12 unless complete
-    recognition is asked for), the kernel keeps the same lists without recognition (layout 5, up to Q15): whether a
-    request fits is then the lists' question, not the mask's, so only FCFS and conservative backfilling
+    allocator looks at its lists only (``recognition="lists"``, what the free list chooses above Q15 and the
+    AFL above Q12, where they have no complete recognition), the kernel keeps the same lists without
+    recognition (layout 5, up to Q15): whether a request fits is then the lists' question, not the mask's, so only FCFS and conservative backfilling
     run there (:func:`why_not`: EASY's shadow time asks the mask).
 
     The slice allocator's static rule (:class:`~topoalloc.alloc.slices.SliceAllocator`) places a request as the
@@ -175,7 +175,7 @@ LISTS_MAX_DIM = 15
 
 def _lists_only(allocator: Any) -> bool:
     """Whether the free list or the AFL ``allocator`` looks at its lists only (``recognition="lists"``, which
-    is also what it chooses above Q12 unless complete recognition, available up to Q15, is asked for)."""
+    is what the free list chooses above Q15 and the AFL above Q12, where they have no complete recognition)."""
     return allocator.recognition != "complete"
 
 
