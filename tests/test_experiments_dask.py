@@ -246,3 +246,41 @@ def test_ctrl_c_in_a_terminal_with_the_local_cluster_is_one_line(tmp_path):
     _no_partial_files(out)
     assert main(["sweep", str(spec), "--out", str(out), "--workers", "1", "--quiet"]) == 0
     assert len(load(out)) == 12
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals are POSIX")
+def test_a_local_worker_quiets_dask_on_ctrl_c_and_on_close():
+    """What a worker logs once Ctrl-C reached it, or once it closes, is the cluster's shutdown: nothing reaches the terminal.
+
+    CI once showed a heartbeat caught in flight as the scheduler went down,
+    logged at ERROR with a traceback, after the sweep's one line.
+    """
+    code = """
+import logging, os, signal, sys
+logging.basicConfig(stream=sys.stderr)
+from topoalloc.experiments._dask_worker import IgnoreCtrlC
+log = logging.getLogger("distributed.worker")
+logging.getLogger("distributed.nanny").setLevel(logging.INFO)
+log.error("before: %s", "seen")
+p = IgnoreCtrlC()
+p.setup(None)
+os.kill(os.getpid(), signal.SIGINT)
+log.error("after ctrl-c: %s", "not seen")
+logging.getLogger("distributed.nanny").error("a child with a level of its own: not seen")
+logging.getLogger("topoalloc").error("another library: seen")
+print("alive", flush=True)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == "alive\n", r.stderr
+    assert "before: seen" in r.stderr and "another library: seen" in r.stderr
+    assert "not seen" not in r.stderr and "KeyboardInterrupt" not in r.stderr
+    # a worker's close quiets it too
+    code2 = """
+import logging, sys
+logging.basicConfig(stream=sys.stderr)
+from topoalloc.experiments._dask_worker import IgnoreCtrlC
+IgnoreCtrlC().teardown(None)
+logging.getLogger("distributed.worker").error("after close: not seen")
+"""
+    r = subprocess.run([sys.executable, "-c", code2], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "not seen" not in r.stderr, r.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from typing import Any
@@ -19,6 +20,12 @@ class IgnoreCtrlC(WorkerPlugin):
     workers. Registered as a plugin so that a worker the nanny restarts
     ignores it as well; only for the local cluster -- a remote or batch
     cluster's workers are not the terminal's to stop.
+
+    Ctrl-C also quiets the worker's Dask logs, as does the worker's own close:
+    what follows is the cluster shutting down, and a heartbeat caught in flight
+    when the scheduler goes logged "Failed to communicate with scheduler" with
+    a traceback of its own (seen once in CI on an interrupted sweep). Errors of
+    the cells themselves are not logs: they come back as each cell's record.
     """
 
     name = "topoalloc-ignore-ctrl-c"
@@ -28,4 +35,19 @@ class IgnoreCtrlC(WorkerPlugin):
         # the worker's event loop runs in its process's main thread; signal
         # handlers can only be set there
         if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, _quiet_on_ctrl_c)
+
+    def teardown(self, worker: Any) -> None:
+        _quiet()
+
+
+def _quiet() -> None:
+    """No log of Dask's in this process from now on: its root logger and any child given a level of its own."""
+    names = ["distributed"] + [n for n in list(logging.root.manager.loggerDict) if n.startswith("distributed.")]
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def _quiet_on_ctrl_c(signum: int, frame: Any) -> None:
+    """SIGINT in a local worker: no exception, no more logs; the sweep closes the cluster."""
+    _quiet()
