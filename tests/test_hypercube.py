@@ -1117,6 +1117,26 @@ def test_recognition_above_q12_answers_as_the_reference():
         assert A._csubcube.first_free(rank, n, k, None, r) == A._first_free_py(rank, n, k, None, r), (n, k, r)
 
 
+def test_recognition_on_small_and_large_cubes_in_turn():
+    """The compiled search writes a small cube's levels whole and reads a large one's through lists of the words
+    that are not 0: searches on cubes of both kinds in turn (in one process, one static buffer) each answer as the
+    reference."""
+    A = _compiled_recognition()
+    rng = np.random.default_rng(5)
+    for case, n in enumerate((9, 13, 10, 14, 5, 11, 8, 15, 12, 7, 13)):
+        k = int(rng.integers(0, min(n, 8) + 1))
+        busy = rng.random(1 << n) < (0.1, 0.5, 0.85)[case % 3]
+        assert A._csubcube.first_free(busy, n, k, None, 0) == A._first_free_py(busy, n, k, None, 0), (n, k)
+    # a small cube all free (its levels written whole, full of bases), then Q13 with two free edges and no free
+    # square: what the small cube left in its levels must not read as bases of the large one
+    assert A._csubcube.first_free(np.zeros(1 << 10, dtype=bool), 10, 10, None, 0) == 0
+    busy = np.ones(1 << 13, dtype=bool)
+    busy[[0, 1, 8190, 8191]] = False
+    assert A._first_free_py(busy, 13, 2, None, 0) == -1
+    assert A._csubcube.first_free(busy, 13, 2, None, 0) == -1
+    assert A._csubcube.first_free(busy, 13, 1, None, 0) == A._first_free_py(busy, 13, 1, None, 0) >= 0
+
+
 def test_compiled_recognition_refuses_what_it_cannot_read():
     A = _compiled_recognition()
     busy = np.zeros(16, dtype=bool)

@@ -664,7 +664,9 @@ typedef struct {
     int recognise;          /* 1: complete recognition when the lists have no cube (layout 3); 0: the lists only (layout 5) */
     char *real;
     i64 recsize;            /* bytes of one record of lists (lists_view) */
-    u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search) */
+    u64 *g;                 /* scratch: the free subcubes' bases, a mask per level (subcube_search), 0 but where */
+    i32 *gw;                /* each level lists its words (gn of them) */
+    i64 *gn;
     struct RecMemo *rc;     /* complete recognition's answers by (busy mask, k), direct mapped (RC_SLOTS), on cubes of
                              * RC_MIN_DIM or more, or NULL; rcmask holds each slot's mask */
     u64 *rcmask;
@@ -929,38 +931,80 @@ static const u64 BIT0[6] = {0x5555555555555555ULL, 0x3333333333333333ULL, 0x0F0F
 /* Depth first over the free masks F of `depth` bits, each bit above the last (so in the order of
  * combinations): level `depth` of s->g holds the base values of F's free subcubes (bit v set iff
  * the cube (F, v) is free; v has F's bits clear).  Adding bit p keeps a base v iff v and v | 2**p
- * both were bases.  No base for F: none for any F' containing it, so that branch ends.  The first
- * k-bit F with a base, and its lowest base, as a key; -1 if none. */
+ * both were bases.  No base for F: none for any F' containing it, so that branch ends; nor when F | p
+ * keeps fewer than the 2**(k - depth - 1) bases a free k-cube over it would leave.  The first k-bit F
+ * with a base, and its lowest base, as a key; -1 if none.
+ *
+ * Bases thin out fast as F grows, so on masks of SPARSE_WORDS words or more each level lists its words
+ * that are not 0 (s->gw, s->gn) and is 0 everywhere else: a level is built, read and cleared through its
+ * list alone.  (A failing search on Q15 visits hundreds of levels of 512 words, most of them 0: a burst of
+ * 400 jobs on Q15 under conservative took 28 s, 5.5 s so.  On smaller masks the lists cost more than they
+ * save, and a level is written whole, with no count but "any".) */
+#define SPARSE_WORDS 32
 static i64 subcube_search(const Sim *s, int depth, int k, int from, u64 F) {
     i64 W = s->words;
     const u64 *G = s->g + (size_t)depth * (size_t)W;
-    if (depth == k) {
+    const i32 *GW = s->gw + (size_t)depth * (size_t)W;
+    i64 GN = s->gn[depth];
+    int sparse = W >= SPARSE_WORDS;
+    if (depth == k) { /* the lowest base: a list ascends */
+        if (sparse) return GN ? cube_key(s, F, (u64)(GW[0] * 64 + __builtin_ctzll(G[GW[0]]))) : -1;
         for (i64 w = 0; w < W; w++)
             if (G[w]) return cube_key(s, F, (u64)(w * 64 + __builtin_ctzll(G[w])));
         return -1;
     }
     u64 *H = s->g + (size_t)(depth + 1) * (size_t)W;
-    for (int p = from; p <= s->dim - (k - depth); p++) {
-        u64 any = 0;
-        if (p < 6) {
+    i32 *HW = s->gw + (size_t)(depth + 1) * (size_t)W;
+    i64 need = (i64)1 << (k - depth - 1);
+    i64 c = -1;
+    for (int p = from; p <= s->dim - (k - depth) && c < 0; p++) {
+        i64 hn = 0, have = 0;
+        if (!sparse) {
+            u64 any = 0;
+            if (p < 6) {
+                int sh = 1 << p;
+                for (i64 w = 0; w < W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
+            } else {
+                i64 st = (i64)1 << (p - 6);
+                for (i64 w = 0; w < W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
+            }
+            have = any != 0;
+            need = 1;
+        } else if (p < 6) {
             int sh = 1 << p;
-            for (i64 w = 0; w < W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
+            for (i64 j = 0; j < GN; j++) {
+                i32 w = GW[j];
+                u64 x = G[w] & (G[w] >> sh) & BIT0[p];
+                if (x) { H[w] = x; HW[hn++] = w; have += popc(x); }
+            }
         } else {
-            i64 st = (i64)1 << (p - 6);
-            for (i64 w = 0; w < W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
+            i32 st = (i32)1 << (p - 6);
+            for (i64 j = 0; j < GN; j++) {
+                i32 w = GW[j];
+                if (w & st) continue;
+                u64 x = G[w] & G[w + st];
+                if (x) { H[w] = x; HW[hn++] = w; have += popc(x); }
+            }
         }
-        if (!any) continue;
-        i64 c = subcube_search(s, depth + 1, k, p + 1, F | ((u64)1 << p));
-        if (c >= 0) return c;
+        s->gn[depth + 1] = hn;
+        if (have >= need) c = subcube_search(s, depth + 1, k, p + 1, F | ((u64)1 << p));
+        for (i64 j = 0; j < hn; j++) H[HW[j]] = 0;
     }
-    return -1;
+    return c;
 }
 
 /* complete recognition (_recognisable): the first free k-subcube of mask m, free masks in the order of
  * combinations(range(dim), k) and then by value (_all_subcubes); its key, or -1 */
 static i64 recognise_now(const Sim *s, const u64 *m, int k) {
-    i64 have = 0;
-    for (i64 w = 0; w < s->words; w++) have += popc(s->g[w] = free_word(s, m, w));
+    i64 have = 0, n = 0;
+    if (s->words < SPARSE_WORDS)
+        for (i64 w = 0; w < s->words; w++) have += popc(s->g[w] = free_word(s, m, w));
+    else
+        for (i64 w = 0; w < s->words; w++) {
+            u64 x = s->g[w] = free_word(s, m, w);
+            if (x) { s->gw[n++] = (i32)w; have += popc(x); }
+        }
+    s->gn[0] = n;
     if (have < ((i64)1 << k)) return -1;
     return subcube_search(s, 0, k, 0, 0);
 }
@@ -974,14 +1018,33 @@ static i64 recognise_now(const Sim *s, const u64 *m, int k) {
 #define RC_SLOTS 4096
 typedef struct RecMemo { u64 h; i64 key; int k, used; } RecMemo;
 
+/* four lanes, each word multiplied into its own, so the multiplies do not wait on one another: one chain over
+ * the 512 words of a Q15 mask was most of recognisable's time (a burst of 400 jobs on Q15 under conservative,
+ * one run each: 6.1 s to 5.2 s) */
 static inline u64 mask_hash(const u64 *m, i64 W, int k) {
-    u64 h = 0x9E3779B97F4A7C15ULL ^ (u64)k;
-    for (i64 w = 0; w < W; w++) {
-        h ^= m[w];
-        h *= 0xFF51AFD7ED558CCDULL;
-        h ^= h >> 32;
+    const u64 C = 0xFF51AFD7ED558CCDULL;
+    if (W < SPARSE_WORDS) { /* a short chain: one lane */
+        u64 x = 0x9E3779B97F4A7C15ULL ^ (u64)k;
+        for (i64 w = 0; w < W; w++) {
+            x = (x ^ m[w]) * C;
+            x ^= x >> 32;
+        }
+        return x;
     }
-    return h;
+    u64 h[4] = {0x9E3779B97F4A7C15ULL ^ (u64)k, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL, 0x27D4EB2F165667C5ULL};
+    i64 w = 0;
+    for (; w + 4 <= W; w += 4)
+        for (int j = 0; j < 4; j++) {
+            h[j] = (h[j] ^ m[w + j]) * C;
+            h[j] ^= h[j] >> 32;
+        }
+    for (; w < W; w++) {
+        h[0] = (h[0] ^ m[w]) * C;
+        h[0] ^= h[0] >> 32;
+    }
+    u64 x = h[0];
+    for (int j = 1; j < 4; j++) x = (x ^ (x >> 32) ^ h[j]) * C;
+    return x ^ (x >> 29);
 }
 
 static i64 recognisable(const Sim *s, const u64 *m, int k) {
@@ -2558,7 +2621,9 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             s.recsize = lists_bytes(&s);
             s.real = malloc((size_t)s.recsize);
             s.carve = malloc((size_t)nodes * sizeof(i32));
-            s.g = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(u64));
+            s.g = calloc((size_t)(s.dim + 1) * (size_t)s.words, sizeof(u64));
+            s.gw = malloc((size_t)(s.dim + 1) * (size_t)s.words * sizeof(i32));
+            s.gn = malloc((size_t)(s.dim + 1) * sizeof(i64));
             if (recognise && s.dim >= RC_MIN_DIM) {
                 s.rc = calloc(RC_SLOTS, sizeof(RecMemo));
                 s.rcmask = malloc((size_t)RC_SLOTS * (size_t)s.words * sizeof(u64));
@@ -2566,7 +2631,7 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
             }
             s.sh2 = malloc((size_t)s.words * sizeof(u64));
             s.snap = malloc((size_t)s.recsize);
-            if (!s.real || !s.carve || !s.g || !s.snap || !s.sh2) { PyErr_NoMemory(); goto done; }
+            if (!s.real || !s.carve || !s.g || !s.gw || !s.gn || !s.snap || !s.sh2) { PyErr_NoMemory(); goto done; }
             lists_view(&s, s.real, &s.L);
             s.recognise = recognise;
             fl_reset(&s, &s.L);
@@ -2632,7 +2697,7 @@ done:
         for (int k = 0; k <= s.dim; k++) bs_free(&s.cls[k]);
         free(s.cls);
     }
-    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.rc); free(s.rcmask); free(s.sh2); free(s.snap); free(s.tried);
+    free(s.real); free(s.carve); free(s.lsbuf); free(s.lslot); free(s.g); free(s.gw); free(s.gn); free(s.rc); free(s.rcmask); free(s.sh2); free(s.snap); free(s.tried);
     free(s.ev); free(s.ev2); free(s.ev3); free(s.st); free(s.mslot); free(s.fit_known); free(s.fit_yes); free(s.prio); free(s.cp); free(s.tp); free(s.tstamp); free(s.disp); free(s.blocked);
     return result;
 }

@@ -21,6 +21,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef uint64_t u64;
 typedef int64_t i64;
@@ -38,7 +39,9 @@ static i64 binom[MAX_N + 1][MAX_N + 1];
 typedef struct {
     int n, k;
     i64 W;                      /* words of a level */
-    u64 g[MAX_N + 1][MAX_W];    /* the levels */
+    u64 g[MAX_N + 1][MAX_W];    /* the levels: 0 but at the words each lists */
+    int32_t gw[MAX_N + 1][MAX_W];
+    i64 gn[MAX_N + 1];
     const unsigned char *rows1; /* the rows as bytes, or */
     const i64 *rows8;           /* as int64 (neither: no rows) */
     i64 r;
@@ -63,38 +66,69 @@ static inline int excluded(const Search *s, i64 row) {
     return 0;
 }
 
-/* the first row at or under F (a depth-bit free mask, `rank` the rank of its first combination) */
+/* the first row at or under F (a depth-bit free mask, `rank` the rank of its first combination).
+ * A branch ends when F | p keeps fewer than the 2**(k - depth - 1) bases a free k-cube over it would
+ * leave (none at all: no free cube for any F' containing it).  Bases thin out fast as F grows, so on
+ * masks of SPARSE_WORDS words or more a level is built, read and cleared through the list of its words
+ * that are not 0; on smaller ones it is written whole (as the kernel's subcube_search). */
+#define SPARSE_WORDS 32
 static i64 search(Search *s, int depth, int from, u64 F, i64 rank) {
-    i64 W = s->W;
     const u64 *G = s->g[depth];
+    const int32_t *GW = s->gw[depth];
+    i64 GN = s->gn[depth];
+    int sparse = s->W >= SPARSE_WORDS;
     if (depth == s->k) {
         u64 fixed = (((u64)1 << s->n) - 1) & ~F;
         i64 base = rank << (s->n - s->k);
-        for (i64 w = 0; w < W; w++)
+        for (i64 j = 0; j < (sparse ? GN : s->W); j++) { /* a list ascends */
+            int32_t w = sparse ? GW[j] : (int32_t)j;
             for (u64 x = G[w]; x; x &= x - 1) {
                 u64 v = (u64)(w * 64 + __builtin_ctzll(x));
                 i64 row = base + pack_bits(v, fixed);
                 if (!excluded(s, row)) return row;
             }
+        }
         return -1;
     }
     u64 *H = s->g[depth + 1];
-    for (int p = from; p <= s->n - (s->k - depth); p++) {
-        u64 any = 0;
-        if (p < 6) {
+    int32_t *HW = s->gw[depth + 1];
+    i64 need = (i64)1 << (s->k - depth - 1);
+    i64 c = -1;
+    for (int p = from; p <= s->n - (s->k - depth) && c < 0; p++) {
+        i64 hn = 0, have = 0;
+        if (!sparse) {
+            u64 any = 0;
+            if (p < 6) {
+                int sh = 1 << p;
+                for (i64 w = 0; w < s->W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
+            } else {
+                i64 st = (i64)1 << (p - 6);
+                for (i64 w = 0; w < s->W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
+            }
+            have = any != 0;
+            need = 1;
+        } else if (p < 6) {
             int sh = 1 << p;
-            for (i64 w = 0; w < W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
+            for (i64 j = 0; j < GN; j++) {
+                int32_t w = GW[j];
+                u64 x = G[w] & (G[w] >> sh) & BIT0[p];
+                if (x) { H[w] = x; HW[hn++] = w; have += __builtin_popcountll(x); }
+            }
         } else {
-            i64 st = (i64)1 << (p - 6);
-            for (i64 w = 0; w < W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
+            int32_t st = (int32_t)1 << (p - 6);
+            for (i64 j = 0; j < GN; j++) {
+                int32_t w = GW[j];
+                if (w & st) continue;
+                u64 x = G[w] & G[w + st];
+                if (x) { H[w] = x; HW[hn++] = w; have += __builtin_popcountll(x); }
+            }
         }
-        if (any) {
-            i64 c = search(s, depth + 1, p + 1, F | ((u64)1 << p), rank);
-            if (c >= 0) return c;
-        }
+        s->gn[depth + 1] = hn;
+        if (have >= need) c = search(s, depth + 1, p + 1, F | ((u64)1 << p), rank);
+        for (i64 j = 0; j < hn; j++) H[HW[j]] = 0;
         rank += binom[s->n - 1 - p][s->k - depth - 1]; /* the combinations whose next element is p */
     }
-    return -1;
+    return c;
 }
 
 static int get(PyObject *o, Py_buffer *b, const char *name) {
@@ -152,8 +186,8 @@ static PyObject *py_first_free(PyObject *self, PyObject *const *args, Py_ssize_t
         }
         if (rb.itemsize == 1) s.rows1 = rb.buf; else s.rows8 = rb.buf;
     }
-    i64 have = 0;
-    for (i64 w = 0; w < s.W; w++) s.g[0][w] = 0;
+    i64 have = 0, nw = 0;
+    for (i64 w = 0; w < s.W; w++) s.g[0][w] = 0; /* (levels above 0 are 0 already: static, and each search clears them) */
     if (nb.itemsize == 1) {
         const unsigned char *m = nb.buf;
         for (i64 i = 0; i < N; i++)
@@ -163,8 +197,15 @@ static PyObject *py_first_free(PyObject *self, PyObject *const *args, Py_ssize_t
         for (i64 i = 0; i < N; i++)
             if (m[i] <= r) s.g[0][i >> 6] |= (u64)1 << (i & 63);
     }
-    for (i64 w = 0; w < s.W; w++) have += __builtin_popcountll(s.g[0][w]);
+    for (i64 w = 0; w < s.W; w++)
+        if (s.g[0][w]) {
+            s.gw[0][nw++] = (int32_t)w;
+            have += __builtin_popcountll(s.g[0][w]);
+        }
+    s.gn[0] = nw;
     i64 got = have < ((i64)1 << k) ? -1 : search(&s, 0, 0, 0, 0);
+    if (s.W < SPARSE_WORDS) /* levels written whole: back to 0, as a search on a larger cube reads them through its lists */
+        for (int d = 1; d <= s.k; d++) memset(s.g[d], 0, (size_t)s.W * sizeof(u64));
     PyBuffer_Release(&nb);
     if (has_rows) PyBuffer_Release(&rb);
     return PyLong_FromLongLong(got);
