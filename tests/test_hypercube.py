@@ -1118,8 +1118,8 @@ def test_recognition_above_q12_answers_as_the_reference():
 
 
 def test_recognition_on_small_and_large_cubes_in_turn():
-    """The compiled search writes a small cube's levels whole and reads a large one's through lists of the words
-    that are not 0: searches on cubes of both kinds in turn (in one process, one static buffer) each answer as the
+    """The compiled search reads its levels through lists of the words that are not 0, in one static buffer kept 0
+    outside them between searches: searches on small and large cubes in turn (in one process) each answer as the
     reference."""
     A = _compiled_recognition()
     rng = np.random.default_rng(5)

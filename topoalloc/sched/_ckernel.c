@@ -935,42 +935,24 @@ static const u64 BIT0[6] = {0x5555555555555555ULL, 0x3333333333333333ULL, 0x0F0F
  * keeps fewer than the 2**(k - depth - 1) bases a free k-cube over it would leave.  The first k-bit F
  * with a base, and its lowest base, as a key; -1 if none.
  *
- * Bases thin out fast as F grows, so on masks of SPARSE_WORDS words or more each level lists its words
- * that are not 0 (s->gw, s->gn) and is 0 everywhere else: a level is built, read and cleared through its
- * list alone.  (A failing search on Q15 visits hundreds of levels of 512 words, most of them 0: a burst of
- * 400 jobs on Q15 under conservative took 28 s, 5.5 s so.  On smaller masks the lists cost more than they
- * save, and a level is written whole, with no count but "any".) */
-#define SPARSE_WORDS 32
+ * Bases thin out fast as F grows, so each level lists its words that are not 0 (s->gw, s->gn) and is 0
+ * everywhere else: a level is built, read and cleared through its list alone.  (A failing search on Q15
+ * visits hundreds of levels of 512 words, most of them 0: a burst of 400 jobs on Q15 under conservative
+ * took 28 s, 5.5 s so.) */
 static i64 subcube_search(const Sim *s, int depth, int k, int from, u64 F) {
     i64 W = s->words;
     const u64 *G = s->g + (size_t)depth * (size_t)W;
     const i32 *GW = s->gw + (size_t)depth * (size_t)W;
     i64 GN = s->gn[depth];
-    int sparse = W >= SPARSE_WORDS;
-    if (depth == k) { /* the lowest base: a list ascends */
-        if (sparse) return GN ? cube_key(s, F, (u64)(GW[0] * 64 + __builtin_ctzll(G[GW[0]]))) : -1;
-        for (i64 w = 0; w < W; w++)
-            if (G[w]) return cube_key(s, F, (u64)(w * 64 + __builtin_ctzll(G[w])));
-        return -1;
-    }
+    if (depth == k) /* the lowest base: the list ascends */
+        return GN ? cube_key(s, F, (u64)(GW[0] * 64 + __builtin_ctzll(G[GW[0]]))) : -1;
     u64 *H = s->g + (size_t)(depth + 1) * (size_t)W;
     i32 *HW = s->gw + (size_t)(depth + 1) * (size_t)W;
     i64 need = (i64)1 << (k - depth - 1);
     i64 c = -1;
     for (int p = from; p <= s->dim - (k - depth) && c < 0; p++) {
         i64 hn = 0, have = 0;
-        if (!sparse) {
-            u64 any = 0;
-            if (p < 6) {
-                int sh = 1 << p;
-                for (i64 w = 0; w < W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
-            } else {
-                i64 st = (i64)1 << (p - 6);
-                for (i64 w = 0; w < W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
-            }
-            have = any != 0;
-            need = 1;
-        } else if (p < 6) {
+        if (p < 6) {
             int sh = 1 << p;
             for (i64 j = 0; j < GN; j++) {
                 i32 w = GW[j];
@@ -997,13 +979,10 @@ static i64 subcube_search(const Sim *s, int depth, int k, int from, u64 F) {
  * combinations(range(dim), k) and then by value (_all_subcubes); its key, or -1 */
 static i64 recognise_now(const Sim *s, const u64 *m, int k) {
     i64 have = 0, n = 0;
-    if (s->words < SPARSE_WORDS)
-        for (i64 w = 0; w < s->words; w++) have += popc(s->g[w] = free_word(s, m, w));
-    else
-        for (i64 w = 0; w < s->words; w++) {
-            u64 x = s->g[w] = free_word(s, m, w);
-            if (x) { s->gw[n++] = (i32)w; have += popc(x); }
-        }
+    for (i64 w = 0; w < s->words; w++) {
+        u64 x = s->g[w] = free_word(s, m, w);
+        if (x) { s->gw[n++] = (i32)w; have += popc(x); }
+    }
     s->gn[0] = n;
     if (have < ((i64)1 << k)) return -1;
     return subcube_search(s, 0, k, 0, 0);
@@ -1023,14 +1002,6 @@ typedef struct RecMemo { u64 h; i64 key; int k, used; } RecMemo;
  * one run each: 6.1 s to 5.2 s) */
 static inline u64 mask_hash(const u64 *m, i64 W, int k) {
     const u64 C = 0xFF51AFD7ED558CCDULL;
-    if (W < SPARSE_WORDS) { /* a short chain: one lane */
-        u64 x = 0x9E3779B97F4A7C15ULL ^ (u64)k;
-        for (i64 w = 0; w < W; w++) {
-            x = (x ^ m[w]) * C;
-            x ^= x >> 32;
-        }
-        return x;
-    }
     u64 h[4] = {0x9E3779B97F4A7C15ULL ^ (u64)k, 0xC2B2AE3D27D4EB4FULL, 0x165667B19E3779F9ULL, 0x27D4EB2F165667C5ULL};
     i64 w = 0;
     for (; w + 4 <= W; w += 4)

@@ -21,7 +21,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
-#include <string.h>
 
 typedef uint64_t u64;
 typedef int64_t i64;
@@ -68,20 +67,18 @@ static inline int excluded(const Search *s, i64 row) {
 
 /* the first row at or under F (a depth-bit free mask, `rank` the rank of its first combination).
  * A branch ends when F | p keeps fewer than the 2**(k - depth - 1) bases a free k-cube over it would
- * leave (none at all: no free cube for any F' containing it).  Bases thin out fast as F grows, so on
- * masks of SPARSE_WORDS words or more a level is built, read and cleared through the list of its words
- * that are not 0; on smaller ones it is written whole (as the kernel's subcube_search). */
-#define SPARSE_WORDS 32
+ * leave (none at all: no free cube for any F' containing it).  Bases thin out fast as F grows, so a
+ * level is built, read and cleared through the list of its words that are not 0 (as the kernel's
+ * subcube_search); every level above 0 is 0 outside its list, between searches too. */
 static i64 search(Search *s, int depth, int from, u64 F, i64 rank) {
     const u64 *G = s->g[depth];
     const int32_t *GW = s->gw[depth];
     i64 GN = s->gn[depth];
-    int sparse = s->W >= SPARSE_WORDS;
     if (depth == s->k) {
         u64 fixed = (((u64)1 << s->n) - 1) & ~F;
         i64 base = rank << (s->n - s->k);
-        for (i64 j = 0; j < (sparse ? GN : s->W); j++) { /* a list ascends */
-            int32_t w = sparse ? GW[j] : (int32_t)j;
+        for (i64 j = 0; j < GN; j++) { /* the list ascends */
+            int32_t w = GW[j];
             for (u64 x = G[w]; x; x &= x - 1) {
                 u64 v = (u64)(w * 64 + __builtin_ctzll(x));
                 i64 row = base + pack_bits(v, fixed);
@@ -96,18 +93,7 @@ static i64 search(Search *s, int depth, int from, u64 F, i64 rank) {
     i64 c = -1;
     for (int p = from; p <= s->n - (s->k - depth) && c < 0; p++) {
         i64 hn = 0, have = 0;
-        if (!sparse) {
-            u64 any = 0;
-            if (p < 6) {
-                int sh = 1 << p;
-                for (i64 w = 0; w < s->W; w++) any |= H[w] = G[w] & (G[w] >> sh) & BIT0[p];
-            } else {
-                i64 st = (i64)1 << (p - 6);
-                for (i64 w = 0; w < s->W; w++) any |= H[w] = (w & st) ? 0 : G[w] & G[w + st];
-            }
-            have = any != 0;
-            need = 1;
-        } else if (p < 6) {
+        if (p < 6) {
             int sh = 1 << p;
             for (i64 j = 0; j < GN; j++) {
                 int32_t w = GW[j];
@@ -204,8 +190,6 @@ static PyObject *py_first_free(PyObject *self, PyObject *const *args, Py_ssize_t
         }
     s.gn[0] = nw;
     i64 got = have < ((i64)1 << k) ? -1 : search(&s, 0, 0, 0, 0);
-    if (s.W < SPARSE_WORDS) /* levels written whole: back to 0, as a search on a larger cube reads them through its lists */
-        for (int d = 1; d <= s.k; d++) memset(s.g[d], 0, (size_t)s.W * sizeof(u64));
     PyBuffer_Release(&nb);
     if (has_rows) PyBuffer_Release(&rb);
     return PyLong_FromLongLong(got);

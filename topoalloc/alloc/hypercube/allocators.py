@@ -51,11 +51,12 @@ MAX_COMPLETE_DIM = 15
 
 #: without a ``recognition`` option the free list and the AFL take complete recognition up to this dimension (and
 #: their own limit) and the lists above: the free list as Turner describes it wherever it can.  Its search (depth
-#: first over the free masks) costs about 0.1-0.2 ms a call at Q14, and conservative backfilling asks it wherever
-#: the lists fail, in every trial of its plan; the compiled kernel remembers its answers by mask.  LLNL-Atlas's
-#: whole log on Q14 (2026-12-05, simulation alone): conservative 44.5 s against 6.4 s on the lists (305 s before
-#: the answers were remembered); EASY 0.14 s, on the kernel, against 2.3 s on the general engine; FCFS 0.42 s
-#: against 0.01 s
+#: first over the free masks) is asked wherever the lists fail, in every trial of conservative backfilling's plan;
+#: the compiled kernel remembers its answers by mask.  LLNL-Atlas's whole log on Q14 (2026-12-05, simulation
+#: alone): conservative 26.8 s against 6.4 s on the lists (305 s before the answers were remembered and the search
+#: skipped the words of no free cube); EASY 0.14 s, on the kernel, against 2.3 s on the general engine; FCFS 0.42 s
+#: against 0.01 s.  The worst case is a plan of states never seen, where most searches fail: 1,000 jobs at one
+#: instant on Q15 under conservative 35 s against 11 s on the lists
 DEFAULT_COMPLETE_DIM = 15
 
 #: the AFL's complete recognition judges contention safety on a flag per k-subcube (3**n subcubes in all, kept per
