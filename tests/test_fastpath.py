@@ -771,6 +771,50 @@ def test_latest_end_by_is_the_largest_estimate_that_ends_by_the_shadow_time(now,
     assert now + e <= shadow < now + math.nextafter(e, math.inf)
 
 
+@needs_kernel
+@pytest.mark.parametrize("machine, allocator", [("hypercube:4", "buddy"), ("hypercube:4", "gray_code"), ("hypercube:4", "free_list")])
+def test_easy_walk_passes_over_words_of_long_jobs_only(machine, allocator):
+    """EASY's walk on a layout passes over a word (64 ranks) of a window size whose long jobs the guard refused
+    when no job of that size in the word ends by the shadow time.  Here the head (16 nodes) waits for the first
+    job's expected end at 100; the first 8-node candidate runs past it and is refused, so are the 70 after it
+    (passed over, a word and more of them), and the last, whose estimate 99 ends exactly at the shadow time from
+    1, starts at once, in a word of its own: the word is read because its least estimate is 99, not below."""
+    nl = 70
+    est = [100.0, 10.0] + [200.0] * nl + [99.0]
+    w = Workload(job_id=np.arange(1, nl + 4), submit=[0.0] + [1.0] * (nl + 2), run=est, size=[8, 16] + [8] * (nl + 1),
+                 requested_time=est, header={"MaxProcs": "16"}, source="<walk>")
+    a = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="easy", engine="compiled")
+    b = topoalloc.simulate(w, machine=machine, allocator=allocator, scheduler="easy", engine="python")
+    assert a.engine == "compiled"
+    assert a.start.tolist() == b.start.tolist()
+    assert a.start[-1] == 1.0 and a.start[1] == 100.0 and a.start[2] > 100.0
+
+
+@needs_kernel
+@settings(max_examples=2000)
+@given(now=st.one_of(st.floats(-1e12, 1e12), st.sampled_from([0.0, 1.0, 1e9, 2.0**52, -(2.0**40)])),
+       d=st.one_of(st.floats(0, 1e6), st.floats(0, 1e-6), st.integers(0, 10**6).map(lambda i: i / 10), st.integers(0, 40)),
+       ulps=st.booleans())
+def test_the_kernels_latest_end_by_is_easys(now, d, ulps):
+    """The kernel steps to the answer from the difference plus half the gap above the shadow time, where the
+    difference is not it; easy.py bisects.  Both are the largest estimate that ends by the shadow time, on
+    shadow times whole units and a few units in the last place past now (``ulps``: d of them)."""
+    import math
+
+    from topoalloc.sched import _ckernel  # type: ignore[attr-defined]
+    from topoalloc.sched.easy import latest_end_by
+
+    if ulps:
+        shadow = now
+        for _ in range(int(d) % 41):
+            shadow = math.nextafter(shadow, math.inf)
+    else:
+        shadow = now + d
+    e = _ckernel.latest_end_by(shadow, now)
+    assert e == latest_end_by(shadow, now)
+    assert now + e <= shadow < now + math.nextafter(e, math.inf)
+
+
 # ------------------------------------------------ the static slice rule on the kernel's table of windows (layout 4)
 
 ROOT_TRACE = default_trace_path()  # the bundled NASA log
