@@ -509,6 +509,42 @@ def test_stream_sums_do_not_depend_on_the_batches(monkeypatch, machine):
     assert s._carry_nodes < 500 and s._carry_jobs < 37
 
 
+@pytest.mark.parametrize("machine", ["mesh:12x10", "hypercube:7", "torus:6x4x3", "fattree:k=4,n=3"])
+@pytest.mark.parametrize("fold", [(500, 37), (1 << 16, 1 << 14)])
+def test_stream_aggregates_are_those_of_the_whole_table(monkeypatch, machine, fold):
+    """Every aggregate the stream folds run by run (mean, max, mean per processor, run-time-weighted mean,
+    sum × run time, and the mean pairwise L1 distance) is, up to rounding, the same aggregate taken over the
+    table of every job's metrics at once; single-node jobs (no pairwise distance) and zero run times included."""
+    from topoalloc.metrics.locality import JOB_METRICS, LocalityStream, job_locality
+
+    top = parse_machine(machine)
+    rng = np.random.default_rng(11)
+    jobs = [np.sort(rng.choice(top.n_nodes, size=int(rng.integers(1, 30)), replace=False)).astype(np.int64) for _ in range(600)]
+    run = rng.choice([0.0, 1.5, 3e6, 7.25, 1e-3, 60.0], size=len(jobs))
+    monkeypatch.setattr(LocalityStream, "FOLD_NODES", fold[0])
+    monkeypatch.setattr(LocalityStream, "FOLD_JOBS", fold[1])
+    s = LocalityStream(top, batch_nodes=257, batch_jobs=29)
+    for nodes, t in zip(jobs, run):
+        s.add(nodes, float(t))
+    got = s.summary()
+    sizes = np.array([a.size for a in jobs])
+    per = job_locality(topology=top, allocations=(np.concatenate(jobs), np.concatenate([[0], np.cumsum(sizes)])))
+    for name in JOB_METRICS:
+        v = per[name]
+        ok = np.isfinite(v)
+        agg = got["locality"][name]
+        if not ok.any():
+            assert all(np.isnan(x) for x in agg.values()), name
+            continue
+        v, sz, t = v[ok], sizes[ok].astype(float), run[ok]
+        want = {"mean": v.mean(), "max": v.max(), "mean_per_proc": (v / sz).mean(), "sum_x_runtime": (v * t).sum(),
+                "runtime_weighted_mean": (v * t).sum() / t.sum() if t.sum() > 0 else v.mean()}
+        for key, x in want.items():
+            assert agg[key] == pytest.approx(float(x), rel=1e-11, abs=1e-12), (name, key)
+    l1 = per["pairwise_l1"]
+    assert got["mean_pairwise_l1"] == pytest.approx(float(l1[np.isfinite(l1)].mean()), rel=1e-12)
+
+
 @pytest.mark.skipif(_locality._cmetrics is None, reason="the compiled metrics are not built")
 @pytest.mark.parametrize("machine", ["mesh:12x10", "hypercube:7", "torus:6x4x3"])
 def test_summaries_are_the_same_with_and_without_the_compiled_metrics(monkeypatch, machine):
