@@ -509,6 +509,41 @@ def test_stream_sums_do_not_depend_on_the_batches(monkeypatch, machine):
     assert s._carry_nodes < 500 and s._carry_jobs < 37
 
 
+@pytest.mark.parametrize("batch", [(1, 1), (7, 3), (300, 1 << 14), (1 << 20, 11)])
+def test_stream_runs_end_where_their_nodes_or_jobs_reach_the_bound(monkeypatch, batch):
+    """A run of the stream's sums ends right after the job that brings its nodes to FOLD_NODES or its jobs to
+    FOLD_JOBS, counted from the run's first job whatever batch it came in: the runs folded are those of a plain
+    walk over the jobs (jobs of 1 to 120 nodes, some alone nearly at the bound)."""
+    from topoalloc.metrics.locality import LocalityStream
+
+    top = parse_machine("mesh:12x10")
+    rng = np.random.default_rng(3)
+    jobs = [np.sort(rng.choice(top.n_nodes, size=int(rng.choice([1, 2, 5, 40, 99, 120])), replace=False)) for _ in range(500)]
+    monkeypatch.setattr(LocalityStream, "FOLD_NODES", 250)
+    monkeypatch.setattr(LocalityStream, "FOLD_JOBS", 9)
+    want, nodes, count = [], 0, 0
+    for a in jobs:
+        nodes, count = nodes + a.size, count + 1
+        if nodes >= 250 or count >= 9:
+            want.append((count, nodes))
+            nodes = count = 0
+    folded = []
+    real = LocalityStream._sum_carry
+
+    def spy(self, aggs):
+        sizes = np.concatenate([p[1] for p in self._carry])
+        folded.append((int(sizes.size), int(sizes.sum())))
+        return real(self, aggs)
+
+    monkeypatch.setattr(LocalityStream, "_sum_carry", spy)
+    s = LocalityStream(top, batch_nodes=batch[0], batch_jobs=batch[1])
+    for a in jobs:
+        s.add(a, 1.0)
+    s.flush()
+    assert folded == want
+    assert (s._carry_jobs, s._carry_nodes) == (count, nodes)
+
+
 @pytest.mark.parametrize("machine", ["mesh:12x10", "hypercube:7", "torus:6x4x3", "fattree:k=4,n=3"])
 @pytest.mark.parametrize("fold", [(500, 37), (1 << 16, 1 << 14)])
 def test_stream_aggregates_are_those_of_the_whole_table(monkeypatch, machine, fold):

@@ -876,29 +876,35 @@ class LocalityStream:
     FOLD_JOBS = 1 << 14
 
     def _fold(self, per: dict[str, np.ndarray], sizes: np.ndarray, run: np.ndarray) -> None:
-        cols = [np.ascontiguousarray(per[name]) for name in JOB_METRICS]
+        block = np.stack([per[name] for name in JOB_METRICS])  # (metrics, jobs): a run's table is a slice of its rows
         m = int(sizes.size)
+        nodes = np.cumsum(sizes)  # the nodes of the jobs up to each one
         i = 0
         while i < m:
-            nodes = np.cumsum(sizes[i:]) + self._carry_nodes
-            jobs = np.arange(1, m - i + 1) + self._carry_jobs
-            end = np.flatnonzero((nodes >= self.FOLD_NODES) | (jobs >= self.FOLD_JOBS))
-            k = m if not end.size else i + int(end[0]) + 1
-            self._carry.append(([c[i:k] for c in cols], sizes[i:k], run[i:k]))
-            if end.size:
+            before = int(nodes[i - 1]) if i else 0
+            # the job that ends the run: the first from i whose nodes, or whose count, bring the run (its carry
+            # included, always short of both) to FOLD_NODES or FOLD_JOBS; m if none does
+            e = min(int(np.searchsorted(nodes, before + self.FOLD_NODES - self._carry_nodes, side="left")), i + self.FOLD_JOBS - self._carry_jobs - 1)
+            k = min(e + 1, m)
+            self._carry.append((block[:, i:k], sizes[i:k], run[i:k]))
+            if e < m:
                 self._sum_carry(self._aggs)
                 self._carry = []
                 self._carry_nodes = self._carry_jobs = 0
             else:
-                self._carry_nodes, self._carry_jobs = int(nodes[-1]), int(jobs[-1])
+                self._carry_nodes += int(nodes[-1]) - before
+                self._carry_jobs += m - i
             i = k
 
     def _sum_carry(self, aggs: dict[str, _Running]) -> None:
         """Fold the jobs carried into ``aggs`` as one run (the carry itself unchanged)."""
         parts = self._carry
-        table = np.concatenate([np.stack(p[0]) for p in parts], axis=1)  # (metrics, jobs), each metric a row
-        size = np.maximum(np.concatenate([p[1] for p in parts]), 1)
-        run = np.concatenate([p[2] for p in parts])
+        if len(parts) == 1:
+            table, size, run = parts[0]
+        else:
+            table = np.concatenate([p[0] for p in parts], axis=1)  # (metrics, jobs), each metric a row
+            size, run = np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+        size = np.maximum(size, 1)
         _Running.add_block([aggs[name] for name in JOB_METRICS], table, size, run)
 
     def flush(self) -> None:
