@@ -742,9 +742,9 @@ class LocalityStream:
         self._run: list[float] = []
         self._pending = 0
         self._aggs = {name: _Running() for name in JOB_METRICS}
-        # measured jobs not yet summed (see FOLD_NODES): their metrics' columns, sizes and run times, and how many
-        # nodes and jobs they hold
-        self._carry: list[tuple[list[np.ndarray], np.ndarray, np.ndarray]] = []
+        # measured jobs not yet summed (see FOLD_NODES): pieces of a run, each its table of metrics (a row each, a
+        # column per job), its jobs' sizes and run times; and how many nodes and jobs they hold
+        self._carry: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._carry_nodes = 0
         self._carry_jobs = 0
         self.jobs = 0
