@@ -1192,11 +1192,14 @@ static inline int fits_mask(const Sim *s, const u64 *m, int k) {
     return s->layout == L_FREE ? recognisable(s, m, k) >= 0 : place(s, m, k) >= 0;
 }
 
+/* the least estimate among the queued jobs of class k in word wi (64 ranks) of cls[k] */
+static inline double *mest_at(const Sim *s, int k, i64 wi) { return &s->mest[(size_t)k * (size_t)s->mwords + (size_t)wi]; }
+
 /* a queued job of rank r and window class k (its estimate est) in EASY's sets of ranks by class, and the least
  * estimate of its word there */
 static inline void cls_add(Sim *s, int k, i64 r, double est) {
     bs_set(&s->cls[k], r);
-    double *m = &s->mest[(size_t)k * (size_t)s->mwords + (size_t)(r >> 6)];
+    double *m = mest_at(s, k, r >> 6);
     if (est < *m) *m = est;
 }
 
@@ -1209,7 +1212,7 @@ static void cls_drop(Sim *s, int k, i64 r) {
         double e = s->est[q_job(&s->q, (wi << 6) + __builtin_ctzll(w))];
         if (e < m) m = e;
     }
-    s->mest[(size_t)k * (size_t)s->mwords + (size_t)wi] = m;
+    *mest_at(s, k, wi) = m;
 }
 
 /* EASY's walk on a layout: word wi of the ranks it visits.  Classes in `open` and not in `half` are visited
@@ -1221,7 +1224,7 @@ static inline u64 walk_word(const Sim *s, u64 open, u64 half, double latest_end,
     u64 w = bs_word(s->cls, open & ~half, 0, wi);
     for (u64 a = half; a; a &= a - 1) {
         int k = __builtin_ctzll(a);
-        if (s->mest[(size_t)k * (size_t)s->mwords + (size_t)wi] <= latest_end) w |= s->cls[k].bits[0][wi];
+        if (*mest_at(s, k, wi) <= latest_end) w |= s->cls[k].bits[0][wi];
     }
     return w;
 }
@@ -1441,7 +1444,7 @@ static int easy_pass_mask(Sim *s) {
             memset(refused, 0, sizeof refused);
             open = sizes_within(s->free);
             half = 0;
-            word = rk == (wi << 6) + 63 ? 0 : bs_word(s->cls, open, 0, wi) & (~0ULL << ((rk & 63) + 1));
+            word = (rk & 63) == 63 ? 0 : walk_word(s, open, half, latest_end, wi) & (~0ULL << ((rk & 63) + 1));
         }
     }
     return 0;
