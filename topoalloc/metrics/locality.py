@@ -634,12 +634,17 @@ class _Running:
         if not ok.any():
             return
         v, s, t = values[ok], size[ok].astype(float), run[ok].astype(float)
-        self.count += int(v.size)
-        self.total += float(v.sum())
-        self.high = max(self.high, float(v.max()))
-        self.per_proc += float((v / s).sum())
-        self.weighted += float((v * t).sum())
-        self.weight += float(t.sum())
+        self._absorb(int(v.size), float(v.sum()), float(v.max()), float((v / s).sum()), float((v * t).sum()), float(t.sum()))
+
+    def _absorb(self, count: int, total: float, high: float, per_proc: float, weighted: float, weight: float) -> None:
+        """Fold in the sums of a run's finite values (their count, sum, max, sum per processor, sum × run time, and
+        the sum of their run times)."""
+        self.count += count
+        self.total += total
+        self.high = max(self.high, high)
+        self.per_proc += per_proc
+        self.weighted += weighted
+        self.weight += weight
 
     @staticmethod
     def add_block(aggs: "list[_Running]", table: np.ndarray, size: np.ndarray, run: np.ndarray) -> None:
@@ -659,13 +664,7 @@ class _Running:
             weight = float(t.sum())
             n = int(table.shape[1])
             for i, a in enumerate(np.flatnonzero(whole).tolist()):
-                r = aggs[a]
-                r.count += n
-                r.total += total[i]
-                r.high = max(r.high, high[i])
-                r.per_proc += per_proc[i]
-                r.weighted += weighted[i]
-                r.weight += weight
+                aggs[a]._absorb(n, total[i], high[i], per_proc[i], weighted[i], weight)
         for a in np.flatnonzero(~whole).tolist():
             aggs[a].add(table[a], size, run)
 
